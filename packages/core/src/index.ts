@@ -10,3 +10,4 @@ export * from './logger.js';
 export * from './context.js';
 export * from './models.js';
 export * from './onnx.js';
+export * from './queue.js';
