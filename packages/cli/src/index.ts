@@ -1,1 +1,1 @@
-export {};
+export { main, type Command } from './main.js';

@@ -18,6 +18,8 @@ export const ASSET_ERROR_CODES = [
   'unsupported_source_language',
   // media_url/background_url/speech_url could not be fetched.
   'media_fetch_failed',
+  // Any other processing failure of the asset (the detail says what).
+  'processing_failed',
 ] as const;
 export type AssetErrorCode = (typeof ASSET_ERROR_CODES)[number];
 

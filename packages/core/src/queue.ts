@@ -28,3 +28,43 @@ export interface EventFeed {
 export interface EventSink {
   publish(event: WorkerEvent): Promise<void>;
 }
+
+import type { BlobStore } from './blob.js';
+import type { StageContext } from './context.js';
+import type { DubConfig } from './config.js';
+import type { SessionCache } from './onnx.js';
+import type { GenerateVersionJob, PrepareAssetJob, PrepareVersionJob } from './jobs.js';
+
+/** Distributive Omit over the event union. */
+type DistOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
+/** An event as a handler emits it: the runtime fills v, job_id, asset_id and at. */
+export type EmittedEvent = DistOmit<WorkerEvent, 'v' | 'job_id' | 'asset_id' | 'at'>;
+
+/** What a job handler gets from the worker (NATS daemon or in-process runner alike). */
+export interface JobRuntime {
+  store: BlobStore;
+  /** logger, AbortSignal (fires on shutdown or cancel), onProgress (published as progress events). */
+  ctx: StageContext;
+  config: DubConfig;
+  /** ONNX sessions of this worker thread; released on shutdown. */
+  sessions: SessionCache;
+  /** Publish a status event for this job's asset. */
+  emit(event: EmittedEvent): Promise<void>;
+  /** Enqueue a follow-up job (e.g. prepare-version after prepare-asset). */
+  enqueue(job: Job): Promise<void>;
+  /** 1-based delivery attempt of this job. */
+  attempt: number;
+}
+
+export type JobHandler<J extends Job> = (job: J, rt: JobRuntime) => Promise<void>;
+
+/**
+ * Handlers per job type. A handler emits its success events itself; on a thrown DubError the
+ * worker retries (retryable) or publishes the failure event with the error's code (permanent,
+ * or retries exhausted).
+ */
+export interface JobHandlers {
+  'prepare-asset': JobHandler<PrepareAssetJob>;
+  'prepare-version': JobHandler<PrepareVersionJob>;
+  'generate-version': JobHandler<GenerateVersionJob>;
+}

