@@ -11,3 +11,4 @@ export * from './context.js';
 export * from './models.js';
 export * from './onnx.js';
 export * from './queue.js';
+export * from './net.js';

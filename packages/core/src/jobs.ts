@@ -156,12 +156,31 @@ export function validate<T>(schema: TSchema, value: unknown, what = 'value'): T 
   throw new ValidationError(`invalid ${what}: ${errs.join('; ')}`, { details: { errors: errs } });
 }
 
+const JOB_SCHEMAS: Record<JobType, TSchema> = {
+  'prepare-asset': PrepareAssetJobSchema,
+  'prepare-version': PrepareVersionJobSchema,
+  'generate-version': GenerateVersionJobSchema,
+};
+
+function variant(union: TSchema, value: unknown): TSchema | undefined {
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  return ((union as unknown as { anyOf: TSchema[] }).anyOf ?? []).find(
+    (s) => (s as unknown as { properties: { type: { const: unknown } } }).properties.type.const === type,
+  );
+}
+
+/** Validate a job; the `type` field picks the schema so errors name the offending field. */
 export function parseJob(value: unknown): Job {
-  return validate<Job>(JobSchema, value, 'job');
+  const type = typeof value === 'object' && value !== null ? (value as { type?: unknown }).type : undefined;
+  const schema = typeof type === 'string' ? JOB_SCHEMAS[type as JobType] : undefined;
+  if (!schema) throw new ValidationError(`invalid job: /type must be one of ${JOB_TYPES.join(', ')}`, { field: 'type' });
+  return validate<Job>(schema, value, `${type} job`);
 }
 
 export function parseWorkerEvent(value: unknown): WorkerEvent {
-  return validate<WorkerEvent>(WorkerEventSchema, value, 'worker event');
+  const schema = variant(WorkerEventSchema, value);
+  if (!schema) throw new ValidationError('invalid worker event: unknown /type', { field: 'type' });
+  return validate<WorkerEvent>(schema, value, 'worker event');
 }
 
 export function jobSubject(type: JobType): string {
