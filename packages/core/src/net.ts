@@ -324,6 +324,9 @@ export async function safeFetch(raw: string | URL, opts: SafeFetchOptions = {}):
     res.setTimeout(timeoutMs, () => res.destroy(new TimeoutError(`body read from ${checked.url.host} idle for ${timeoutMs} ms`)));
     const limited = limitStream(opts.maxBytes, method === 'HEAD' ? undefined : declared);
     res.on('error', (e) => limited.destroy(e instanceof DubError ? e : new UpstreamError(`reading from ${checked.url.host} failed: ${e.message}`, { cause: e })));
+    // The error stays on the stream for its consumer (for-await, pipeline); this listener only keeps an
+    // error raised before the consumer attaches from becoming an uncaught exception.
+    limited.on('error', () => undefined);
     res.pipe(limited);
     return { status, headers: res.headers, url: checked.url.toString(), body: limited };
   }
