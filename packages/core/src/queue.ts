@@ -54,6 +54,13 @@ export interface JobRuntime {
   enqueue(job: Job): Promise<void>;
   /** 1-based delivery attempt of this job. */
   attempt: number;
+  /**
+   * Run `fn` holding a slot of the named per-stage limit of this worker process (e.g. 'gpu': one
+   * GPU-heavy stage at a time per device; names without a configured limit are unlimited).
+   * Optional: runtimes without limits (tests, other tools) may leave it out; call it as
+   * `rt.withLimit ? rt.withLimit('gpu', fn) : fn()`.
+   */
+  withLimit?<T>(name: string, fn: () => Promise<T>): Promise<T>;
 }
 
 export type JobHandler<J extends Job> = (job: J, rt: JobRuntime) => Promise<void>;
