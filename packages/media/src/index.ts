@@ -1,1 +1,11 @@
-export {};
+export { runProcess, type RunProcessOptions, type ProcessResult } from './process.js';
+export { runFfmpeg, runFfprobe, type RunFfmpegOptions, type RunFfprobeOptions } from './ffmpeg.js';
+export { resolveMediaTools, type MediaToolOptions, type MediaTools } from './tools.js';
+export { probe, probeSource, assertDubbable, type MediaInfo, type VideoStreamInfo, type AudioStreamInfo, type ProbeOptions } from './probe.js';
+export { checkTrim, TRIM_TOLERANCE_SEC, type TrimRange } from './check-trim.js';
+export { extractAudio, resample, wavInfo, type ExtractAudioOptions, type ResampleOptions, type WavFileInfo } from './extract-audio.js';
+export { frameCount, type PlanarAudio } from './audio.js';
+export { readWav, decodeWav, encodeWav, writeWav, type DecodedWav, type WavWriteOptions } from './wav.js';
+export { WavReader, type AudioSource } from './wav-reader.js';
+export { WavWriter, type WavWriterOptions } from './wav-writer.js';
+export { WavFormatError, WAV_MAX_RIFF_SIZE, type WavSampleFormat, type WavWriteFormat, type WavFormat } from './wav-format.js';

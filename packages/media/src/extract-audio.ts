@@ -1,0 +1,91 @@
+/**
+ * Audio out of any media file as WAV: mono 16 kHz for speech models, stereo 44.1 kHz for
+ * separation, pcm16 or float32; optionally only [start, end). Also `resample` of a WAV.
+ */
+import { AssetError, resolveContext, type PartialContext } from '@dub/core';
+import { runFfmpeg } from './ffmpeg.js';
+import { probe } from './probe.js';
+import { ffTime } from './seconds.js';
+import type { MediaToolOptions } from './tools.js';
+import { WavReader } from './wav-reader.js';
+
+export interface ExtractAudioOptions extends MediaToolOptions {
+  sampleRate: number;
+  channels: number;
+  /** Default pcm16. */
+  format?: 'pcm16' | 'float32';
+  /** Seconds from the beginning (default 0). */
+  start?: number;
+  /** Seconds from the beginning, exclusive (default the end of the input). */
+  end?: number;
+  /** Which audio stream (0 = the first audio stream, the default). */
+  audioStream?: number;
+  timeoutMs?: number;
+}
+
+export interface WavFileInfo {
+  file: string;
+  sampleRate: number;
+  channels: number;
+  frames: number;
+  /** Seconds. */
+  duration: number;
+}
+
+export interface ResampleOptions extends MediaToolOptions {
+  sampleRate: number;
+  /** Default: keep the input's channel count. */
+  channels?: number;
+  /** Default pcm16. */
+  format?: 'pcm16' | 'float32';
+  timeoutMs?: number;
+}
+
+/** Extract (and convert) an audio stream of `input` into the WAV `output`. */
+export async function extractAudio(input: string, output: string, opts: ExtractAudioOptions, context: PartialContext = {}): Promise<WavFileInfo> {
+  const ctx = resolveContext(context);
+  checkRate(opts.sampleRate, opts.channels);
+  const start = opts.start ?? 0;
+  if (!(start >= 0) || (opts.end !== undefined && !(opts.end > start))) {
+    throw new AssetError('invalid_input', `invalid audio window [${start}, ${opts.end ?? 'end'})`);
+  }
+  let durationSec = opts.end !== undefined ? opts.end - start : undefined;
+  if (durationSec === undefined && ctx.onProgress) durationSec = Math.max(0, (await probe(input, opts, ctx)).duration - start);
+  const args: string[] = [];
+  if (start > 0) args.push('-ss', ffTime(start));
+  if (opts.end !== undefined) args.push('-t', ffTime(opts.end - start));
+  args.push('-i', input, '-map', `0:a:${opts.audioStream ?? 0}`, '-vn', '-sn', '-dn');
+  args.push('-ac', String(opts.channels), '-ar', String(opts.sampleRate), '-c:a', codecOf(opts.format), '-f', 'wav', output);
+  await runFfmpeg(args, { ...opts, stage: 'extract_audio', ...(durationSec !== undefined ? { durationSec } : {}) }, ctx);
+  return wavInfo(output);
+}
+
+/** Convert a WAV (or any audio file) to another sample rate / channel count / encoding. */
+export async function resample(input: string, output: string, opts: ResampleOptions, context: PartialContext = {}): Promise<WavFileInfo> {
+  const ctx = resolveContext(context);
+  checkRate(opts.sampleRate, opts.channels ?? 1);
+  const args = ['-i', input, '-map', '0:a:0', '-vn'];
+  if (opts.channels !== undefined) args.push('-ac', String(opts.channels));
+  args.push('-ar', String(opts.sampleRate), '-c:a', codecOf(opts.format), '-f', 'wav', output);
+  await runFfmpeg(args, { ...opts, stage: 'resample' }, ctx);
+  return wavInfo(output);
+}
+
+/** Header facts of a WAV file. */
+export async function wavInfo(file: string): Promise<WavFileInfo> {
+  const r = await WavReader.open(file);
+  try {
+    return { file, sampleRate: r.sampleRate, channels: r.channelCount, frames: r.frames, duration: r.duration };
+  } finally {
+    await r.close();
+  }
+}
+
+function codecOf(format: 'pcm16' | 'float32' | undefined): string {
+  return format === 'float32' ? 'pcm_f32le' : 'pcm_s16le';
+}
+
+function checkRate(sampleRate: number, channels: number): void {
+  if (!Number.isInteger(sampleRate) || sampleRate < 1000 || sampleRate > 384000) throw new RangeError(`invalid sample rate ${sampleRate}`);
+  if (!Number.isInteger(channels) || channels < 1 || channels > 8) throw new RangeError(`invalid channel count ${channels}`);
+}
