@@ -1,1 +1,12 @@
-export {};
+export { FsBlobStore } from '@dub/core';
+export * from './options.js';
+export * from './failure.js';
+export { completeEvent } from './events.js';
+export { NamedLimiter } from './limiter.js';
+export type { JobExecutor, JobHooks } from './executor.js';
+export { InlineExecutor, type InlineExecutorOptions } from './inline-executor.js';
+export { ThreadPool, type ThreadPoolOptions } from './thread-pool.js';
+export { runAttempt, type Outcome, type AttemptContext } from './job-runner.js';
+export { DEFAULT_HANDLERS_MODULE, loadHandlersModule, type HandlersModule, type WarmupRuntime } from './handlers-module.js';
+export { parseBlobsOption, describeStore, openBlobStore, DEFAULT_BLOB_BUCKET, type BlobStoreSpec, type OpenedStore } from './store-spec.js';
+export { InProcessQueue, createEmbeddedRuntime, type EmbeddedRuntime, type EmbeddedRuntimeOptions } from './embedded.js';

@@ -1,0 +1,44 @@
+/**
+ * Runs handlers on the caller's thread (embedded mode given a handlers object). The event loop
+ * is busy while a synchronous stage runs; the NATS daemon never uses this executor.
+ */
+import { SessionCache, type BlobStore, type DubConfig, type Job, type JobHandlers, type Logger } from '@dub/core';
+import type { JobExecutor, JobHooks } from './executor.js';
+import { buildRuntime, callHandler } from './job-runtime.js';
+import type { NamedLimiter } from './limiter.js';
+
+export interface InlineExecutorOptions {
+  handlers: JobHandlers;
+  store: BlobStore;
+  config: DubConfig;
+  logger: Logger;
+  limiter: NamedLimiter;
+}
+
+export class InlineExecutor implements JobExecutor {
+  private readonly sessions: SessionCache;
+  constructor(private readonly o: InlineExecutorOptions) {
+    this.sessions = new SessionCache({ device: o.config.device, threads: o.config.onnxThreads, logger: o.logger });
+  }
+
+  async run(job: Job, attempt: number, hooks: JobHooks, signal: AbortSignal): Promise<void> {
+    const rt = buildRuntime(job, attempt, {
+      store: this.o.store,
+      config: this.o.config,
+      sessions: this.sessions,
+      logger: this.o.logger,
+      signal,
+      hooks,
+      withLimit: (name, fn) => this.o.limiter.run(name, fn, signal),
+    });
+    await callHandler(this.o.handlers, job, rt);
+  }
+
+  providers(): Record<string, string> {
+    return Object.fromEntries(this.sessions.providers);
+  }
+
+  async close(): Promise<void> {
+    await this.sessions.disposeAll();
+  }
+}
