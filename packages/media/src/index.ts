@@ -9,3 +9,7 @@ export { readWav, decodeWav, encodeWav, writeWav, type DecodedWav, type WavWrite
 export { WavReader, type AudioSource } from './wav-reader.js';
 export { WavWriter, type WavWriterOptions } from './wav-writer.js';
 export { WavFormatError, WAV_MAX_RIFF_SIZE, type WavSampleFormat, type WavWriteFormat, type WavFormat } from './wav-format.js';
+export { renderTimeline, renderTimelineBuffer, type Placement, type TimelineSpec, type RenderTimelineOptions, type TimelineResult } from './timeline.js';
+export { trim, startsOnKeyframe, type TrimOptions, type TrimResult } from './trim.js';
+export { mux, encodeAudio, type MuxOptions, type MuxAudioTrack, type EncodeAudioOptions } from './mux.js';
+export { thumbnail, type ThumbnailOptions, type ThumbnailResult } from './thumbnail.js';

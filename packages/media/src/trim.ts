@@ -1,0 +1,72 @@
+/**
+ * Cut [start, end) out of a video. The video stream is copied (no quality loss, fast) when the
+ * cut starts at 0 or exactly on a keyframe, since a stream copy can only start on one; otherwise it
+ * is re-encoded (H.264) so the cut is frame-accurate. Audio is always re-encoded to AAC, which is
+ * cheap and makes its cut sample-accurate.
+ */
+import { AssetError, resolveContext, type PartialContext } from '@dub/core';
+import { faststartArgs } from './container.js';
+import { runFfmpeg, runFfprobe } from './ffmpeg.js';
+import { probe, type MediaInfo } from './probe.js';
+import { ffTime } from './seconds.js';
+import type { MediaToolOptions } from './tools.js';
+
+export interface TrimOptions extends MediaToolOptions {
+  /** Seconds from the beginning. */
+  start: number;
+  /** Seconds from the beginning, exclusive. */
+  end: number;
+  /** 'auto' (default): copy the video when the cut is keyframe-aligned; 'copy' / 'reencode' force one. */
+  video?: 'auto' | 'copy' | 'reencode';
+  /** x264 CRF when re-encoding (default 18). */
+  crf?: number;
+  /** x264 preset when re-encoding (default "veryfast"). */
+  preset?: string;
+  /** AAC bit rate (default "192k"). */
+  audioBitrate?: string;
+  /** A probe of the input, when the caller already has one. */
+  info?: MediaInfo;
+  timeoutMs?: number;
+}
+
+export interface TrimResult {
+  file: string;
+  /** Whether the video stream was re-encoded. */
+  reencoded: boolean;
+}
+
+export async function trim(input: string, output: string, opts: TrimOptions, context: PartialContext = {}): Promise<TrimResult> {
+  const ctx = resolveContext(context);
+  const { start, end } = opts;
+  if (!(start >= 0) || !(end > start)) throw new AssetError('invalid_input', `invalid trim window [${start}, ${end})`);
+  const info = opts.info ?? (await probe(input, opts, ctx));
+  let copy: boolean;
+  if (opts.video === 'copy') copy = true;
+  else if (opts.video === 'reencode' || !info.video) copy = false;
+  else copy = start === 0 || (await startsOnKeyframe(input, start, info.video.fps, opts, ctx));
+
+  const args = ['-ss', ffTime(start), '-t', ffTime(end - start), '-i', input, '-map', '0:v:0?', '-map', '0:a?', '-sn', '-dn', '-map_metadata', '0'];
+  if (copy) args.push('-c:v', 'copy');
+  else args.push('-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', String(opts.crf ?? 18));
+  args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k', '-avoid_negative_ts', 'make_zero', ...faststartArgs(output), output);
+  ctx.logger.debug({ input, start, end, copy }, 'trim');
+  await runFfmpeg(args, { ...opts, stage: 'trim', durationSec: end - start }, ctx);
+  return { file: output, reencoded: !copy };
+}
+
+/** Whether a video packet flagged as a keyframe sits at `time` (within half a frame). */
+export async function startsOnKeyframe(input: string, time: number, fps: number, opts: MediaToolOptions = {}, context: PartialContext = {}): Promise<boolean> {
+  const half = fps > 0 ? 0.5 / fps : 0.02;
+  const from = Math.max(0, time - 1);
+  const text = await runFfprobe(
+    ['-select_streams', 'v:0', '-read_intervals', `${ffTime(from)}%${ffTime(time + half + 0.5)}`, '-show_entries', 'packet=pts_time,flags', '-of', 'csv=p=0', '--', input],
+    opts,
+    context,
+  );
+  for (const line of text.split('\n')) {
+    const [pts, flags] = line.trim().split(',');
+    if (!pts || pts === 'N/A' || !flags?.includes('K')) continue;
+    if (Math.abs(Number(pts) - time) <= half) return true;
+  }
+  return false;
+}
