@@ -1,1 +1,22 @@
-export {};
+export type { SourceSegment, TranslateRequest, TranslatedSegment, Translator, PairSupport } from './types.js';
+export {
+  BaseTranslator,
+  resolveBaseOptions,
+  checkBatchResult,
+  type BaseTranslatorOptions,
+  type ResolvedBaseOptions,
+  type TranslateBatch,
+  type BatchCall,
+} from './base-translator.js';
+export { makeBatches, type BatchLimits } from './batching.js';
+export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions } from './retry.js';
+export { charBudget, speakingRate } from './length-budget.js';
+export { ENGINE_IDS, type EngineId } from './engine-ids.js';
+export { loadTranslateConfig, engineForPair, pairVariable, type TranslateConfig } from './config.js';
+export { TRANSLATOR_REGISTRY, createTranslator } from './registry.js';
+export { translatorForPair } from './select-translator.js';
+export { alignReferenceSrt, cleanCueText, type TimedSegment, type TimedCue } from './align-reference-srt.js';
+export type { ApertiumOptions, ApertiumTranslator } from './engines/apertium.js';
+export type { OpenAiCompatibleOptions, OpenAiCompatibleTranslator } from './engines/openai-compatible.js';
+export type { DeeplOptions, DeeplTranslator } from './engines/deepl.js';
+export type { LibreTranslateOptions, LibreTranslateTranslator } from './engines/libretranslate.js';

@@ -1,0 +1,44 @@
+/**
+ * The translation contract: a batch of timed, speaker-attributed segments in, one translation per
+ * segment out (same ids, same order). Engines implement it through BaseTranslator.
+ */
+import type { StageContext } from '@dub/core';
+
+export interface SourceSegment {
+  /** Unique within the request; the translation carries the same id. */
+  id: string;
+  text: string;
+  /** Speaker label; engines that read context (LLMs) keep speaker turns apart with it. */
+  speaker?: string;
+  /** Speaking time of the segment in seconds: the dubbed line should fit in about this time. */
+  duration?: number;
+}
+
+export interface TranslateRequest {
+  /** Contract locale codes, e.g. "en-US" -> "es-ES". */
+  sourceLocale: string;
+  targetLocale: string;
+  segments: SourceSegment[];
+  /** Free text about the material (title, domain, glossary) for engines that can use it. */
+  context?: string;
+}
+
+export interface TranslatedSegment {
+  id: string;
+  text: string;
+}
+
+export interface PairSupport {
+  supported: boolean;
+  /** Why not, naming what would make it work. */
+  reason?: string;
+}
+
+export interface Translator {
+  /** Engine id, e.g. "apertium". */
+  readonly engine: string;
+  /** Whether this engine, as configured, can translate sourceLocale -> targetLocale. */
+  supports(sourceLocale: string, targetLocale: string): Promise<PairSupport>;
+  /** Translate every segment; all or nothing (never a partial result). */
+  translate(request: TranslateRequest, ctx?: Partial<StageContext>): Promise<TranslatedSegment[]>;
+}
