@@ -33,7 +33,8 @@ export interface Token {
 }
 
 /** Scripts written without spaces between words. */
-const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/u;
+const UNSPACED_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}]/gu;
+const SPACED_WORD = /[\p{L}\p{N}\p{M}]+/gu;
 const UNSPACED_START = /^[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{P}\p{S}]/u;
 const UNSPACED_END = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{P}\p{S}]$/u;
 /** Punctuation that closes or trails (attaches to the word before it). */
@@ -42,9 +43,15 @@ const TRAILING_PUNCT = /^[\p{Pe}\p{Pf}\p{Po}]+$/u;
 const OPENING_PUNCT = /^[\p{Ps}\p{Pi}]+$/u;
 const WS = /\s+/u;
 
-/** Whether text written in this script separates its words with spaces. */
+/**
+ * Whether text separates its words with spaces, from its script: false when it has at least as
+ * many Han, kana, Thai, Lao, Khmer or Myanmar characters as words in other scripts (so
+ * "我用 iPhone 拍照" is unspaced, an English sentence quoting one Chinese word is not).
+ */
 export function detectSpaceSeparated(text: string): boolean {
-  return !UNSPACED_SCRIPT.test(text);
+  const unspaced = text.match(UNSPACED_SCRIPT)?.length ?? 0;
+  if (unspaced === 0) return true;
+  return unspaced < (text.replace(UNSPACED_SCRIPT, ' ').match(SPACED_WORD)?.length ?? 0);
 }
 
 /** Glue between two tokens of an unspaced language given as separate words: a space only between
