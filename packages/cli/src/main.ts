@@ -9,6 +9,7 @@ export interface Command {
 
 const COMMANDS: Record<string, () => Promise<Command>> = {
   models: () => import('./commands/models.js'),
+  worker: () => import('./commands/worker.js'),
 };
 
 function usage(): string {

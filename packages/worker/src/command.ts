@@ -1,0 +1,116 @@
+/**
+ * `dub worker --nats nats://HOST:4222 [--concurrency N] [--device cpu|cuda|cuda:N]
+ *   [--data-dir DIR] [--blobs nats|nats:BUCKET|fs:PATH] [--handlers MODULE] [--metrics-port P]
+ *   [--limit NAME=N]... [--ack-wait MS] [--drain-timeout MS] [--max-deliver N]`
+ * Runs the NATS worker daemon until SIGTERM/SIGINT, then drains and exits 0.
+ */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { createLogger, isDubError, loadConfig, parseDevice, ValidationError } from '@dub/core';
+import { WorkerDaemon } from './daemon.js';
+import { parseServers } from './nats-connection.js';
+import { parseBlobsOption } from './store-spec.js';
+
+export const WORKER_USAGE = `usage: dub worker --nats nats://HOST:4222 [options]
+  --nats URL[,URL]        NATS server(s) (default: DUB_NATS_URL)
+  --concurrency N         jobs at once, one worker thread each (default 1)
+  --device D              cpu, cuda or cuda:N for ONNX models (default: DUB_DEVICE or cpu)
+  --data-dir DIR          data directory (default: DUB_DATA_DIR or .dub); --blobs fs defaults under it
+  --blobs B               nats (object store bucket dub-blobs), nats:BUCKET or fs:PATH (shared path)
+  --handlers MODULE       module exporting jobHandlers (default @dub/pipeline)
+  --metrics-port P        serve /healthz and /metrics on port P
+  --limit NAME=N          per-stage limit used through rt.withLimit (default gpu=1), repeatable
+  --ack-wait MS           ack wait of the worker consumer when it is created (default 30000)
+  --drain-timeout MS      on SIGTERM, wait this long for jobs in hand before naking them (default 30000)
+  --max-deliver N         deliveries before a retryable failure is final (default 5)`;
+
+function intOpt(name: string, raw: string | undefined, min = 0): number | undefined {
+  if (raw === undefined) return undefined;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min) throw new ValidationError(`--${name} must be an integer >= ${min}, got "${raw}"`, { field: name });
+  return n;
+}
+
+export async function runWorkerCommand(argv: string[], env: Record<string, string | undefined> = process.env): Promise<number> {
+  let values;
+  try {
+    values = parseArgs({
+      args: argv,
+      options: {
+        nats: { type: 'string' },
+        concurrency: { type: 'string' },
+        device: { type: 'string' },
+        'data-dir': { type: 'string' },
+        blobs: { type: 'string' },
+        handlers: { type: 'string' },
+        'metrics-port': { type: 'string' },
+        limit: { type: 'string', multiple: true },
+        'ack-wait': { type: 'string' },
+        'drain-timeout': { type: 'string' },
+        'max-deliver': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }).values;
+  } catch (e) {
+    process.stderr.write(`dub worker: ${(e as Error).message}\n${WORKER_USAGE}\n`);
+    return 2;
+  }
+  if (values.help) {
+    process.stdout.write(`${WORKER_USAGE}\n`);
+    return 0;
+  }
+  const config = loadConfig({ ...env, ...(values['data-dir'] ? { DUB_DATA_DIR: values['data-dir'] } : {}) });
+  if (values.device) config.device = parseDevice(values.device);
+  const logger = createLogger({ level: config.logLevel, name: 'dub-worker' });
+  const natsUrl = values.nats ?? config.natsUrl;
+  if (!natsUrl) {
+    process.stderr.write(`dub worker: --nats (or DUB_NATS_URL) is required\n${WORKER_USAGE}\n`);
+    return 2;
+  }
+  let daemon: WorkerDaemon;
+  try {
+    const servers = parseServers(natsUrl);
+    const limits: Record<string, number> = {};
+    for (const l of values.limit ?? []) {
+      const [name, n] = l.split('=');
+      const v = intOpt('limit', n, 1);
+      if (!name || v === undefined) throw new ValidationError(`--limit must be NAME=N, got "${l}"`, { field: 'limit' });
+      limits[name] = v;
+    }
+    const blobs = values.blobs === 'fs' ? { kind: 'fs' as const, root: path.join(config.dataDir, 'blobs') } : parseBlobsOption(values.blobs ?? 'nats', servers);
+    const concurrency = intOpt('concurrency', values.concurrency, 1);
+    const metricsPort = intOpt('metrics-port', values['metrics-port'], 0);
+    const ackWaitMs = intOpt('ack-wait', values['ack-wait'], 100);
+    const drainTimeoutMs = intOpt('drain-timeout', values['drain-timeout'], 0);
+    const maxDeliver = intOpt('max-deliver', values['max-deliver'], 1);
+    daemon = await WorkerDaemon.start({
+      servers,
+      blobs,
+      config,
+      logger,
+      limits,
+      ...(values.handlers ? { handlersModule: values.handlers } : {}),
+      ...(concurrency !== undefined ? { concurrency } : {}),
+      ...(metricsPort !== undefined ? { metricsPort } : {}),
+      ...(ackWaitMs !== undefined ? { ackWaitMs } : {}),
+      ...(drainTimeoutMs !== undefined ? { drainTimeoutMs } : {}),
+      ...(maxDeliver !== undefined ? { maxDeliver } : {}),
+    });
+  } catch (e) {
+    logger.error({ err: (e as Error).message, code: isDubError(e) ? e.code : undefined }, 'worker failed to start');
+    process.stderr.write(`dub worker: ${(e as Error).message}\n`);
+    return 1;
+  }
+  await new Promise<void>((resolve) => {
+    const onSignal = (sig: string) => {
+      logger.info({ signal: sig }, 'signal received');
+      process.off('SIGTERM', onSignal);
+      process.off('SIGINT', onSignal);
+      resolve();
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+  });
+  await daemon.stop();
+  return 0;
+}

@@ -1,0 +1,127 @@
+/**
+ * EventFeed over JetStream: a durable pull consumer (default `dub-api`) on the events stream.
+ * Events are handled one at a time in stream order; an event is acked after the handler
+ * resolved; a throwing handler gets the same event again after a short backoff (the message is
+ * kept alive with `working()` meanwhile), so later events never overtake it.
+ */
+import { jetstream, jetstreamManager, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { ConflictError, parseWorkerEvent, silentLogger, type EventFeed, type Logger, type Subscription, type WorkerEvent, type WorkerEventHandler } from '@dub/core';
+import { connectNats } from './nats-connection.js';
+import { ensureStreams, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
+
+export interface NatsEventFeedOptions extends TopologyOptions {
+  ensure?: boolean;
+  logger?: Logger;
+  /** Messages fetched per pull. Default 64. */
+  batch?: number;
+  /** Backoff between redeliveries to a throwing handler: base and cap. Defaults 100 ms, 5 s. */
+  redeliverBaseMs?: number;
+  redeliverMaxMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export class NatsEventFeed implements EventFeed {
+  private active: { stopped: boolean; done: Promise<void> } | undefined;
+  private readonly logger: Logger;
+
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly topology: ResolvedTopology,
+    private readonly ownsConnection: boolean,
+    private readonly o: NatsEventFeedOptions,
+  ) {
+    this.logger = o.logger ?? silentLogger;
+  }
+
+  static async open(nc: NatsConnection, o: NatsEventFeedOptions = {}): Promise<NatsEventFeed> {
+    const t = resolveTopology(o);
+    if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
+    return new NatsEventFeed(nc, t, false, o);
+  }
+
+  static async connect(servers: string | string[], o: NatsEventFeedOptions = {}): Promise<NatsEventFeed> {
+    const nc = await connectNats(servers, { name: 'dub-events', logger: o.logger ?? silentLogger });
+    try {
+      const t = resolveTopology(o);
+      if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
+      return new NatsEventFeed(nc, t, true, o);
+    } catch (e) {
+      await nc.close();
+      throw e;
+    }
+  }
+
+  async subscribe(handler: WorkerEventHandler): Promise<Subscription> {
+    if (this.active && !this.active.stopped) throw new ConflictError('this event feed has a subscriber already');
+    const consumer = await jetstream(this.nc).consumers.get(this.topology.names.eventsStream, this.topology.names.eventsConsumer);
+    const state = { stopped: false, done: Promise.resolve() };
+    state.done = this.loop(consumer, handler, state);
+    this.active = state;
+    return {
+      stop: async () => {
+        state.stopped = true;
+        await state.done;
+      },
+    };
+  }
+
+  private async loop(consumer: Consumer, handler: WorkerEventHandler, state: { stopped: boolean }): Promise<void> {
+    const batch = this.o.batch ?? 64;
+    while (!state.stopped) {
+      try {
+        const iter = await consumer.fetch({ max_messages: batch, expires: 1000 });
+        for await (const m of iter) {
+          if (state.stopped) {
+            m.nak();
+            continue;
+          }
+          await this.handle(m, handler, state);
+        }
+      } catch (e) {
+        if (state.stopped) break;
+        this.logger.warn({ err: (e as Error).message }, 'event fetch failed; retrying');
+        await sleep(500);
+      }
+    }
+  }
+
+  private async handle(m: JsMsg, handler: WorkerEventHandler, state: { stopped: boolean }): Promise<void> {
+    let event: WorkerEvent;
+    try {
+      event = parseWorkerEvent(JSON.parse(m.string()));
+    } catch (e) {
+      this.logger.error({ subject: m.subject, seq: m.seq, code: 'validation_error', err: (e as Error).message }, 'invalid event; dropped');
+      m.term('invalid event');
+      return;
+    }
+    const base = this.o.redeliverBaseMs ?? 100;
+    const max = this.o.redeliverMaxMs ?? 5000;
+    for (let failures = 0; ; ) {
+      try {
+        await handler(event);
+        m.ack();
+        return;
+      } catch (e) {
+        failures++;
+        if (state.stopped) {
+          m.nak();
+          return;
+        }
+        const delay = Math.min(max, base * 2 ** (failures - 1));
+        this.logger.warn({ event: event.type, job_id: event.job_id, err: (e as Error).message, delay_ms: delay }, 'event handler failed; delivering the event again');
+        m.working();
+        await sleep(delay);
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.active) {
+      this.active.stopped = true;
+      await this.active.done;
+    }
+    if (this.ownsConnection) await this.nc.drain().catch(() => undefined);
+  }
+}

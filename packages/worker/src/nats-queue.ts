@@ -1,0 +1,93 @@
+/**
+ * JobQueue over JetStream: a job is published to `dub.jobs.<type>` with Nats-Msg-Id = job_id,
+ * so publishing the same job_id twice (within the stream's duplicate window) stores it once.
+ */
+import { randomUUID } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DubError, parseJob, type EventSink, type Job, type JobQueue, type Logger, type WorkerEvent, silentLogger } from '@dub/core';
+import { connectNats } from './nats-connection.js';
+import { ensureStreams, eventSubjectOf, jobSubjectOf, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
+
+export interface NatsQueueOptions extends TopologyOptions {
+  /** Create/update streams and consumers on open. Default true. */
+  ensure?: boolean;
+  /** How long a publish keeps retrying while NATS is unreachable. Default 30 s. */
+  publishTimeoutMs?: number;
+  logger?: Logger;
+}
+
+/** Publish with retries while the server is unreachable (e.g. restarting); the msgID makes retries safe. */
+export async function publishWithRetry(js: JetStreamClient, subject: string, data: string, msgID: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let delay = 100;
+  for (;;) {
+    try {
+      await js.publish(subject, data, { msgID, timeout: 5000 });
+      return;
+    } catch (e) {
+      if (Date.now() + delay > deadline) throw new DubError('upstream_error', `publish to ${subject} failed: ${(e as Error).message}`, { cause: e, retryable: true, status: 503 });
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 2000);
+    }
+  }
+}
+
+export class NatsJobQueue implements JobQueue {
+  private readonly js: JetStreamClient;
+  private constructor(
+    readonly nc: NatsConnection,
+    readonly topology: ResolvedTopology,
+    private readonly ownsConnection: boolean,
+    private readonly publishTimeoutMs: number,
+  ) {
+    this.js = jetstream(nc);
+  }
+
+  /** Over an existing connection (not closed by `close()`). */
+  static async open(nc: NatsConnection, o: NatsQueueOptions = {}): Promise<NatsJobQueue> {
+    return NatsJobQueue.build(nc, o, false);
+  }
+
+  static async connect(servers: string | string[], o: NatsQueueOptions = {}): Promise<NatsJobQueue> {
+    const nc = await connectNats(servers, { name: 'dub-queue', logger: o.logger ?? silentLogger });
+    try {
+      return await NatsJobQueue.build(nc, o, true);
+    } catch (e) {
+      await nc.close();
+      throw e;
+    }
+  }
+
+  private static async build(nc: NatsConnection, o: NatsQueueOptions, owns: boolean): Promise<NatsJobQueue> {
+    const t = resolveTopology(o);
+    if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
+    return new NatsJobQueue(nc, t, owns, o.publishTimeoutMs ?? 30_000);
+  }
+
+  /** Create/update the streams and consumers (idempotent). */
+  async ensureStreams(): Promise<void> {
+    await ensureStreams(await jetstreamManager(this.nc), this.topology);
+  }
+
+  async enqueue(job: Job): Promise<void> {
+    const j = parseJob(job);
+    await publishWithRetry(this.js, jobSubjectOf(this.topology.names, j.type), JSON.stringify(j), j.job_id, this.publishTimeoutMs);
+  }
+
+  async close(): Promise<void> {
+    if (this.ownsConnection) await this.nc.drain().catch(() => undefined);
+  }
+}
+
+/** EventSink over JetStream: events go to `dub.events.<asset_id>` on the events stream. */
+export class NatsEventSink implements EventSink {
+  private readonly js: JetStreamClient;
+  constructor(nc: NatsConnection, private readonly topology: ResolvedTopology, private readonly publishTimeoutMs = 60_000) {
+    this.js = jetstream(nc);
+  }
+
+  async publish(event: WorkerEvent): Promise<void> {
+    await publishWithRetry(this.js, eventSubjectOf(this.topology.names, event.asset_id), JSON.stringify(event), randomUUID(), this.publishTimeoutMs);
+  }
+}
