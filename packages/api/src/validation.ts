@@ -1,0 +1,147 @@
+/**
+ * Checks of the create/upload/add-languages requests beyond their JSON schemas: locales, SRT
+ * contents, URLs (SSRF rules of @dub/core net), the voice-over rules. Every failure is a
+ * ValidationError whose message names the field; voice-over rules carry the contract's asset
+ * error code in the message (HTTP 400).
+ */
+import { assertPublicUrl, isSourceLocale, isTargetLocale, ValidationError, type AutoGenerate, type LipsModel } from '@dub/core';
+import { validateSrt } from '@dub/srt';
+import type { TSchema } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { AddLanguagesBodySchema, CreateAssetBodySchema, UploadRequestSchema, type AddLanguagesBody, type UploadRequest } from './schemas.js';
+
+export const MAX_NAME_LENGTH = 255;
+
+export interface LanguageInput {
+  locale: string;
+  srt?: string;
+}
+
+/** A create request after every check: what the service stores and sends to the worker. */
+export interface CreateAssetInput {
+  name: string;
+  locale: string;
+  languages: LanguageInput[];
+  media_url?: string;
+  callback_url?: string;
+  speakers_count?: number;
+  start_time?: number;
+  end_time?: number;
+  auto_generate: AutoGenerate;
+  source_srt?: string;
+  lips_model: LipsModel;
+  voice_anonymization: number;
+  voice_over: boolean;
+  voice_library_id?: string;
+  background_url?: string;
+  speech_url?: string;
+}
+
+export interface UrlPolicy {
+  allowPrivateUrls: boolean;
+  /** Accept http:// callback URLs. */
+  allowInsecureCallbacks: boolean;
+  lookup?: (host: string) => Promise<{ address: string; family: number }[]>;
+}
+
+export interface CreateChecks extends UrlPolicy {
+  /** Known library voice ids. */
+  isLibraryVoice: (id: string) => boolean;
+}
+
+const compiled = new WeakMap<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
+
+/** "/languages/0/locale" -> "languages[0].locale" */
+export function fieldOfPointer(pointer: string): string {
+  return pointer
+    .split('/')
+    .filter(Boolean)
+    .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce((acc, p) => (/^\d+$/.test(p) ? `${acc}[${p}]` : acc ? `${acc}.${p}` : p), '');
+}
+
+/** The allowed values of a union of string literals, if the schema is one. */
+export function literalValues(schema: unknown): string[] | undefined {
+  const any = (schema as { anyOf?: { const?: unknown }[] } | undefined)?.anyOf;
+  if (!Array.isArray(any) || !any.every((s) => typeof s.const === 'string')) return undefined;
+  return any.map((s) => s.const as string);
+}
+
+/** Schema check with a message that names the field (e.g. "speakers_count: must be an integer"). */
+export function checkSchema<T>(schema: TSchema, value: unknown, what: string): T {
+  let c = compiled.get(schema);
+  if (!c) {
+    c = TypeCompiler.Compile(schema);
+    compiled.set(schema, c);
+  }
+  if (c.Check(value)) return value as T;
+  const err = c.Errors(value).First()!;
+  const field = fieldOfPointer(err.path);
+  const allowed = literalValues(err.schema);
+  const missing = err.value === undefined;
+  const msg = missing ? 'is required' : allowed ? `must be one of ${allowed.join(', ')}` : err.message.charAt(0).toLowerCase() + err.message.slice(1);
+  throw new ValidationError(`${field || what}: ${msg}`, { field: field || what });
+}
+
+export function checkLanguages(languages: readonly LanguageInput[], field = 'languages'): LanguageInput[] {
+  const seen = new Set<string>();
+  return languages.map((l, i) => {
+    if (!isTargetLocale(l.locale)) throw new ValidationError(`${field}[${i}].locale: unsupported target locale "${l.locale}"`, { field: `${field}[${i}].locale` });
+    if (seen.has(l.locale)) throw new ValidationError(`${field}[${i}].locale: duplicate target locale "${l.locale}"`, { field: `${field}[${i}].locale` });
+    seen.add(l.locale);
+    if (l.srt !== undefined) {
+      const v = validateSrt(l.srt);
+      if (!v.ok) throw new ValidationError(`${field}[${i}].srt: invalid SRT: ${v.error.message}`, { field: `${field}[${i}].srt` });
+    }
+    return l.srt !== undefined ? { locale: l.locale, srt: l.srt } : { locale: l.locale };
+  });
+}
+
+async function checkUrl(field: string, url: string, policy: UrlPolicy, httpsOnly: boolean): Promise<void> {
+  const allowHttp = !httpsOnly || policy.allowInsecureCallbacks;
+  await assertPublicUrl(url, { field, allowPrivate: policy.allowPrivateUrls, protocols: allowHttp ? ['http:', 'https:'] : ['https:'], ...(policy.lookup ? { lookup: policy.lookup } : {}) });
+}
+
+/** Validate a create body (JSON) or an upload `request` part (`upload: true`, no media_url). */
+export async function parseCreateAsset(body: unknown, checks: CreateChecks, upload = false): Promise<CreateAssetInput> {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError(upload ? 'request: must be a JSON object' : 'body: must be a JSON object', { field: upload ? 'request' : 'body' });
+  const b = checkSchema<UploadRequest & { media_url?: string }>(upload ? UploadRequestSchema : CreateAssetBodySchema, body, upload ? 'request' : 'body');
+  const name = b.name.trim();
+  if (name === '') throw new ValidationError('name: must not be empty', { field: 'name' });
+  if (!isSourceLocale(b.locale)) throw new ValidationError(`locale: unsupported source locale "${b.locale}"`, { field: 'locale' });
+  if (b.languages.length === 0) throw new ValidationError('languages: at least one target language is required', { field: 'languages' });
+  const languages = checkLanguages(b.languages);
+  if (b.start_time !== undefined && b.end_time !== undefined && b.end_time <= b.start_time) throw new ValidationError('end_time: must be greater than start_time', { field: 'end_time' });
+  const voiceOver = b.voice_over ?? false;
+  const auto = b.auto_generate ?? 'off';
+  if (voiceOver && !b.voice_library_id) throw new ValidationError('voice_over_library_required: voice_over is enabled but voice_library_id is absent', { field: 'voice_library_id' });
+  if (voiceOver && auto === 'with_lips') throw new ValidationError('voice_over_with_lips_not_allowed: voice_over cannot be combined with auto_generate=with_lips; use no_lips or off', { field: 'auto_generate' });
+  if (b.voice_library_id !== undefined && !checks.isLibraryVoice(b.voice_library_id)) throw new ValidationError(`voice_library_id: unknown library voice "${b.voice_library_id}" (see GET /v1/voices)`, { field: 'voice_library_id' });
+  if (!upload) await checkUrl('media_url', b.media_url!, checks, false);
+  if (b.background_url !== undefined) await checkUrl('background_url', b.background_url, checks, false);
+  if (b.speech_url !== undefined) await checkUrl('speech_url', b.speech_url, checks, false);
+  if (b.callback_url !== undefined) await checkUrl('callback_url', b.callback_url, checks, true);
+  const out: CreateAssetInput = {
+    name: truncate(name, MAX_NAME_LENGTH),
+    locale: b.locale,
+    languages,
+    auto_generate: auto,
+    lips_model: b.lips_model ?? 'real_face',
+    voice_anonymization: b.voice_anonymization ?? 0,
+    voice_over: voiceOver,
+  };
+  const copy = ['media_url', 'callback_url', 'speakers_count', 'start_time', 'end_time', 'source_srt', 'voice_library_id', 'background_url', 'speech_url'] as const;
+  for (const k of copy) if (b[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = b[k];
+  return out;
+}
+
+/** Truncate to `max` characters (code points, so no surrogate pair is split). */
+export function truncate(s: string, max: number): string {
+  const cps = Array.from(s);
+  return cps.length > max ? cps.slice(0, max).join('') : s;
+}
+
+export function parseAddLanguages(body: unknown): { languages: LanguageInput[]; auto_generate: AutoGenerate } {
+  const b = checkSchema<AddLanguagesBody>(AddLanguagesBodySchema, body ?? {}, 'body');
+  return { languages: checkLanguages(b.languages), auto_generate: b.auto_generate ?? 'off' };
+}
