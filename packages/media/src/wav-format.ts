@@ -51,6 +51,8 @@ export const WAV_MAX_RIFF_SIZE = 0xffffffff;
 const WAVE_FORMAT_PCM = 1;
 const WAVE_FORMAT_IEEE_FLOAT = 3;
 const WAVE_FORMAT_EXTENSIBLE = 0xfffe;
+/** Declared data sizes at least this large that overrun the file are "unknown length" placeholders. */
+const STREAMED_PLACEHOLDER_MIN = 0x7fff0000;
 /** The KSDATAFORMAT_SUBTYPE GUID after its first two bytes (the format tag). */
 const GUID_TAIL = [0x00, 0x00, 0x00, 0x00, 0x10, 0x00, 0x80, 0x00, 0x00, 0xaa, 0x00, 0x38, 0x9b, 0x71];
 
@@ -94,7 +96,9 @@ export function* walkWav(totalBytes: number): Generator<ReadRequest, WavLayout, 
       if (body + size > totalBytes) throw new WavFormatError('fmt chunk runs past the end of the file');
       format = parseFmt(yield [body, Math.min(size, 64)], size);
     } else if (id === 'data') {
-      if (size === 0xffffffff) {
+      // A writer streaming to a pipe cannot patch sizes: ffmpeg leaves 0xFFFFFFFF, espeak-ng
+      // and others a placeholder near 2 GiB. Such a data chunk runs to the end of the file.
+      if (size === 0xffffffff || (size >= STREAMED_PLACEHOLDER_MIN && body + size > totalBytes)) {
         dataOffset = body;
         dataBytes = totalBytes - body;
         break;

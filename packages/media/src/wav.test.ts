@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeWav, encodeWav, readWav, WavFormatError, WavReader, WavWriter, writeWav, type WavWriteFormat } from './index.js';
+import { decodeWav, encodeWav, readWav, runProcess, WavFormatError, WavReader, WavWriter, writeWav, type WavWriteFormat } from './index.js';
 import { ffmpeg, ffprobeJson, tempDir } from '../test-support/media-fixtures.js';
 
 const exec = promisify(execFile);
@@ -174,6 +174,15 @@ describe('reading WAVs written by ffmpeg', () => {
     const wav = decodeWav(buf);
     expect(wav.channels[0]!.length).toBe(16000);
   });
+});
+
+it('reads the WAV espeak-ng streams to stdout (placeholder sizes), captured by runProcess', async () => {
+  const res = await runProcess('espeak-ng', ['--stdout', 'testing one two three']);
+  expect(res.stdout.readUInt32LE(40)).toBeGreaterThan(res.stdout.length);
+  const wav = decodeWav(res.stdout);
+  expect(wav.sampleRate).toBe(22050);
+  expect(wav.channels[0]!.length).toBe((res.stdout.length - 44) / 2);
+  expect(wav.channels[0]!.length / 22050).toBeGreaterThan(0.5);
 });
 
 describe('RIFF chunk walking', () => {
