@@ -1,0 +1,164 @@
+/**
+ * transcribe: the source transcript of an audio. With `sourceSrt` the given text is the
+ * transcript (see source-text.ts). Otherwise the engine is chosen for the locale (`auto`: the
+ * first engine of `preference` that supports it as installed), VAD finds the speech (or the
+ * caller passes a SpeechDetection it already has) and the engine decodes the speech regions.
+ * Errors: AssetError `unsupported_source_language` (no engine for the locale and no source_srt,
+ * naming what to install), AssetError `empty_transcript` (no speech / no words).
+ */
+import { AssetError, getLocale, resolveContext, subContext, ValidationError, type PartialContext, type StageContext } from '@dub/core';
+import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
+import { withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
+import { resolveVadOptions, runVad, type VadOptions } from '../vad/detect-speech.js';
+import type { SpeechDetection } from '../vad/types.js';
+import { resolveWhisperOptions, type WhisperOptions } from '../whisper/options.js';
+import { whisperLanguageOf } from '../whisper/languages.js';
+import { resolvePocketsphinxOptions, type PocketsphinxOptions } from './pocketsphinx.js';
+import { ASR_ENGINES, DEFAULT_ASR_PREFERENCE, type AsrEngineId, type ResolvedAsrEngineOptions } from './registry.js';
+import { parseSourceTranscript, sourceTextNeedsSpeech, type SourceTextFormat } from './source-text.js';
+import type { AsrSegment, DetectedLanguage } from './types.js';
+
+export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions {
+  /** Contract locale of the source, e.g. "en-US". */
+  locale: string;
+  /** `auto` (default) or an engine id. */
+  engine?: AsrEngineId | 'auto';
+  /** Engines tried in order by `auto` (default whisper, then pocketsphinx). */
+  preference?: readonly AsrEngineId[];
+  /** The asset's source_srt: when given it is the transcript. */
+  sourceSrt?: string;
+  /** Speech regions already found (skips VAD). */
+  speech?: SpeechDetection;
+  vad?: Omit<VadOptions, keyof EngineEnvOptions | keyof SpeechAudioOptions>;
+  pocketsphinx?: PocketsphinxOptions;
+  whisper?: WhisperOptions;
+}
+
+export interface ResolvedTranscribeOptions {
+  locale: string;
+  engine: AsrEngineId | 'auto';
+  preference: readonly AsrEngineId[];
+  sourceSrt: string | undefined;
+  speech: SpeechDetection | undefined;
+  vad: VadOptions;
+  engines: ResolvedAsrEngineOptions;
+  env: EngineEnvOptions;
+  audio: SpeechAudioOptions;
+}
+
+export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscribeOptions {
+  if (!o || typeof o.locale !== 'string' || !getLocale(o.locale)) throw new ValidationError(`unknown source locale ${JSON.stringify(o?.locale)}`, { field: 'locale' });
+  const env: EngineEnvOptions = { ...(o.models ? { models: o.models } : {}), ...(o.sessions ? { sessions: o.sessions } : {}), ...(o.device ? { device: o.device } : {}), ...(o.threads !== undefined ? { threads: o.threads } : {}) };
+  const audio: SpeechAudioOptions = { ...(o.tmpDir ? { tmpDir: o.tmpDir } : {}), ...(o.ffmpegPath ? { ffmpegPath: o.ffmpegPath } : {}), ...(o.ffprobePath ? { ffprobePath: o.ffprobePath } : {}) };
+  return {
+    locale: o.locale,
+    engine: o.engine ?? 'auto',
+    preference: o.preference ?? DEFAULT_ASR_PREFERENCE,
+    sourceSrt: o.sourceSrt !== undefined && o.sourceSrt.trim() !== '' ? o.sourceSrt : undefined,
+    speech: o.speech,
+    vad: { ...o.vad, ...env, ...audio },
+    engines: {
+      pocketsphinx: resolvePocketsphinxOptions({ ...(o.tmpDir ? { tmpDir: o.tmpDir } : {}), ...o.pocketsphinx }),
+      whisper: resolveWhisperOptions(o.whisper),
+    },
+    env,
+    audio,
+  };
+}
+
+export interface Transcription {
+  /** Engine id, or "source_srt". */
+  engine: string;
+  locale: string;
+  /** Seconds of audio. */
+  duration: number;
+  segments: AsrSegment[];
+  /** The speech regions used (VAD). */
+  speech?: SpeechDetection;
+  /** For source_srt: how the text was read. */
+  sourceFormat?: SourceTextFormat;
+  detectedLanguage?: DetectedLanguage;
+}
+
+/** Which engines (in preference order) can transcribe `locale` with what is installed. */
+export async function engineSupport(locale: string, o: ResolvedTranscribeOptions, env: EngineEnv): Promise<AsrEngineId[]> {
+  const out: AsrEngineId[] = [];
+  for (const id of o.preference) {
+    const provider = await ASR_ENGINES[id]();
+    if (await provider.supports(locale, o.engines[id] as never, env)) out.push(id);
+  }
+  return out;
+}
+
+async function unsupported(locale: string, o: ResolvedTranscribeOptions, tried: readonly AsrEngineId[]): Promise<AssetError> {
+  const hints: string[] = [];
+  for (const id of tried) {
+    const p = await ASR_ENGINES[id]();
+    if (id === 'pocketsphinx' && !/^en(-|$)/.test(locale)) continue;
+    if (id === 'whisper' && !whisperLanguageOf(locale)) continue;
+    hints.push(`${id}: ${p.installHint(locale)}`);
+  }
+  const name = getLocale(locale)?.name ?? locale;
+  return new AssetError(
+    'unsupported_source_language',
+    `no speech recognition engine for ${name} (${locale}) is installed and no source_srt was given; provide source_srt` + (hints.length ? `, or install one: ${hints.join('; ')}` : ''),
+    { details: { locale, engines: tried } },
+  );
+}
+
+/** Pick the engine for the locale, or fail with unsupported_source_language. */
+export async function chooseAsrEngine(o: ResolvedTranscribeOptions, env: EngineEnv): Promise<AsrEngineId> {
+  const candidates = o.engine === 'auto' ? o.preference : [o.engine];
+  const ok = await engineSupport(o.locale, { ...o, preference: candidates }, env);
+  if (!ok.length) throw await unsupported(o.locale, o, candidates);
+  return ok[0]!;
+}
+
+async function speechOf(audio: SpeechAudio, o: ResolvedTranscribeOptions, env: EngineEnv, ctx: StageContext): Promise<SpeechDetection> {
+  return o.speech ?? runVad(audio, resolveVadOptions(o.vad), env, ctx);
+}
+
+function empty(detail: string): AssetError {
+  return new AssetError('empty_transcript', detail);
+}
+
+export async function runTranscribe(audio: SpeechAudio, o: ResolvedTranscribeOptions, env: EngineEnv, ctx: StageContext): Promise<Transcription> {
+  if (o.sourceSrt !== undefined) {
+    const speech = sourceTextNeedsSpeech(o.sourceSrt) ? await speechOf(audio, o, env, subContext(ctx, 'vad', 0, 0.9)) : undefined;
+    const { format, segments } = parseSourceTranscript(o.sourceSrt, o.locale, speech?.regions ?? [], audio.duration);
+    if (!segments.length) throw empty('source_srt holds no text');
+    return { engine: 'source_srt', locale: o.locale, duration: audio.duration, segments, sourceFormat: format, ...(speech ? { speech } : {}) };
+  }
+  const id = await chooseAsrEngine(o, env);
+  const engine = await (await ASR_ENGINES[id]()).create(o.engines[id] as never, env);
+  const speech = await speechOf(audio, o, env, subContext(ctx, 'vad', 0, 0.2));
+  if (!speech.regions.length) throw empty('no speech was found in the audio');
+  ctx.logger.info({ engine: id, locale: o.locale, regions: speech.regions.length }, 'transcribing');
+  const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions }, subContext(ctx, 'asr', 0.2, 1));
+  const segments = out.segments.filter((s) => s.words.length > 0);
+  if (!segments.length) throw empty(`the ${id} engine recognised no words in ${speech.regions.length} speech region(s)`);
+  return { engine: id, locale: o.locale, duration: audio.duration, segments, speech, ...(out.detectedLanguage ? { detectedLanguage: out.detectedLanguage } : {}) };
+}
+
+/** Transcribe `input` (a media path, samples, or an open SpeechAudio). */
+export async function transcribe(input: AudioInput, options: TranscribeOptions, context: PartialContext = {}): Promise<Transcription> {
+  const ctx = resolveContext(context);
+  const o = resolveTranscribeOptions(options);
+  const { env, release } = createEngineEnv(o.env, ctx.logger);
+  try {
+    return await withSpeechAudio(input, o.audio, ctx, (audio) => runTranscribe(audio, o, env, ctx));
+  } finally {
+    await release();
+  }
+}
+
+/** Engines that can transcribe `locale` here, best first (empty: provide source_srt or install one). */
+export async function asrEnginesFor(locale: string, options: Omit<TranscribeOptions, 'locale'> = {}): Promise<AsrEngineId[]> {
+  const o = resolveTranscribeOptions({ ...options, locale });
+  const { env, release } = createEngineEnv(o.env, resolveContext().logger);
+  try {
+    return await engineSupport(locale, o, env);
+  } finally {
+    await release();
+  }
+}

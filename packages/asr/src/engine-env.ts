@@ -1,0 +1,44 @@
+/**
+ * What every engine factory receives: where models are, the shared ONNX session cache, the
+ * device, and the context. Stages build it from their resolved options.
+ */
+import { SessionCache, ValidationError, type DeviceChoice, type Logger, type ResolveOptions } from '@dub/core';
+
+export interface EngineEnvOptions {
+  /** Model lookup (DUB_MODELS_DIR, extra search dirs, manifest). */
+  models?: ResolveOptions;
+  /** ONNX sessions are taken from (and left in) this cache. Without one, the call creates its own and releases it at the end. */
+  sessions?: SessionCache;
+  device?: DeviceChoice;
+  /** Intra-op threads per ONNX session (0 = onnxruntime's default). */
+  threads?: number;
+}
+
+export interface EngineEnv {
+  models: ResolveOptions;
+  sessions: SessionCache;
+  device: DeviceChoice;
+  threads: number;
+  logger: Logger;
+}
+
+/** Build the env; `release()` disposes the session cache only when this call created it. */
+export function createEngineEnv(o: EngineEnvOptions, logger: Logger): { env: EngineEnv; release: () => Promise<void> } {
+  const own = !o.sessions;
+  const sessions = o.sessions ?? new SessionCache({ logger });
+  return {
+    env: { models: o.models ?? {}, sessions, device: o.device ?? 'cpu', threads: o.threads ?? 0, logger },
+    release: async () => {
+      if (own) await sessions.disposeAll();
+    },
+  };
+}
+
+/** A lazily imported engine module per id: importing the stage loads no engine. */
+export type LazyRegistry<T> = Readonly<Record<string, () => Promise<T>>>;
+
+export async function loadFromRegistry<T>(registry: LazyRegistry<T>, id: string, what: string): Promise<T> {
+  const load = registry[id];
+  if (!load) throw new ValidationError(`unknown ${what} engine "${id}" (known: ${Object.keys(registry).join(', ')})`, { field: 'engine' });
+  return load();
+}

@@ -1,0 +1,116 @@
+/**
+ * The two ONNX sessions of a Whisper export (onnx-community/whisper-* layout):
+ * encoder_model.onnx: input_features f32[1, nMels, 3000] -> last_hidden_state f32[1, 1500, D];
+ * decoder_model_merged.onnx: input_ids i64[1, T], encoder_hidden_states, past_key_values.N.
+ * {decoder,encoder}.{key,value} f32[1, H, P, Dh], use_cache_branch bool[1] -> logits f32[1, T, V]
+ * and present.N.*. The first decoder call runs without cache (empty pasts) and computes the
+ * encoder keys/values; later calls feed one token and the cache, which grows by one per step.
+ */
+import { ModelError, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/core';
+
+type Tensor = ReturnType<typeof tensorF32>;
+
+export interface DecoderLayout {
+  layers: number;
+  heads: number;
+  headDim: number;
+}
+
+function numericDim(shape: readonly unknown[] | undefined, i: number): number | undefined {
+  const d = shape?.[i];
+  return typeof d === 'number' && d > 0 ? d : undefined;
+}
+
+interface IoMeta {
+  name: string;
+  shape?: readonly unknown[];
+}
+
+function metadata(model: OnnxModel, which: 'inputMetadata' | 'outputMetadata'): IoMeta[] {
+  const m = (model.session as unknown as Record<string, unknown>)[which];
+  return Array.isArray(m) ? (m as IoMeta[]) : [];
+}
+
+/** Layers, heads and head size read from the decoder's past_key_values inputs. */
+export function decoderLayout(decoder: OnnxModel, fallback?: Partial<DecoderLayout>): DecoderLayout {
+  const layers = decoder.inputNames.filter((n) => /^past_key_values\.\d+\.decoder\.key$/.test(n)).length;
+  for (const need of ['input_ids', 'encoder_hidden_states', 'use_cache_branch']) {
+    if (!decoder.inputNames.includes(need)) throw new ModelError(`${decoder.path} is not a merged Whisper decoder: no input "${need}" (inputs: ${decoder.inputNames.join(', ')})`);
+  }
+  if (!layers) throw new ModelError(`${decoder.path}: no past_key_values.N.decoder.key inputs (not a merged decoder with KV cache)`);
+  const meta = metadata(decoder, 'inputMetadata').find((m) => m.name === 'past_key_values.0.decoder.key');
+  const heads = numericDim(meta?.shape, 1) ?? fallback?.heads;
+  const headDim = numericDim(meta?.shape, 3) ?? fallback?.headDim;
+  if (!heads || !headDim) throw new ModelError(`${decoder.path}: cannot tell the attention heads / head size from the model's inputs; pass them in options`);
+  return { layers, heads, headDim };
+}
+
+/** Mel bins the encoder expects (input_features [1, nMels, 3000]). */
+export function encoderMels(encoder: OnnxModel): number | undefined {
+  const meta = metadata(encoder, 'inputMetadata').find((m) => m.name === 'input_features');
+  return numericDim(meta?.shape, 1);
+}
+
+export class WhisperSessions {
+  constructor(readonly encoder: OnnxModel, readonly decoder: OnnxModel, readonly layout: DecoderLayout, readonly nMels: number) {
+    if (!encoder.inputNames.includes('input_features')) throw new ModelError(`${encoder.path}: expected input "input_features", has [${encoder.inputNames.join(', ')}]`);
+    if (!encoder.outputNames.includes('last_hidden_state')) throw new ModelError(`${encoder.path}: expected output "last_hidden_state", has [${encoder.outputNames.join(', ')}]`);
+  }
+
+  async encode(features: Float32Array): Promise<Tensor> {
+    const frames = features.length / this.nMels;
+    const out = await this.encoder.run({ input_features: tensorF32(features, [1, this.nMels, frames]) });
+    return out.last_hidden_state!;
+  }
+
+  startDecoding(encoderHidden: Tensor): DecoderState {
+    return new DecoderState(this.decoder, this.layout, encoderHidden);
+  }
+}
+
+export class DecoderState {
+  private past: Record<string, Tensor> | undefined;
+  /** Tokens held in the decoder's self-attention cache. */
+  pastLength = 0;
+
+  constructor(private readonly decoder: OnnxModel, private readonly layout: DecoderLayout, private readonly encoderHidden: Tensor) {}
+
+  /** Feed `ids` and return the logits of the last position. */
+  async step(ids: readonly number[]): Promise<Float32Array> {
+    const { layers, heads, headDim } = this.layout;
+    const feeds: Record<string, Tensor> = {
+      input_ids: tensorI64(BigInt64Array.from(ids.map((i) => BigInt(i))), [1, ids.length]),
+      encoder_hidden_states: this.encoderHidden,
+      use_cache_branch: new (ort().Tensor)('bool', Uint8Array.from([this.past ? 1 : 0]), [1]),
+    };
+    for (let l = 0; l < layers; l++) {
+      for (const part of ['decoder', 'encoder'] as const) {
+        for (const kind of ['key', 'value'] as const) {
+          const name = `past_key_values.${l}.${part}.${kind}`;
+          feeds[name] = this.past?.[name] ?? tensorF32(new Float32Array(0), [1, heads, 0, headDim]);
+        }
+      }
+    }
+    const out = await this.decoder.run(feeds);
+    const logits = out.logits;
+    if (!logits) throw new ModelError('decoder returned no logits');
+    const [, t, v] = logits.dims as number[];
+    if (t !== ids.length) throw new ModelError(`decoder returned logits for ${t} positions, expected ${ids.length}`);
+    const next: Record<string, Tensor> = {};
+    for (let l = 0; l < layers; l++) {
+      for (const kind of ['key', 'value'] as const) {
+        const dec = out[`present.${l}.decoder.${kind}`];
+        if (!dec) throw new ModelError(`decoder returned no present.${l}.decoder.${kind}`);
+        next[`past_key_values.${l}.decoder.${kind}`] = dec;
+        // The cache branch passes the encoder keys/values through (or returns nothing useful): keep the first ones.
+        const enc = this.past?.[`past_key_values.${l}.encoder.${kind}`] ?? out[`present.${l}.encoder.${kind}`];
+        if (!enc) throw new ModelError(`decoder returned no present.${l}.encoder.${kind}`);
+        next[`past_key_values.${l}.encoder.${kind}`] = enc;
+      }
+    }
+    this.past = next;
+    this.pastLength = (next['past_key_values.0.decoder.key']!.dims as number[])[2]!;
+    const data = logits.data as Float32Array;
+    return data.slice((t! - 1) * v!, t! * v!);
+  }
+}
