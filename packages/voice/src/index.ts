@@ -1,1 +1,30 @@
-export {};
+/**
+ * @dub/voice: speech synthesis (espeak-ng here, Piper/VITS ONNX on real hosts), classical voice
+ * matching, library voices, anonymization and duration fitting. Usable alone:
+ *   import { synthesize } from '@dub/voice';
+ */
+export { DEFAULT_VOICE, type VoiceSettings, type SynthesisRequest, type TtsCapabilities, type TtsEngine } from './types.js';
+export { TTS_ENGINES, TTS_ENGINE_IDS, DEFAULT_TTS_ENGINE, createTtsEngine, isTtsEngineId, type TtsEngineConfig, type TtsEngineId } from './registry.js';
+export { synthesize, resolveSynthesizeOptions, type SynthesizeOptions, type ResolvedSynthesizeOptions } from './synthesize.js';
+export { EspeakEngine, createEspeakEngine, espeakArgs, espeakVoiceName, ESPEAK_SAMPLE_RATE, type EspeakEngineOptions } from './engines/espeak-engine.js';
+export { PiperEngine, createPiperEngine, PIPER_DEFAULT_VOICES, type PiperEngineOptions } from './engines/piper-engine.js';
+export { parsePiperConfig, loadPiperConfig, PIPER_BOS, PIPER_EOS, PIPER_PAD, type PiperVoiceConfig } from './engines/piper-config.js';
+export { phonemize, phonemeIds, splitClauses, type Clause, type PhonemizedSentence } from './engines/piper-phonemes.js';
+export { trackPitch, medianPitch, semitones, type PitchOptions, type PitchTrack } from './analysis/pitch.js';
+export { frameLevels, activeFrames, speechExtent, trimSilence, syllableRate, type ActivityOptions } from './analysis/activity.js';
+export { analyzeVoice, genderOf, toMono, GENDER_SPLIT_HZ, type VoiceProfile, type VoiceGender } from './analysis/voice-profile.js';
+export { calibrate, pitchForF0, f0ForPitch, CALIBRATION_TEXT, type PitchCalibration } from './matching/espeak-calibration.js';
+export {
+  VoiceMatcher,
+  DEFAULT_MALE_VARIANTS,
+  DEFAULT_FEMALE_VARIANTS,
+  type VoiceMatcherOptions,
+  type MatchRequest,
+  type MatchedVoice,
+} from './matching/voice-matcher.js';
+export { anonymizedTarget, checkAnonymization, MAX_SHIFT_SEMITONES, type AnonymizedTarget } from './matching/anonymize.js';
+export { listLibraryVoices, getLibraryVoice, libraryVoiceSettings, LIBRARY_FILE, type LibraryVoice } from './library.js';
+export { fitDuration, resolveFitOptions, type FitDurationOptions, type FitResult } from './fit-duration.js';
+export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } from './stretch.js';
+export { VOICE_CLONERS, type VoiceCloner, type SpeakerEmbedding } from './cloner.js';
+export { TTS_CONFORMANCE_CHECKS, type ConformanceCheck, type ConformanceOptions } from './testing/tts-conformance.js';

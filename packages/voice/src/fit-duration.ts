@@ -1,0 +1,150 @@
+/**
+ * Duration fitting: make a synthesized line last its segment's slot. Leading and trailing
+ * silence is trimmed; an engine with rate control re-synthesizes at the speed the length asks
+ * for; the remainder is time-stretched (pitch kept) within [minTempo, maxTempo]. Longer speech
+ * than the fastest tempo allows runs on into the following silence (`overrunSeconds`); if even
+ * that is not enough it stays compressed to maxTempo and `exceeded` says so. Shorter speech
+ * than the slowest tempo allows is padded with silence at the end.
+ */
+import { resolveContext, type PartialContext, type StageContext } from '@dub/core';
+import type { MediaToolOptions, PlanarAudio } from '@dub/media';
+import { toMono } from './analysis/voice-profile.js';
+import { trimSilence } from './analysis/activity.js';
+import { detectStretchers, timeStretch, type Stretcher } from './stretch.js';
+import { ValidationError } from '@dub/core';
+
+export interface FitDurationOptions {
+  /** Seconds of silence after the slot that the speech may run into (default 0). */
+  overrunSeconds?: number;
+  /** Slowest tempo (default 0.7: at most 1/0.7 = 1.43 times longer). */
+  minTempo?: number;
+  /** Fastest tempo (default 1.5: at least 1/1.5 = 0.67 times as long). */
+  maxTempo?: number;
+  /** Tempos within this fraction of 1 are left alone (default 0.005). */
+  tolerance?: number;
+  /**
+   * Re-synthesize the same text `speed` times as fast (engines with rate control); called at most
+   * once, before time-stretching, when the length is off by more than `resynthesizeAbove`.
+   */
+  resynthesize?: (speed: number) => Promise<PlanarAudio>;
+  /** Relative length error that triggers re-synthesis (default 0.05). */
+  resynthesizeAbove?: number;
+  /** Bounds of the re-synthesis speed (default 0.6..1.8). */
+  minSpeed?: number;
+  maxSpeed?: number;
+  /** Stretch engine; default: rubberband when ffmpeg has it, else atempo. */
+  stretcher?: Stretcher;
+  media?: MediaToolOptions;
+  tmpDir?: string;
+}
+
+interface ResolvedFitOptions {
+  overrunSeconds: number;
+  minTempo: number;
+  maxTempo: number;
+  tolerance: number;
+  resynthesize: ((speed: number) => Promise<PlanarAudio>) | undefined;
+  resynthesizeAbove: number;
+  minSpeed: number;
+  maxSpeed: number;
+  stretcher: Stretcher | undefined;
+  media: MediaToolOptions;
+  tmpDir: string | undefined;
+}
+
+export function resolveFitOptions(o: FitDurationOptions = {}): ResolvedFitOptions {
+  const r: ResolvedFitOptions = {
+    overrunSeconds: Math.max(0, o.overrunSeconds ?? 0),
+    minTempo: o.minTempo ?? 0.7,
+    maxTempo: o.maxTempo ?? 1.5,
+    tolerance: o.tolerance ?? 0.005,
+    resynthesize: o.resynthesize,
+    resynthesizeAbove: o.resynthesizeAbove ?? 0.05,
+    minSpeed: o.minSpeed ?? 0.6,
+    maxSpeed: o.maxSpeed ?? 1.8,
+    stretcher: o.stretcher,
+    media: o.media ?? {},
+    tmpDir: o.tmpDir,
+  };
+  if (!(r.minTempo > 0 && r.minTempo <= 1 && r.maxTempo >= 1)) throw new ValidationError(`invalid tempo bounds ${r.minTempo}..${r.maxTempo}`);
+  return r;
+}
+
+export interface FitResult {
+  /** Mono audio: exactly the target length, longer by `overrunSeconds`, never shorter. */
+  audio: PlanarAudio;
+  /** Seconds of speech (silence trimmed) as first synthesized. */
+  sourceSeconds: number;
+  /** Re-synthesis speed used (1 = none). */
+  speed: number;
+  /** Time-stretch tempo applied after re-synthesis (1 = none). */
+  tempo: number;
+  /** Length of `audio` in seconds. */
+  durationSeconds: number;
+  /** Seconds beyond the target. */
+  overrunSeconds: number;
+  /** Seconds of silence padded at the end (speech shorter than the slowest tempo allows). */
+  paddedSeconds: number;
+  /** The speech is longer than the target plus the allowed overrun, even at maxTempo. */
+  exceeded: boolean;
+}
+
+function exactLength(x: Float32Array, frames: number): Float32Array {
+  if (x.length === frames) return x;
+  const out = new Float32Array(frames);
+  out.set(x.subarray(0, Math.min(frames, x.length)));
+  return out;
+}
+
+/** Fit `audio` (any channel count; mixed to mono) to `targetSeconds`. */
+export async function fitDuration(audio: PlanarAudio, targetSeconds: number, options: FitDurationOptions = {}, context: PartialContext = {}): Promise<FitResult> {
+  if (!(targetSeconds > 0)) throw new ValidationError(`target duration must be positive, got ${targetSeconds}`);
+  const o = resolveFitOptions(options);
+  const ctx: StageContext = resolveContext(context);
+  const sr = audio.sampleRate;
+  const targetFrames = Math.round(targetSeconds * sr);
+  let speech = trimSilence(toMono(audio), sr);
+  const sourceSeconds = speech.length / sr;
+  const silent = (frames: number): FitResult => ({
+    audio: { sampleRate: sr, channels: [new Float32Array(frames)] },
+    sourceSeconds,
+    speed: 1,
+    tempo: 1,
+    durationSeconds: frames / sr,
+    overrunSeconds: 0,
+    paddedSeconds: frames / sr,
+    exceeded: false,
+  });
+  if (speech.length === 0) return silent(targetFrames);
+
+  let speed = 1;
+  const ratio = sourceSeconds / targetSeconds;
+  if (o.resynthesize && Math.abs(ratio - 1) > o.resynthesizeAbove) {
+    speed = Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
+    const again = await o.resynthesize(speed);
+    if (again.sampleRate !== sr) throw new ValidationError(`re-synthesis changed the sample rate (${sr} -> ${again.sampleRate})`);
+    const trimmed = trimSilence(toMono(again), sr);
+    if (trimmed.length > 0) speech = trimmed;
+    else speed = 1;
+  }
+
+  const cur = speech.length / sr;
+  const wanted = cur / targetSeconds;
+  let tempo = Math.min(o.maxTempo, Math.max(o.minTempo, wanted));
+  if (Math.abs(tempo - 1) <= o.tolerance) tempo = 1;
+  let out = speech;
+  if (tempo !== 1) {
+    const stretcher = o.stretcher ?? (await detectStretchers(o.media, ctx))[0] ?? 'atempo';
+    out = (await timeStretch({ sampleRate: sr, channels: [speech] }, tempo, { stretcher, media: o.media, ...(o.tmpDir ? { tmpDir: o.tmpDir } : {}) }, ctx)).channels[0]!;
+  }
+  // Length: the target when the stretch could reach it; otherwise what the bounded tempo gives.
+  const naturalFrames = Math.round((cur / tempo) * sr);
+  const frames = Math.max(targetFrames, naturalFrames);
+  const result = exactLength(out, frames);
+  const durationSeconds = frames / sr;
+  const overrun = Math.max(0, durationSeconds - targetSeconds);
+  const padded = naturalFrames < targetFrames ? (targetFrames - naturalFrames) / sr : 0;
+  const exceeded = overrun > o.overrunSeconds + 1 / sr;
+  if (exceeded) ctx.logger.warn({ targetSeconds, durationSeconds, allowedOverrun: o.overrunSeconds }, 'speech longer than its slot even at the fastest tempo');
+  return { audio: { sampleRate: sr, channels: [result] }, sourceSeconds, speed, tempo, durationSeconds, overrunSeconds: overrun, paddedSeconds: padded, exceeded };
+}

@@ -1,0 +1,59 @@
+/**
+ * The speech synthesis contract: text in one contract locale and a voice description in, mono
+ * float audio out. Engines implement `TtsEngine`; callers use `synthesize()` or an engine from
+ * `createTtsEngine()`.
+ */
+import type { PlanarAudio } from '@dub/media';
+import type { StageContext } from '@dub/core';
+
+/**
+ * How a voice sounds, as the engines understand it. Voice matching, library voices and
+ * anonymization all produce one of these.
+ */
+export interface VoiceSettings {
+  /** espeak-ng voice variant (e.g. "m3", "f3"); "" for the language's default voice. */
+  variant: string;
+  /** espeak-ng pitch parameter 0..99 (base pitch; the F0 it gives depends on the variant). */
+  pitch: number;
+  /** Natural speaking rate in words per minute (espeak-ng -s, 80..450). */
+  wordsPerMinute: number;
+  /** Output amplitude 0..200 (espeak-ng -a; 100 is espeak's default). */
+  amplitude: number;
+  /** Neural engines: the voice model id (e.g. a Piper voice "es_ES-davefx-medium"). */
+  model?: string;
+  /** Neural engines: speaker id inside a multi-speaker model. */
+  speakerId?: number;
+}
+
+export interface SynthesisRequest {
+  text: string;
+  /** Contract locale of the text, e.g. "es-ES". */
+  locale: string;
+  voice: VoiceSettings;
+  /** Speed relative to the voice's natural rate (1 = natural, 1.2 = 20 % faster). */
+  speed: number;
+}
+
+export interface TtsCapabilities {
+  /** The engine can change its speaking rate (duration fitting re-synthesizes before stretching). */
+  rateControl: boolean;
+  /** The engine honours VoiceSettings.pitch/variant (voice matching and anonymization act on them). */
+  pitchControl: boolean;
+  /** Sample rate of the audio it returns. */
+  sampleRate: number;
+}
+
+export interface TtsEngine {
+  /** Registry id, e.g. "espeak-ng". */
+  readonly id: string;
+  readonly capabilities: TtsCapabilities;
+  /** Whether the engine, as configured, can speak this contract locale. */
+  supportsLocale(locale: string): Promise<boolean>;
+  /** Mono audio at `capabilities.sampleRate`. Empty text gives empty audio. */
+  synthesize(request: SynthesisRequest, ctx: StageContext): Promise<PlanarAudio>;
+  /** Release native resources (ONNX sessions); idempotent. */
+  dispose(): Promise<void>;
+}
+
+/** espeak-ng's own defaults, used where a caller gives no voice. */
+export const DEFAULT_VOICE: Readonly<VoiceSettings> = Object.freeze({ variant: '', pitch: 50, wordsPerMinute: 165, amplitude: 100 });
