@@ -1,3 +1,4 @@
+import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Progress } from '@dub/core';
 import { extractAudio, readWav, resample, WavReader } from './index.js';
@@ -58,6 +59,15 @@ describe('extractAudio', () => {
     let energy = 0;
     for (const v of wav.channels[0]!) energy += v * v;
     expect(energy / wav.channels[0]!.length).toBeGreaterThan(1e-4);
+  });
+});
+
+describe('extractAudio errors', () => {
+  it('a video without audio -> missing_audio_track; not media -> unsupported_media', async () => {
+    await makeVideo(tmp.file('silent.mp4'), { duration: 1, audio: false });
+    await expect(extractAudio(tmp.file('silent.mp4'), tmp.file('x.wav'), { sampleRate: 16000, channels: 1 })).rejects.toMatchObject({ code: 'missing_audio_track' });
+    await writeFile(tmp.file('junk.mp4'), 'not media at all');
+    await expect(extractAudio(tmp.file('junk.mp4'), tmp.file('y.wav'), { sampleRate: 16000, channels: 1 })).rejects.toMatchObject({ code: 'unsupported_media' });
   });
 });
 

@@ -2,7 +2,7 @@
  * Audio out of any media file as WAV: mono 16 kHz for speech models, stereo 44.1 kHz for
  * separation, pcm16 or float32; optionally only [start, end). Also `resample` of a WAV.
  */
-import { AssetError, resolveContext, type PartialContext } from '@dub/core';
+import { AssetError, ProcessError, resolveContext, type PartialContext } from '@dub/core';
 import { runFfmpeg } from './ffmpeg.js';
 import { probe } from './probe.js';
 import { ffTime } from './seconds.js';
@@ -56,7 +56,18 @@ export async function extractAudio(input: string, output: string, opts: ExtractA
   if (opts.end !== undefined) args.push('-t', ffTime(opts.end - start));
   args.push('-i', input, '-map', `0:a:${opts.audioStream ?? 0}`, '-vn', '-sn', '-dn');
   args.push('-ac', String(opts.channels), '-ar', String(opts.sampleRate), '-c:a', codecOf(opts.format), '-f', 'wav', output);
-  await runFfmpeg(args, { ...opts, stage: 'extract_audio', ...(durationSec !== undefined ? { durationSec } : {}) }, ctx);
+  try {
+    await runFfmpeg(args, { ...opts, stage: 'extract_audio', ...(durationSec !== undefined ? { durationSec } : {}) }, ctx);
+  } catch (e) {
+    // Tell a missing audio stream apart from other failures by looking at the input, not the message.
+    if (e instanceof ProcessError) {
+      const info = await probe(input, opts, ctx);
+      if (info.audio.length <= (opts.audioStream ?? 0)) {
+        throw new AssetError('missing_audio_track', `no audio stream ${opts.audioStream ?? 0} in ${input}`, { cause: e, details: { file: input } });
+      }
+    }
+    throw e;
+  }
   return wavInfo(output);
 }
 

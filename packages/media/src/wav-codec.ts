@@ -24,7 +24,8 @@ export function decodeFrames(bytes: Uint8Array, format: WavSampleFormat, channel
   const n = frames * channels;
   const bps = bytesPerSample(format);
   if (bytes.byteLength < n * bps) throw new RangeError(`need ${n * bps} bytes for ${frames} frames, got ${bytes.byteLength}`);
-  if (format === 'pcm24' || !LITTLE_ENDIAN_HOST) return decodeSlow(bytes, format, channels, frames, out, outOffset);
+  if (format === 'pcm24') return decodePcm24(bytes, channels, frames, out, outOffset);
+  if (!LITTLE_ENDIAN_HOST) return decodeSlow(bytes, format, channels, frames, out, outOffset);
   const src = bytes.subarray(0, n * bps);
   switch (format) {
     case 'pcm16':
@@ -58,6 +59,17 @@ function deinterleave(src: ArrayLike<number>, channels: number, frames: number, 
   for (let c = 0; c < channels; c++) {
     const dst = out[c]!;
     for (let i = 0, j = c; i < frames; i++, j += channels) dst[outOffset + i] = src[j]! * scale;
+  }
+}
+
+function decodePcm24(bytes: Uint8Array, channels: number, frames: number, out: Float32Array[], outOffset: number): void {
+  const step = channels * 3;
+  for (let c = 0; c < channels; c++) {
+    const dst = out[c]!;
+    for (let i = 0, p = c * 3; i < frames; i++, p += step) {
+      const u = bytes[p]! | (bytes[p + 1]! << 8) | (bytes[p + 2]! << 16);
+      dst[outOffset + i] = ((u << 8) >> 8) / 8388608;
+    }
   }
 }
 
