@@ -86,10 +86,15 @@ export function syllableRate(samples: Float32Array, sampleRate: number): { sylla
     const v = levels[i]!;
     if (v <= voicedThr || v < levels[i - 1]! || v < levels[i + 1]!) continue;
     // prominence: the lowest point between this and a higher peak on each side
+    // (running off either end of the clip counts as reaching silence)
     let left = v;
-    for (let j = i - 1; j >= 0 && levels[j]! <= v; j--) left = Math.min(left, levels[j]!);
+    let j = i - 1;
+    for (; j >= 0 && levels[j]! <= v; j--) left = Math.min(left, levels[j]!);
+    if (j < 0) left = floor;
     let right = v;
-    for (let j = i + 1; j < levels.length && levels[j]! <= v; j++) right = Math.min(right, levels[j]!);
+    let k = i + 1;
+    for (; k < levels.length && levels[k]! <= v; k++) right = Math.min(right, levels[k]!);
+    if (k >= levels.length) right = floor;
     if (v - Math.max(left, right) < 2.5) continue;
     const prev = peaks[peaks.length - 1];
     if (prev !== undefined && i - prev < minDist) {
