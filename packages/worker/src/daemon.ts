@@ -7,7 +7,7 @@
  */
 import { jetstream, jetstreamManager, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { millis, type NatsConnection } from '@nats-io/transport-node';
-import { JOB_TYPES, loadConfig, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
+import { JOB_TYPES, ValidationError, loadConfig, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
 import { completeEvent } from './events.js';
 import { failureEvent, toJobError } from './failure.js';
 import { DEFAULT_HANDLERS_MODULE } from './handlers-module.js';
@@ -214,7 +214,13 @@ export class WorkerDaemon {
     const t0 = performance.now();
     let job: Job;
     try {
-      job = parseJob(JSON.parse(m.string()));
+      let raw: unknown;
+      try {
+        raw = JSON.parse(m.string());
+      } catch (e) {
+        throw new ValidationError(`invalid job: not JSON (${(e as Error).message})`, { cause: e });
+      }
+      job = parseJob(raw);
     } catch (e) {
       await this.reject(m, e);
       return;
@@ -255,7 +261,7 @@ export class WorkerDaemon {
           this.metrics.jobFinished(job.type, 'retry', seconds, outcome.error.code);
           return;
         }
-        m.term(`${outcome.error.code}: ${outcome.error.message}`.slice(0, 256));
+        await this.terminate(m, `${outcome.error.code}: ${outcome.error.message}`);
         break;
     }
     this.metrics.jobFinished(job.type, outcome.kind, seconds, 'error' in outcome ? outcome.error.code : undefined);
@@ -278,7 +284,16 @@ export class WorkerDaemon {
     } catch {
       /* not enough to name the job: the log line and the metric are the record */
     }
-    m.term(`${err.code}: ${err.message}`.slice(0, 256));
+    await this.terminate(m, `${err.code}: ${err.message}`);
+  }
+
+  /**
+   * Term the message and delete it from the work queue: servers before 2.11 keep a termed
+   * message in a work-queue stream, and a failed job must leave nothing behind.
+   */
+  private async terminate(m: JsMsg, reason: string): Promise<void> {
+    m.term(reason.slice(0, 256));
+    await this.jsm.streams.deleteMessage(this.topology.names.jobsStream, m.info.streamSequence, false).catch(() => undefined);
   }
 
   /**
