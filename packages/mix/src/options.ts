@@ -1,0 +1,58 @@
+/** Options shared by both mixes: public and partial, resolved once into complete ones. */
+import os from 'node:os';
+import { ValidationError } from '@dub/core';
+import type { MediaToolOptions } from '@dub/media';
+import { STREAMING_LOUDNESS, type LoudnessTarget } from './loudness.js';
+
+export interface MixOutputOptions {
+  /** Output WAV. */
+  output: string;
+  /** Output length in seconds (default: the length of the main input, see each mix). */
+  durationSeconds?: number;
+  /** Output sample rate (default 48000) and channels (default 2). */
+  sampleRate?: number;
+  channels?: number;
+  /** Output encoding (default pcm16). */
+  format?: 'pcm16' | 'float32';
+  /** Loudness target (default STREAMING_LOUDNESS: -16 LUFS, -1.5 dBTP). */
+  loudness?: Partial<LoudnessTarget>;
+  /** Gain of the dubbed speech before mixing, dB (default 0). */
+  speechGainDb?: number;
+  media?: MediaToolOptions;
+  tmpDir?: string;
+}
+
+export interface ResolvedMixOutput {
+  output: string;
+  durationSeconds: number | undefined;
+  sampleRate: number;
+  channels: number;
+  format: 'pcm16' | 'float32';
+  loudness: LoudnessTarget;
+  speechGainDb: number;
+  media: MediaToolOptions;
+  tmpDir: string;
+}
+
+export function resolveMixOutput(o: MixOutputOptions): ResolvedMixOutput {
+  const sampleRate = o.sampleRate ?? 48000;
+  const channels = o.channels ?? 2;
+  if (!Number.isInteger(sampleRate) || sampleRate < 8000 || sampleRate > 192000) throw new ValidationError(`invalid sample rate ${sampleRate}`, { field: 'sampleRate' });
+  if (channels !== 1 && channels !== 2) throw new ValidationError(`channels must be 1 or 2, got ${channels}`, { field: 'channels' });
+  if (o.durationSeconds !== undefined && !(o.durationSeconds > 0)) throw new ValidationError(`durationSeconds must be positive`, { field: 'durationSeconds' });
+  const loudness = { ...STREAMING_LOUDNESS, ...o.loudness };
+  if (!(loudness.integrated <= -5 && loudness.integrated >= -70)) throw new ValidationError(`loudness target ${loudness.integrated} LUFS out of range`, { field: 'loudness' });
+  return {
+    output: o.output,
+    durationSeconds: o.durationSeconds,
+    sampleRate,
+    channels,
+    format: o.format ?? 'pcm16',
+    loudness,
+    speechGainDb: o.speechGainDb ?? 0,
+    media: o.media ?? {},
+    tmpDir: o.tmpDir ?? os.tmpdir(),
+  };
+}
+
+export const dbToGain = (db: number): number => Math.pow(10, db / 20);
