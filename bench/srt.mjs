@@ -144,7 +144,10 @@ for (const [name, segs] of [['Latin, word timings', latin], ['CJK text, no word 
   }
 }
 
-const cues = formatSubtitles(latin, 'regular');
+// A large file: the regular cues of the transcript, five times over (about 50k cues).
+const once = formatSubtitles(latin, 'regular');
+const span = once.at(-1).end + 10;
+const cues = [0, 1, 2, 3, 4].flatMap((k) => once.map((c) => ({ ...c, start: c.start + k * span, end: c.end + k * span })));
 const big = serializeSrt(cues);
 const bigCrlf = serializeSrt(cues, { eol: '\r\n' });
 const oursParse = time(() => parseSrt(big));

@@ -17,6 +17,7 @@
  * sentence ends, speaker changes and pauses, then clause punctuation, then before conjunctions and
  * articles, and always at a silence of `maxPause` or more.
  */
+import { ValidationError } from '@dub/core';
 import { breakWordsFor } from './break-words.js';
 import { segmentBlocks } from './blocks.js';
 import { computeBreaks } from './breaks.js';
@@ -26,7 +27,6 @@ import { SRT_PROFILE_LIMITS, type SrtProfileName } from './profiles.js';
 import { timeBlocks } from './timing.js';
 import { tokenize } from './tokens.js';
 import type { SrtCue, SubtitleSegment } from './types.js';
-import { ValidationError } from '@dub/core';
 
 export type SrtViolationKind = 'reading_speed' | 'min_duration';
 

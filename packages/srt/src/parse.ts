@@ -44,6 +44,7 @@ function quote(line: string): string {
 
 /** True for a line shaped like `<timestamp> --> <timestamp>` (already trimmed). */
 export function isTimingLine(line: string): boolean {
+  if (!line.includes('-->')) return false;
   const m = ARROW_LINE.exec(line);
   return m !== null && LOOKS_LIKE_TIMESTAMP.test(m[1]!) && LOOKS_LIKE_TIMESTAMP.test(m[2]!);
 }
@@ -111,8 +112,8 @@ export function parseSrt(text: string): SrtCue[] {
     const textLines: string[] = [];
     while (i < n) {
       const l = lines[i]!.trimEnd();
-      if (l.trim() === '') break;
-      if (isTimingLine(l.trim())) {
+      if (l === '' || l.trimStart() === '') break;
+      if (isTimingLine(l.trimStart())) {
         fail('missing_blank_line', `cue ${index}: timing line inside cue text (missing blank line before the next cue?)`, i + 1);
       }
       textLines.push(l);

@@ -40,12 +40,12 @@ describe('tokenize', () => {
     expect(texts('我用 iPhone 拍照')).toEqual([['我', 0], ['用', 0], ['iPhone', 1], ['拍照', 1]]);
   });
 
-  it('uses given words, trimming them and joining punctuation-only words without a space', () => {
+  it('uses given words: trimmed, punctuation-only words joined without a space, words with spaces split', () => {
     const toks = tokenize(
       [{ start: 0, end: 2, text: 'ignored', words: [{ text: ' Hello', start: 0, end: 0.5 }, { text: ',', start: 0.5, end: 0.5 }, { text: ' ', start: 0.6, end: 0.6 }, { text: 'big  world', start: 0.6, end: 1.5 }] }],
       cfg,
     );
-    expect(toks.map((t) => [t.text, t.glue, t.start, t.end])).toEqual([['Hello', 1, 0, 500], [',', 0, 500, 500], ['big world', 1, 600, 1500]]);
+    expect(toks.map((t) => [t.text, t.glue, t.start, t.end])).toEqual([['Hello', 1, 0, 500], [',', 0, 500, 500], ['big', 1, 600, 938], ['world', 1, 938, 1500]]);
   });
 
   it('estimates timings from character shares and clamps negative times', () => {

@@ -70,13 +70,22 @@ interface RawToken {
 function fromWords(seg: SubtitleSegment, spaced: boolean): RawToken[] {
   const out: RawToken[] = [];
   for (const w of seg.words!) {
-    const text = w.text.trim().replace(/\s+/gu, ' ');
-    if (text === '') continue;
-    const prev = out.length > 0 ? out[out.length - 1]!.text : undefined;
-    let glue: 0 | 1 = 1;
-    if (TRAILING_PUNCT.test(text)) glue = 0;
-    else if (!spaced) glue = /^\s/u.test(w.text) || (prev !== undefined && unspacedGlue(prev, text) === 1) ? 1 : 0;
-    out.push({ text, glue, start: w.start, end: w.end });
+    const parts = w.text.split(WS).filter((p) => p !== '');
+    if (parts.length === 0) continue;
+    // A "word" holding spaces is several words: they share its time by character count.
+    const total = parts.reduce((a, p) => a + p.length, 0);
+    let acc = 0;
+    parts.forEach((text, k) => {
+      const prev = out.length > 0 ? out[out.length - 1]!.text : undefined;
+      let glue: 0 | 1 = 1;
+      if (k > 0) glue = 1;
+      else if (TRAILING_PUNCT.test(text)) glue = 0;
+      else if (!spaced) glue = /^\s/u.test(w.text) || (prev !== undefined && unspacedGlue(prev, text) === 1) ? 1 : 0;
+      const start = w.start + ((w.end - w.start) * acc) / total;
+      acc += text.length;
+      const end = parts.length === 1 ? w.end : w.start + ((w.end - w.start) * acc) / total;
+      out.push({ text, glue, start, end });
+    });
   }
   return out;
 }
