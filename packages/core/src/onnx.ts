@@ -28,6 +28,11 @@ export interface SessionOptions {
   device?: DeviceChoice;
   /** Intra-op threads (0 = onnxruntime's default). */
   threads?: number;
+  /**
+   * onnxruntime's CPU memory arena (default true). Large models with big activations (HTDemucs)
+   * keep several GB in the arena; without it memory goes back after each run.
+   */
+  cpuMemArena?: boolean;
   logger?: Logger;
 }
 
@@ -79,8 +84,8 @@ export class SessionCache {
 
   constructor(private readonly defaults: SessionOptions = {}) {}
 
-  private key(file: string, device: DeviceChoice, threads: number): string {
-    return `${file}|${device}|${threads}`;
+  private key(file: string, device: DeviceChoice, threads: number, arena: boolean): string {
+    return `${file}|${device}|${threads}${arena ? '' : '|no-arena'}`;
   }
 
   /** The session for `file`, created on first use. Concurrent calls share one load. */
@@ -88,10 +93,11 @@ export class SessionCache {
     const device = opts.device ?? this.defaults.device ?? 'cpu';
     const threads = opts.threads ?? this.defaults.threads ?? 0;
     const logger = opts.logger ?? this.defaults.logger ?? silentLogger;
-    const k = this.key(file, device, threads);
+    const arena = opts.cpuMemArena ?? this.defaults.cpuMemArena ?? true;
+    const k = this.key(file, device, threads, arena);
     let p = this.entries.get(k);
     if (!p) {
-      p = this.create(file, device, threads, logger);
+      p = this.create(file, device, threads, logger, arena);
       this.entries.set(k, p);
       p.then(
         (m) => this.providers.set(file, m.provider),
@@ -103,9 +109,10 @@ export class SessionCache {
     return p;
   }
 
-  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger): Promise<OnnxModel> {
+  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger, arena = true): Promise<OnnxModel> {
     const o = ort();
     const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all' };
+    if (!arena) base.enableCpuMemArena = false;
     if (threads > 0) {
       base.intraOpNumThreads = threads;
       base.interOpNumThreads = 1;
