@@ -1,1 +1,29 @@
-export {};
+export { separate } from './separate.js';
+export { fromGivenTracks, defaultTrackPath, type GivenTracksInput, type FromGivenTracksOptions } from './given-tracks.js';
+export {
+  resolveSeparateOptions,
+  resolveEngineOptions,
+  type SeparateOptions,
+  type ResolvedSeparateOptions,
+  type SeparationEngineOptions,
+  type ResolvedEngineOptions,
+  type SeparationConfig,
+  type GivenTracks,
+} from './options.js';
+export { separationEngines, createSeparationEngine, loadSeparationEngine, SEPARATION_ENGINE_IDS, type SeparationEngineId, type SeparationEngineModule } from './registry.js';
+export {
+  isWavInput,
+  type SeparationEngine,
+  type SeparationInput,
+  type SeparationOutput,
+  type SeparatedAudio,
+  type SeparatedFiles,
+  type WavSeparationInput,
+  type PlanarAudio,
+} from './types.js';
+export { SegmentedSeparationEngine } from './segmented-engine.js';
+export { SegmentRunner, type SegmentModel, type SegmentSinks } from './segment-runner.js';
+export { planarSource, MemorySink, type AudioSink, type AudioSource } from './audio-io.js';
+export { planWindows, transitionWeight, type SegmentWindow, type WindowPlan } from './windowing.js';
+export { Fft, hannWindow } from './dsp/fft.js';
+export { DemucsSpectrogram } from './dsp/demucs-spectrogram.js';

@@ -1,0 +1,108 @@
+/**
+ * Public options are partial; `resolveEngineOptions` / `resolveSeparateOptions` turn them into
+ * complete internal ones once, from explicit values, then the loaded config (DUB_MODELS_DIR,
+ * DUB_DEVICE, DUB_ONNX_THREADS, DUB_TMP_DIR, FFMPEG_PATH), then defaults.
+ */
+import os from 'node:os';
+import { loadConfig, ValidationError, type DeviceChoice, type DubConfig, type SessionCache } from '@dub/core';
+import type { PlanarAudio, WavWriteFormat } from '@dub/media';
+import type { SeparationEngine } from './types.js';
+import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './registry.js';
+
+export type SeparationConfig = Pick<DubConfig, 'modelsDir' | 'device' | 'onnxThreads' | 'tmpDir' | 'ffmpegPath' | 'ffprobePath'>;
+
+export interface SeparationEngineOptions {
+  /** cpu, cuda or cuda:N (default: config.device). CUDA falls back to CPU when not loadable. */
+  device?: DeviceChoice;
+  /** Intra-op threads of the ONNX session (default: config.onnxThreads, else every core). */
+  threads?: number;
+  /** Folder searched first for model files (default: config.modelsDir, DUB_MODELS_DIR). */
+  modelsDir?: string;
+  /** Overlap of consecutive segments, in [0, 1) (default 0.25, as demucs). */
+  overlap?: number;
+  /** Session cache to create the engine's session in (default: one owned by the engine). */
+  sessions?: SessionCache;
+  /** Where format conversions of WAV inputs go (default: config.tmpDir). */
+  tmpDir?: string;
+  /** ffmpeg binary for those conversions (default: config.ffmpegPath). */
+  ffmpegPath?: string;
+  /** A loaded config; read from the environment when absent. */
+  config?: SeparationConfig;
+}
+
+export interface ResolvedEngineOptions {
+  device: DeviceChoice;
+  threads: number;
+  modelsDir: string | undefined;
+  overlap: number;
+  sessions: SessionCache | undefined;
+  tmpDir: string;
+  ffmpegPath: string;
+  ffprobePath: string;
+}
+
+export function resolveEngineOptions(opts: SeparationEngineOptions = {}): ResolvedEngineOptions {
+  const config = opts.config ?? loadConfig();
+  const overlap = opts.overlap ?? 0.25;
+  if (!(overlap >= 0 && overlap < 1)) throw new ValidationError(`overlap must be in [0, 1), got ${overlap}`, { field: 'overlap' });
+  const threads = opts.threads ?? config.onnxThreads;
+  if (!Number.isInteger(threads) || threads < 0) throw new ValidationError(`threads must be a non-negative integer, got ${threads}`, { field: 'threads' });
+  return {
+    device: opts.device ?? config.device,
+    threads: threads > 0 ? threads : os.availableParallelism(),
+    modelsDir: opts.modelsDir ?? config.modelsDir,
+    overlap,
+    sessions: opts.sessions,
+    tmpDir: opts.tmpDir ?? config.tmpDir,
+    ffmpegPath: opts.ffmpegPath ?? config.ffmpegPath,
+    ffprobePath: config.ffprobePath,
+  };
+}
+
+/** Clean tracks given with the asset: separation is skipped (see `fromGivenTracks`). */
+export interface GivenTracks<T extends PlanarAudio | string = PlanarAudio | string> {
+  speech?: T;
+  background?: T;
+}
+
+export interface SeparateOptions extends SeparationEngineOptions {
+  /** Engine to load (default htdemucs). Ignored when `engineInstance` is given. */
+  engine?: SeparationEngineId;
+  /** An engine already created, reused across calls (the caller disposes it). */
+  engineInstance?: SeparationEngine;
+  /** Clean tracks given with the asset: no model runs (see `fromGivenTracks`). */
+  given?: GivenTracks;
+  /** For a WAV input: where the speech track goes (default `<input>.speech.wav`). */
+  speechPath?: string;
+  /** For a WAV input: where the background track goes (default `<input>.background.wav`). */
+  backgroundPath?: string;
+  /** For a WAV input: sample encoding of written tracks (default float32). */
+  format?: WavWriteFormat;
+}
+
+export interface ResolvedSeparateOptions {
+  engine: SeparationEngineId;
+  engineInstance: SeparationEngine | undefined;
+  given: GivenTracks | undefined;
+  speechPath: string | undefined;
+  backgroundPath: string | undefined;
+  format: WavWriteFormat;
+  engineOptions: ResolvedEngineOptions;
+}
+
+export function resolveSeparateOptions(opts: SeparateOptions = {}): ResolvedSeparateOptions {
+  const engine = opts.engine ?? 'htdemucs';
+  if (!SEPARATION_ENGINE_IDS.includes(engine)) {
+    throw new ValidationError(`unknown separation engine "${String(engine)}"; known: ${SEPARATION_ENGINE_IDS.join(', ')}`, { field: 'engine' });
+  }
+  const given = opts.given && (opts.given.speech !== undefined || opts.given.background !== undefined) ? opts.given : undefined;
+  return {
+    engine,
+    engineInstance: opts.engineInstance,
+    given,
+    speechPath: opts.speechPath,
+    backgroundPath: opts.backgroundPath,
+    format: opts.format ?? 'float32',
+    engineOptions: resolveEngineOptions(opts),
+  };
+}
