@@ -28,10 +28,11 @@ export function parseRange(header: string | undefined, size: number): ByteRange 
 export async function sendBlob(req: FastifyRequest, reply: FastifyReply, store: BlobStore, key: string, contentType: string, filename?: string): Promise<FastifyReply> {
   const st = await store.stat(key);
   if (!st) throw new NotFoundError('the file is no longer available');
-  reply.header('accept-ranges', 'bytes').header('content-type', contentType).header('cache-control', 'private, max-age=0');
-  if (filename) reply.header('content-disposition', `inline; filename="${filename}"`);
+  reply.header('accept-ranges', 'bytes').header('cache-control', 'private, max-age=0');
   const range = parseRange(req.headers.range, st.size);
-  if (range === 'unsatisfiable') return reply.status(416).header('content-range', `bytes */${st.size}`).send({ detail: `range not satisfiable (size ${st.size})` });
+  if (range === 'unsatisfiable') return reply.status(416).header('content-range', `bytes */${st.size}`).type('application/json').send({ detail: `range not satisfiable (size ${st.size})` });
+  reply.type(contentType);
+  if (filename) reply.header('content-disposition', `inline; filename="${filename}"`);
   if (range) {
     reply.status(206).header('content-range', `bytes ${range.start}-${range.end}/${st.size}`).header('content-length', String(range.end - range.start + 1));
     return reply.send(await store.getStream(key, range));

@@ -117,6 +117,10 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     req.principal = p;
     req.access = { org: p.org };
   });
+  // An absent body is an empty object: optional bodies (revise, studio_url, new version) need none.
+  app.addHook('preValidation', async (req) => {
+    if ((req.body === undefined || req.body === null) && req.method !== 'GET' && req.method !== 'HEAD') req.body = {};
+  });
   app.addHook('onResponse', async (req, reply) => {
     const route = req.routeOptions.url ?? 'unmatched';
     const labels = { method: req.method, route, status: String(reply.statusCode) };
@@ -235,7 +239,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         tags: ['versions'],
         security,
         params: vParams,
-        body: Type.Optional(ReviseBodySchema),
+        body: ReviseBodySchema,
         response: { 200: ReviseResponseSchema, ...errors(400, 401, 404, 429, 500) },
       },
     },
@@ -265,7 +269,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         tags: ['versions'],
         security,
         params: vParams,
-        body: Type.Optional(StudioUrlRequestSchema),
+        body: StudioUrlRequestSchema,
         response: { 200: StudioUrlResponseSchema, ...errors(400, 401, 404, 429, 500) },
       },
     },
@@ -354,7 +358,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         tags: ['versions'],
         security,
         params: Type.Object({ dubbing_id: Type.String() }),
-        body: Type.Optional(NewVersionBodySchema),
+        body: NewVersionBodySchema,
         response: { 201: { $ref: 'Version#' }, ...errors(400, 401, 404, 429, 500) },
       },
     },
