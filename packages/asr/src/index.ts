@@ -16,3 +16,11 @@ export { FbankExtractor, mfccFromLogMel, resolveFbankOptions, type Fbank, type F
 export { parseSourceTranscript, detectSourceTextFormat, type SourceTextFormat, type SourceTranscript } from './asr/source-text.js';
 export { splitWords, spreadWords } from './asr/text-words.js';
 export { wordErrorRate, normalizeForWer, type WerResult } from './asr/wer.js';
+export { diarize, resolveDiarizeOptions, speakerId, DEFAULT_THRESHOLDS, type DiarizeOptions, type ResolvedDiarizeOptions, type Diarization, type DiarizedSpeaker, type ReferenceClip, type ReferenceClipOptions } from './speakers/diarize.js';
+export { EMBEDDING_ENGINES, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './speakers/registry.js';
+export type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './speakers/types.js';
+export { resolveMfccStatsOptions, type MfccStatsOptions } from './speakers/mfcc-stats.js';
+export { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './speakers/onnx-embedding.js';
+export { averageLinkage, cosineDistances, cutDendrogram, prepareVectors, type Merge } from './speakers/cluster.js';
+export type { SpeakerTurn } from './speakers/resegment.js';
+export type { ClipPiece } from './speakers/reference-clip.js';
