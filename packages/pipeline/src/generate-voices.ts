@@ -1,0 +1,79 @@
+/**
+ * The voice of every speaker for one generation: the library voice for all of them when
+ * voice_library_id is set; otherwise each speaker's voice matched from their reference clip
+ * (family, pitch and rate on espeak-ng) and moved away by voice_anonymization. Engines without
+ * pitch control (Piper) speak with their own voice.
+ */
+import path from 'node:path';
+import type { Speaker, StageContext } from '@dub/core';
+import { readWav, resample, type MediaToolOptions } from '@dub/media';
+import {
+  analyzeVoice,
+  DEFAULT_VOICE,
+  getLibraryVoice,
+  libraryVoiceSettings,
+  VoiceMatcher,
+  type TtsEngine,
+  type VoiceProfile,
+  type VoiceSettings,
+} from '@dub/voice';
+
+export interface VoicePlan {
+  /** Speaker id -> settings. */
+  voices: Record<string, VoiceSettings>;
+  /** How each voice was chosen: "library:<id>", "matched", "default". */
+  sources: Record<string, string>;
+}
+
+export interface VoicePlanRequest {
+  locale: string;
+  speakers: readonly Speaker[];
+  libraryVoiceId: string | undefined;
+  anonymization: number;
+  /** Local path of a speaker's reference clip. */
+  referenceFile(key: string): Promise<string>;
+  workDir: string;
+  media: MediaToolOptions;
+}
+
+/** A profile for speakers without a usable reference clip: a mid male voice. */
+const FALLBACK_PROFILE: VoiceProfile = { medianF0: 120, f0RangeSemitones: 0, syllablesPerSecond: 0, speechSeconds: 0, gender: 'male' };
+
+export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: StageContext): Promise<VoicePlan> {
+  const voices: Record<string, VoiceSettings> = {};
+  const sources: Record<string, string> = {};
+  if (req.libraryVoiceId !== undefined) {
+    const settings = libraryVoiceSettings(getLibraryVoice(req.libraryVoiceId), req.locale);
+    for (const sp of req.speakers) {
+      voices[sp.id] = settings;
+      sources[sp.id] = `library:${req.libraryVoiceId}`;
+    }
+    return { voices, sources };
+  }
+  if (!engine.capabilities.pitchControl) {
+    for (const sp of req.speakers) {
+      voices[sp.id] = { ...DEFAULT_VOICE };
+      sources[sp.id] = 'default';
+    }
+    return { voices, sources };
+  }
+  const matcher = new VoiceMatcher(engine);
+  for (const [i, sp] of req.speakers.entries()) {
+    let profile = FALLBACK_PROFILE;
+    let source = 'default';
+    if (sp.reference_key) {
+      const wav = path.join(req.workDir, `reference-${i}.wav`);
+      await resample(await req.referenceFile(sp.reference_key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
+      const p = analyzeVoice(await readWav(wav));
+      if (p.medianF0 > 0) {
+        profile = p;
+        source = 'matched';
+      } else ctx.logger.warn({ speaker: sp.id }, 'no voiced frames in the reference clip; default voice');
+    }
+    const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization }, ctx);
+    voices[sp.id] = m.settings;
+    sources[sp.id] = source;
+    ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');
+  }
+  return { voices, sources };
+}

@@ -1,0 +1,229 @@
+/**
+ * prepare-asset: the source video becomes a transcript the versions translate.
+ *
+ *   media (blob or URL) -> probe + classify + limits -> checkTrim -> trim (source video blob)
+ *   -> thumbnail -> audio -> separation (or given tracks) -> VAD -> ASR (or source_srt)
+ *   -> speakers (speakers_count or estimated; reference clips) -> transcript blob
+ *   -> event asset_prepared -> one prepare-version job per version.
+ *
+ * Every step runs through the ArtifactCache keyed by its inputs (which include the keys of the
+ * artifacts it reads), so a redelivered job skips what is finished (`stage_done` with
+ * `cached: true`) and a changed input (another trim window, a new source_srt) re-runs only
+ * what depends on it.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  AssetError,
+  blobKeys,
+  validate,
+  TranscriptSchema,
+  type JobRuntime,
+  type PrepareAssetJob,
+  type PrepareVersionJob,
+  type Transcript,
+} from '@dub/core';
+import { checkTrim, type MediaInfo } from '@dub/media';
+import { ArtifactCache } from './artifacts.js';
+import { copyBlob, LocalFiles } from './local-files.js';
+import { resolveMedia, type ResolvedMedia } from './media-input.js';
+import { StageRunner } from './stage-runner.js';
+import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
+import { buildTranscript } from './transcript.js';
+
+export interface PrepareAssetOptions {
+  stages?: Partial<PrepareStages>;
+  /** Time limit of connecting to a media URL and of idle body reads (default 60 s). */
+  fetchTimeoutMs?: number;
+}
+
+export interface PrepareAssetResult {
+  duration: number;
+  sourceVideoKey: string;
+  thumbnailKey: string | undefined;
+  transcriptKey: string;
+  transcript: Transcript;
+  versionJobs: PrepareVersionJob[];
+}
+
+/** Progress share of each stage (rough CPU cost). */
+const WEIGHTS = {
+  'fetch-media': 1,
+  'fetch-background': 0.5,
+  'fetch-speech': 0.5,
+  probe: 0.2,
+  trim: 2,
+  thumbnail: 0.3,
+  audio: 0.5,
+  separation: 12,
+  vad: 1,
+  transcription: 6,
+  speakers: 3,
+  transcript: 0.1,
+};
+
+const MIX_FORMAT = { sampleRate: 44100, channels: 2 };
+
+/** The deterministic job id of a version's prepare job (a redelivery enqueues the same id). */
+export function prepareVersionJobId(versionId: string): string {
+  return `${versionId}-prepare`;
+}
+
+export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: PrepareAssetOptions = {}): Promise<PrepareAssetResult> {
+  const stages: PrepareStages = { ...defaultStages, ...opts.stages };
+  const work = await mkdtemp(path.join(rt.config.tmpDir, 'dub-prepare-'));
+  try {
+    const env: StageEnv = { config: rt.config, sessions: rt.sessions, tmpDir: work };
+    const cache = new ArtifactCache(rt.store, job.asset_id, { tmpDir: work });
+    const runner = new StageRunner(rt, cache, { type: 'prepare-asset' }, { weights: WEIGHTS });
+    const files = new LocalFiles(rt.store, work);
+    const limits = job.limits ?? {};
+    const mediaOpts = { maxBytes: limits.max_media_bytes, allowPrivate: limits.allow_private_urls === true, fetchTimeoutMs: opts.fetchTimeoutMs ?? 60_000 };
+
+    // Source media, probe, limits, trim window.
+    const media = await resolveMedia(job.media, 'media_url', rt.store, runner, mediaOpts);
+    const probed = await runner.run('probe', { media: media.identity }, async (_out, ctx) => {
+      const info = await stages.probe(await files.path(media.key), env, ctx);
+      return { ...info, file: '' } satisfies MediaInfo;
+    });
+    const info = probed.value;
+    const range = checkTrim(info.duration, job.start_time, job.end_time);
+    const duration = range.end - range.start;
+    if (limits.max_video_seconds !== undefined && duration > limits.max_video_seconds) {
+      throw new AssetError('video_duration_limit_reached', `the video is ${duration.toFixed(1)} s long (after trimming); the limit is ${limits.max_video_seconds} s`, {
+        details: { duration, max: limits.max_video_seconds },
+      });
+    }
+
+    // Source video (trimmed) and thumbnail.
+    const trimmed = await runner.run('trim', { media: media.identity, range }, async (out, ctx) => {
+      const file = path.join(out.dir, 'source.mp4');
+      await stages.trim(await files.path(media.key), file, range, { ...info, file: await files.path(media.key) }, env, ctx);
+      out.addFile('source.mp4', file);
+      return { start: range.start, end: range.end };
+    });
+    const sourceVideoKey = blobKeys.sourceVideo(job.asset_id);
+    if (!trimmed.cached || !(await rt.store.has(sourceVideoKey))) await copyBlob(rt.store, trimmed.files['source.mp4']!, sourceVideoKey);
+
+    let thumbnailKey: string | undefined;
+    try {
+      const thumb = await runner.run('thumbnail', { source: trimmed.key }, async (out, ctx) => {
+        const file = path.join(out.dir, 'thumbnail.jpg');
+        await stages.thumbnail(await files.path(trimmed.files['source.mp4']!), file, env, ctx);
+        out.addFile('thumbnail.jpg', file);
+        return null;
+      });
+      thumbnailKey = blobKeys.thumbnail(job.asset_id);
+      if (!thumb.cached || !(await rt.store.has(thumbnailKey))) await copyBlob(rt.store, thumb.files['thumbnail.jpg']!, thumbnailKey);
+    } catch (e) {
+      if ((e as { code?: string }).code === 'aborted') throw e;
+      rt.ctx.logger.warn({ err: (e as Error).message }, 'no thumbnail; continuing without one');
+      thumbnailKey = undefined;
+    }
+
+    // Audio, separation (or the given clean tracks).
+    const audio = await runner.run('audio', { media: media.identity, range }, async (out, ctx) => {
+      const file = path.join(out.dir, 'mix.wav');
+      await stages.extractAudio(await files.path(media.key), file, range, MIX_FORMAT, env, ctx);
+      out.addFile('mix.wav', file);
+      return null;
+    });
+    const given: { speech?: ResolvedMedia; background?: ResolvedMedia } = {};
+    if (job.speech) given.speech = await resolveMedia(job.speech, 'speech_url', rt.store, runner, { ...mediaOpts, maxBytes: undefined });
+    if (job.background) given.background = await resolveMedia(job.background, 'background_url', rt.store, runner, { ...mediaOpts, maxBytes: undefined });
+    const hasGiven = given.speech !== undefined || given.background !== undefined;
+    const separated = await runner.run(
+      'separation',
+      { mix: audio.key, given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null },
+      async (out, ctx) => {
+        const mix = await files.path(audio.files['mix.wav']!);
+        const speech = path.join(out.dir, 'speech.wav');
+        const background = path.join(out.dir, 'background.wav');
+        let tracks: { speech?: string; background?: string } | undefined;
+        if (hasGiven) {
+          tracks = {};
+          for (const kind of ['speech', 'background'] as const) {
+            const g = given[kind];
+            if (!g) continue;
+            const file = path.join(out.dir, `given-${kind}.wav`);
+            await stages.extractAudio(await files.path(g.key), file, range, MIX_FORMAT, env, ctx);
+            tracks[kind] = file;
+          }
+        }
+        const run = () => stages.separate(mix, { speech, background }, tracks, env, ctx);
+        const engine = rt.withLimit ? await rt.withLimit('gpu', run) : await run();
+        out.addFile('speech.wav', speech);
+        out.addFile('background.wav', background);
+        return { engine };
+      },
+    );
+    const speechKey = separated.files['speech.wav']!;
+
+    // Speech regions, transcript text, speakers.
+    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey }, async (_out, ctx) => stages.detectSpeech(await files.path(speechKey), env, ctx));
+    const recognition = await runner.run<Recognition>(
+      'transcription',
+      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null },
+      async (_out, ctx) => {
+        const run = async () =>
+          stages.transcribe(await files.path(speechKey), { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : {}) }, env, ctx);
+        const r = rt.withLimit ? await rt.withLimit('gpu', run) : await run();
+        if (!r.segments.some((s) => s.text.trim() !== '')) throw new AssetError('empty_transcript', 'no spoken content was found in the video');
+        return r;
+      },
+    );
+    const speakers = await runner.run<SpeakerTurns>(
+      'speakers',
+      { speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null },
+      async (out, ctx) => {
+        const refDir = path.join(out.dir, 'references');
+        const turns = await stages.diarize(
+          await files.path(speechKey),
+          {
+            locale: job.locale,
+            segments: recognition.value.segments,
+            regions: vad.value,
+            ...(job.speakers_count !== undefined ? { speakersCount: job.speakers_count } : {}),
+            outDir: refDir,
+          },
+          env,
+          ctx,
+        );
+        for (const sp of turns.speakers) if (sp.reference) out.addFile(`reference-${sp.id}.wav`, sp.reference.file);
+        return { ...turns, speakers: turns.speakers.map((sp) => (sp.reference ? { ...sp, reference: { ...sp.reference, file: `reference-${sp.id}.wav` } } : sp)) };
+      },
+    );
+    const referenceKeys: Record<string, string> = {};
+    for (const sp of speakers.value.speakers) if (sp.reference) referenceKeys[sp.id] = speakers.files[sp.reference.file]!;
+
+    // The transcript, the event, the versions.
+    const t0 = performance.now();
+    const transcript = validate<Transcript>(TranscriptSchema, buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys), 'transcript');
+    const transcriptKey = blobKeys.transcript(job.asset_id);
+    const json = JSON.stringify(transcript);
+    const unchanged = (await rt.store.has(transcriptKey)) && (await rt.store.getBuffer(transcriptKey)).toString('utf8') === json;
+    if (!unchanged) await rt.store.put(transcriptKey, Buffer.from(json));
+    await runner.done('transcript', unchanged, (performance.now() - t0) / 1000);
+
+    await rt.emit({
+      type: 'asset_prepared',
+      duration: transcript.duration,
+      source_video_key: sourceVideoKey,
+      ...(thumbnailKey ? { thumbnail_key: thumbnailKey } : {}),
+      transcript_key: transcriptKey,
+    });
+    const versionJobs: PrepareVersionJob[] = job.versions.map((version) => ({
+      v: 1,
+      type: 'prepare-version',
+      job_id: prepareVersionJobId(version.version_id),
+      asset_id: job.asset_id,
+      ...(job.org_id !== undefined ? { org_id: job.org_id } : {}),
+      source_locale: job.locale,
+      version,
+    }));
+    for (const v of versionJobs) await rt.enqueue(v);
+    return { duration: transcript.duration, sourceVideoKey, thumbnailKey, transcriptKey, transcript, versionJobs };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * prepare-version: the editable script of one target language.
+ *
+ *   transcript (retryable wait until prepare-asset wrote it)
+ *   -> translation (engine chosen by config for the pair) | the language's reference srt aligned
+ *      | a copy of another version's script (copy_from_version_id)
+ *   -> script blob (VersionScriptSchema) -> event version_prepared.
+ *
+ * The translation runs through the ArtifactCache keyed by the engine, the pair and the segments,
+ * so a redelivery does not translate again. A script that already exists is kept (it may carry
+ * studio edits) and the event is sent again.
+ */
+import {
+  NotFoundError,
+  VersionError,
+  VersionScriptSchema,
+  TranscriptSchema,
+  blobKeys,
+  validate,
+  type JobRuntime,
+  type PrepareVersionJob,
+  type Transcript,
+  type VersionScript,
+} from '@dub/core';
+import { parseSrt } from '@dub/srt';
+import { alignReferenceSrt, loadTranslateConfig, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { ArtifactCache } from './artifacts.js';
+import { StageRunner } from './stage-runner.js';
+
+export interface PrepareVersionOptions {
+  /** Translation configuration (default: loadTranslateConfig(process.env), once per handler set). */
+  translate?: TranslateConfig;
+}
+
+export interface PrepareVersionResult {
+  scriptKey: string;
+  script: VersionScript;
+  /** The script existed already and was kept. */
+  kept: boolean;
+}
+
+const WEIGHTS = { transcript: 0.1, translation: 5, script: 0.1 };
+
+async function readJson<T>(rt: JobRuntime, key: string, schema: Parameters<typeof validate>[0], what: string): Promise<T> {
+  return validate<T>(schema, JSON.parse((await rt.store.getBuffer(key)).toString('utf8')), what);
+}
+
+export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opts: PrepareVersionOptions = {}): Promise<PrepareVersionResult> {
+  const versionId = job.version.version_id;
+  const target = job.version.locale;
+  const scriptKey = blobKeys.script(versionId);
+  const cache = new ArtifactCache(rt.store, job.asset_id, { tmpDir: rt.config.tmpDir });
+  const runner = new StageRunner(rt, cache, { type: 'prepare-version', version_id: versionId }, { weights: WEIGHTS });
+
+  const finish = async (script: VersionScript, kept: boolean): Promise<PrepareVersionResult> => {
+    await rt.emit({ type: 'version_prepared', version_id: versionId, script_key: scriptKey });
+    return { scriptKey, script, kept };
+  };
+
+  if (await rt.store.has(scriptKey)) {
+    const existing = await readJson<VersionScript>(rt, scriptKey, VersionScriptSchema, 'version script');
+    await runner.done('script', true, 0);
+    return finish(existing, true);
+  }
+
+  let script: VersionScript;
+  if (job.copy_from_version_id) {
+    const fromKey = blobKeys.script(job.copy_from_version_id);
+    if (!(await rt.store.has(fromKey))) {
+      throw new NotFoundError(`the script of version ${job.copy_from_version_id} does not exist yet`, { retryable: true, details: { version_id: job.copy_from_version_id } });
+    }
+    const from = await readJson<VersionScript>(rt, fromKey, VersionScriptSchema, 'version script');
+    script = { ...from, version_id: versionId, target_locale: target, updated_at: new Date().toISOString() };
+  } else {
+    const t0 = performance.now();
+    const transcriptKey = blobKeys.transcript(job.asset_id);
+    if (!(await rt.store.has(transcriptKey))) {
+      throw new NotFoundError(`the transcript of asset ${job.asset_id} is not ready yet`, { retryable: true, details: { asset_id: job.asset_id } });
+    }
+    const transcript = await readJson<Transcript>(rt, transcriptKey, TranscriptSchema, 'transcript');
+    await runner.done('transcript', false, (performance.now() - t0) / 1000);
+
+    let engine: string;
+    let texts: Map<string, string>;
+    if (job.version.srt !== undefined && job.version.srt.trim() !== '') {
+      let cues;
+      try {
+        cues = parseSrt(job.version.srt);
+      } catch (e) {
+        throw new VersionError('general_error', `the reference srt of ${target} is not valid SRT: ${(e as Error).message}`, { cause: e });
+      }
+      const t1 = performance.now();
+      engine = 'reference_srt';
+      texts = new Map(alignReferenceSrt(transcript.segments, cues).map((a) => [a.id, a.text]));
+      await runner.done('translation', false, (performance.now() - t1) / 1000);
+    } else {
+      const config = opts.translate ?? loadTranslateConfig(process.env);
+      const translator = await translatorForPair(config, job.source_locale, target);
+      engine = translator.engine;
+      const segments = transcript.segments.map((s) => ({ id: s.id, text: s.text, speaker: s.speaker, duration: Math.max(0, s.end - s.start) }));
+      const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey }, async (_out, ctx) =>
+        translator.translate({ sourceLocale: job.source_locale, targetLocale: target, segments }, ctx),
+      );
+      texts = new Map(r.value.map((t) => [t.id, t.text]));
+    }
+    script = {
+      v: 1,
+      asset_id: job.asset_id,
+      version_id: versionId,
+      source_locale: job.source_locale,
+      target_locale: target,
+      translation_engine: engine,
+      speakers: transcript.speakers,
+      segments: transcript.segments.map((s) => ({
+        id: s.id,
+        start: s.start,
+        end: s.end,
+        speaker: s.speaker,
+        source_text: s.text,
+        target_text: texts.get(s.id) ?? '',
+        source_words: s.words,
+      })),
+      updated_at: new Date().toISOString(),
+    };
+  }
+  const t2 = performance.now();
+  validate<VersionScript>(VersionScriptSchema, script, 'version script');
+  await rt.store.put(scriptKey, Buffer.from(JSON.stringify(script)));
+  await runner.done('script', false, (performance.now() - t2) / 1000);
+  return finish(script, false);
+}

@@ -1,0 +1,152 @@
+/**
+ * The stage functions prepare calls, as one object so an embedding can swap an engine (and so
+ * importing the pipeline loads no stage package): the defaults import @dub/media,
+ * @dub/separation and @dub/asr on first use. Each takes files and returns plain data; none
+ * knows about blobs, jobs or events.
+ */
+import type { DubConfig, PartialContext, SessionCache, Word } from '@dub/core';
+import type { MediaInfo } from '@dub/media';
+
+export interface StageEnv {
+  config: DubConfig;
+  sessions: SessionCache;
+  /** Where stages write temporary files. */
+  tmpDir: string;
+}
+
+export interface Region {
+  start: number;
+  end: number;
+}
+
+export interface SpeechRegions {
+  engine: string;
+  duration: number;
+  frameSeconds: number;
+  regions: (Region & { probability: number })[];
+}
+
+export interface RecognizedSegment {
+  start: number;
+  end: number;
+  text: string;
+  words: Word[];
+}
+
+export interface Recognition {
+  /** ASR engine id, or "source_srt". */
+  engine: string;
+  segments: RecognizedSegment[];
+}
+
+export interface SpeakerTurns {
+  /** Embedding engine id. */
+  engine: string;
+  /** The recognized segments labelled with their speaker (split where the speaker changes). */
+  segments: (RecognizedSegment & { speaker: string })[];
+  /** `reference.file`: the speaker's reference clip (6-20 s of its cleanest speech), a WAV. */
+  speakers: { id: string; speechSeconds: number; reference?: { file: string } }[];
+}
+
+export interface PrepareStages {
+  /** Probe and classify: AssetError unsupported_media / missing_audio_track. */
+  probe(file: string, env: StageEnv, ctx: PartialContext): Promise<MediaInfo>;
+  trim(input: string, output: string, range: Region, info: MediaInfo, env: StageEnv, ctx: PartialContext): Promise<void>;
+  thumbnail(video: string, output: string, env: StageEnv, ctx: PartialContext): Promise<void>;
+  /** Audio of [range) as WAV at `sampleRate` with `channels`. */
+  extractAudio(input: string, output: string, range: Region | undefined, format: { sampleRate: number; channels: number }, env: StageEnv, ctx: PartialContext): Promise<void>;
+  /** Split `mix` into speech and background files; given clean tracks replace the model. Returns the engine id. */
+  separate(mix: string, out: { speech: string; background: string }, given: { speech?: string; background?: string } | undefined, env: StageEnv, ctx: PartialContext): Promise<string>;
+  detectSpeech(speech: string, env: StageEnv, ctx: PartialContext): Promise<SpeechRegions>;
+  /** ASR of the speech regions, or the source_srt as transcript. */
+  transcribe(speech: string, request: { locale: string; sourceSrt?: string; regions: SpeechRegions }, env: StageEnv, ctx: PartialContext): Promise<Recognition>;
+  /** Who speaks each segment (speakers_count, else estimated); reference clips written under `outDir`. */
+  diarize(
+    speech: string,
+    request: { locale: string; segments: readonly RecognizedSegment[]; regions: SpeechRegions; speakersCount?: number; outDir: string },
+    env: StageEnv,
+    ctx: PartialContext,
+  ): Promise<SpeakerTurns>;
+}
+
+const tools = (env: StageEnv) => ({ config: env.config, ffmpegPath: env.config.ffmpegPath, ffprobePath: env.config.ffprobePath });
+
+export const defaultStages: PrepareStages = {
+  async probe(file, env, ctx) {
+    const { probeSource } = await import('@dub/media');
+    return probeSource(file, tools(env), ctx);
+  },
+  async trim(input, output, range, info, env, ctx) {
+    const { trim } = await import('@dub/media');
+    await trim(input, output, { ...tools(env), start: range.start, end: range.end, info }, ctx);
+  },
+  async thumbnail(video, output, env, ctx) {
+    const { thumbnail } = await import('@dub/media');
+    await thumbnail(video, output, { ...tools(env), width: 640 }, ctx);
+  },
+  async extractAudio(input, output, range, format, env, ctx) {
+    const { extractAudio } = await import('@dub/media');
+    await extractAudio(input, output, { ...tools(env), ...format, ...(range ? { start: range.start, end: range.end } : {}) }, ctx);
+  },
+  async separate(mix, out, given, env, ctx) {
+    const { separate } = await import('@dub/separation');
+    const base = { config: env.config, sessions: env.sessions, tmpDir: env.tmpDir, speechPath: out.speech, backgroundPath: out.background };
+    if (given) {
+      await separate(mix, { ...base, given }, ctx);
+      return 'given_tracks';
+    }
+    await separate(mix, base, ctx);
+    return 'htdemucs';
+  },
+  async detectSpeech(speech, env, ctx) {
+    const { detectSpeech } = await import('@dub/asr');
+    const d = await detectSpeech(speech, { sessions: env.sessions, device: env.config.device, threads: env.config.onnxThreads, tmpDir: env.tmpDir, ...modelsOf(env) }, ctx);
+    return { engine: d.engine, duration: d.duration, frameSeconds: d.frameSeconds, regions: d.regions.map((r) => ({ start: r.start, end: r.end, probability: r.probability })) };
+  },
+  async transcribe(speech, request, env, ctx) {
+    const { transcribe } = await import('@dub/asr');
+    const t = await transcribe(
+      speech,
+      {
+        locale: request.locale,
+        ...(request.sourceSrt !== undefined ? { sourceSrt: request.sourceSrt } : {}),
+        speech: { ...request.regions, probabilities: new Float32Array(0) },
+        sessions: env.sessions,
+        device: env.config.device,
+        threads: env.config.onnxThreads,
+        tmpDir: env.tmpDir,
+        ...modelsOf(env),
+      },
+      ctx,
+    );
+    return { engine: t.engine, segments: t.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words })) };
+  },
+  async diarize(speech, request, env, ctx) {
+    const { diarize } = await import('@dub/asr');
+    const d = await diarize(
+      speech,
+      {
+        locale: request.locale,
+        segments: request.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words.map((w) => ({ ...w, confidence: w.confidence ?? 1 })) })),
+        speech: { ...request.regions, probabilities: new Float32Array(0) },
+        ...(request.speakersCount !== undefined ? { speakersCount: request.speakersCount } : {}),
+        referenceClips: { dir: request.outDir },
+        sessions: env.sessions,
+        device: env.config.device,
+        threads: env.config.onnxThreads,
+        tmpDir: env.tmpDir,
+        ...modelsOf(env),
+      },
+      ctx,
+    );
+    return {
+      engine: d.engine,
+      segments: d.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words, speaker: s.speaker ?? d.speakers[0]?.id ?? 'speaker_1' })),
+      speakers: d.speakers.map((sp) => ({ id: sp.id, speechSeconds: sp.speechSeconds, ...(sp.reference?.file ? { reference: { file: sp.reference.file } } : {}) })),
+    };
+  },
+};
+
+function modelsOf(env: StageEnv): { models?: { modelsDir: string } } {
+  return env.config.modelsDir ? { models: { modelsDir: env.config.modelsDir } } : {};
+}

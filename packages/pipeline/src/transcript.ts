@@ -1,0 +1,32 @@
+/** Assembling the asset's transcript (core TranscriptSchema) from recognition and speaker turns. */
+import type { Speaker, Transcript, TranscriptSegment } from '@dub/core';
+import type { SpeakerTurns } from './stages.js';
+
+export function segmentId(i: number): string {
+  return `seg-${String(i + 1).padStart(4, '0')}`;
+}
+
+const r3 = (x: number) => Math.round(x * 1000) / 1000;
+
+export function buildTranscript(
+  locale: string,
+  duration: number,
+  engine: string,
+  turns: SpeakerTurns,
+  referenceKeys: Record<string, string>,
+): Transcript {
+  const segments: TranscriptSegment[] = turns.segments.map((s, i) => ({
+    id: segmentId(i),
+    start: r3(Math.max(0, s.start)),
+    end: r3(Math.max(s.start, s.end)),
+    speaker: s.speaker,
+    text: s.text,
+    words: s.words.map((w) => ({ text: w.text, start: r3(Math.max(0, w.start)), end: r3(Math.max(0, w.end)), ...(w.confidence !== undefined ? { confidence: Math.min(1, Math.max(0, w.confidence)) } : {}) })),
+  }));
+  const speakers: Speaker[] = turns.speakers.map((sp) => ({
+    id: sp.id,
+    ...(referenceKeys[sp.id] ? { reference_key: referenceKeys[sp.id] } : {}),
+    speech_seconds: r3(sp.speechSeconds),
+  }));
+  return { v: 1, locale, engine, duration: r3(duration), speakers, segments };
+}
