@@ -10,6 +10,8 @@ export interface Command {
 const COMMANDS: Record<string, () => Promise<Command>> = {
   models: () => import('./commands/models.js'),
   worker: () => import('./commands/worker.js'),
+  serve: () => import('./commands/serve.js'),
+  keys: () => import('./commands/keys.js'),
 };
 
 function usage(): string {
