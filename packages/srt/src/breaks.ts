@@ -1,8 +1,8 @@
 /**
  * How natural it is to end a block or a line after each token: 0 is best (sentence end, speaker
  * change, long pause, end of a segment in per-segment profiles), then clause punctuation and
- * pauses, then before a conjunction/article, then any other word boundary; the middle of a word
- * split for length is the last resort.
+ * pauses, then before a conjunction/article, then any other word boundary, then right after a
+ * conjunction/article (it would dangle); the middle of a word split for length is the last resort.
  */
 import type { Token } from './tokens.js';
 
@@ -19,7 +19,9 @@ export const BREAK_COST = {
   clause: 4,
   pause: 5,
   breakWord: 8,
-  plain: 14,
+  plain: 24,
+  /** After a conjunction or article: it would dangle at the end of the line. */
+  afterBreakWord: 30,
   midWord: 60,
 } as const;
 
@@ -34,6 +36,10 @@ export interface BreakConfig {
   crossSegment: boolean;
   maxPauseMs: number;
   breakWords: ReadonlySet<string>;
+}
+
+function isBreakWord(text: string, words: ReadonlySet<string>): boolean {
+  return words.has(text.replace(LEADING_NON_LETTERS, '').toLowerCase());
 }
 
 export function computeBreaks(tokens: readonly Token[], cfg: BreakConfig): Breaks {
@@ -62,7 +68,8 @@ export function computeBreaks(tokens: readonly Token[], cfg: BreakConfig): Break
     else if (SENTENCE_END.test(tok.text)) c = BREAK_COST.best;
     else if (CLAUSE_END.test(tok.text) || DASH.test(tok.text) || DASH.test(next.text)) c = BREAK_COST.clause;
     else if (!tok.spaced && next.glue === 1) c = BREAK_COST.clause;
-    else if (next.spaced && cfg.breakWords.has(next.text.replace(LEADING_NON_LETTERS, '').toLowerCase())) c = BREAK_COST.breakWord;
+    else if (tok.spaced && isBreakWord(tok.text, cfg.breakWords)) c = BREAK_COST.afterBreakWord;
+    else if (next.spaced && isBreakWord(next.text, cfg.breakWords)) c = BREAK_COST.breakWord;
     else c = BREAK_COST.plain;
     if (!next.midWord) {
       if (gap >= 700) c = Math.min(c, 1);

@@ -258,6 +258,34 @@ describe('formatSubtitles: examples', () => {
     expect(cue!.text.split('\n')[1]!.startsWith('but ')).toBe(true);
   });
 
+  it('a paragraph: no line ends on an article or conjunction, sentence ends get the line break', () => {
+    const para = [
+      'When I first moved to the city, I had no idea how expensive everything would be.',
+      'The rent alone was twice what I paid back home, and the salary was only a little higher.',
+      'But after a few months, I started to understand why people put up with it.',
+      'There is always something happening, whether it is a concert in the park or a new restaurant opening down the street.',
+    ];
+    let t = 0;
+    const segs = para.map((text) => {
+      const d = text.length / 15;
+      const seg = { start: t, end: t + d, text };
+      t += d + 0.6;
+      return seg;
+    });
+    for (const p of SRT_PROFILE_NAMES) {
+      const r = formatSubtitlesWithReport(segs, p, { locale: 'en-US' });
+      expect(r.violations).toEqual([]);
+      for (const line of r.cues.flatMap((c) => c.text.split('\n'))) {
+        expect(line).not.toMatch(/\b(the|a|an|and|or|but|of|in|to)$/i);
+        // A sentence end inside a line is followed by at least a clause, never a dangling word or two.
+        const m = /[.?!] (.*)$/.exec(line);
+        if (m) expect(m[1]!.length).toBeGreaterThan(15);
+      }
+    }
+    const g = formatSubtitles(segs, 'global_regular', { locale: 'en-US' });
+    expect(g.map((c) => c.text)).toContain('and the salary was only a little higher.\nBut after a few months,');
+  });
+
   it('global profiles flow words across segments; per-segment profiles do not', () => {
     const segs = [words('So I went to the store and', 0, 0.25, 0.05), words('bought some milk.', 2.2, 0.25, 0.05)];
     const regular = formatSubtitles(segs, 'regular');

@@ -8,7 +8,7 @@ import { DubError } from '@dub/core';
 import type { Breaks } from './breaks.js';
 import type { Token } from './tokens.js';
 
-const LINE_BREAK_WEIGHT = 0.6;
+const LINE_BREAK_WEIGHT = 1;
 
 export interface BlockLayout {
   lines: string[];
