@@ -168,7 +168,7 @@ if (oursSer.result !== peerSer.result || oursSer.result !== big) throw new Error
 const k = (x) => (x >= 1e6 ? `${(x / 1e6).toFixed(2)}M` : `${(x / 1e3).toFixed(0)}k`);
 console.log(`\n@dub/srt, ${WORDS} words, node ${process.version}, ${os.cpus().length} cpus, best of ${RUNS}\n`);
 console.log('Formatting (peer: greedy line filler written in this bench; it has no balancing, natural breaks or reading-speed handling):\n');
-console.log('| transcript | profile | @dub/srt ms | @dub/srt words/s | greedy ms | greedy words/s | ours/greedy throughput |');
+console.log('| transcript | profile | @dub/srt ms | @dub/srt words/s | greedy filler (in bench) ms | greedy words/s | ours/greedy throughput |');
 console.log('|---|---|---:|---:|---:|---:|---:|');
 for (const r of rows) {
   const wps = WORDS / (r.ours.ms / 1000);
@@ -177,7 +177,7 @@ for (const r of rows) {
 }
 const mb = big.length / 1e6;
 console.log(`\nSRT I/O on a ${cues.length}-cue file (${mb.toFixed(1)} MB; peers: regex parser and template serializer written in this bench, no validation):\n`);
-console.log('| operation | @dub/srt ms | @dub/srt MB/s | baseline ms | baseline MB/s | ours/baseline throughput |');
+console.log('| operation | @dub/srt ms | @dub/srt MB/s | baseline (regex parser / template serializer, in bench) ms | baseline MB/s | ours/baseline throughput |');
 console.log('|---|---:|---:|---:|---:|---:|');
 const io = (op, o, p, size) => console.log(`| ${op} | ${o.ms.toFixed(1)} | ${(size / (o.ms / 1000)).toFixed(1)} | ${p.ms.toFixed(1)} | ${(size / (p.ms / 1000)).toFixed(1)} | ${(p.ms / o.ms).toFixed(2)}x |`);
 io('parse (LF)', oursParse, peerParse, mb);

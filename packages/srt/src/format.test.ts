@@ -352,6 +352,15 @@ describe('formatSubtitles: examples', () => {
     }
   });
 
+  it('an unknown or malformed locale falls back to script detection', () => {
+    const text = '我们今天早上去了北京的故宫博物院参观';
+    for (const locale of ['xx-YY', 'zh_CN', '']) {
+      const cues = formatSubtitles([{ start: 0, end: 5, text }], 'mobile', { locale });
+      expect(cues.map((c) => c.text.replace('\n', '')).join('')).toBe(text);
+      checkLimits(cues, 'mobile');
+    }
+  });
+
   it('a space-separated locale keeps CJK text unsplit into words (cut only by line length)', () => {
     const text = '我们今天早上去了北京的故宫博物院参观看到了很多';
     const cues = formatSubtitles([{ start: 0, end: 8, text }], 'mobile', { locale: 'en-US' });

@@ -126,6 +126,15 @@ function fromUnspacedText(text: string, segmenter: Intl.Segmenter): RawToken[] {
   return out;
 }
 
+/** A word segmenter for the locale; a tag Intl does not accept falls back to the default locale. */
+function wordSegmenter(locale: string | undefined): Intl.Segmenter {
+  try {
+    return new Intl.Segmenter(locale, { granularity: 'word' });
+  } catch {
+    return new Intl.Segmenter(undefined, { granularity: 'word' });
+  }
+}
+
 export interface TokenizeConfig {
   spaceSeparated: boolean | undefined;
   locale: string | undefined;
@@ -150,7 +159,7 @@ export function tokenize(segments: readonly SubtitleSegment[], cfg: TokenizeConf
     let raw: RawToken[];
     if (hasWords) raw = fromWords(seg, spaced);
     else if (spaced) raw = fromSpacedText(seg.text);
-    else raw = fromUnspacedText(seg.text, (segmenter ??= new Intl.Segmenter(cfg.locale, { granularity: 'word' })));
+    else raw = fromUnspacedText(seg.text, (segmenter ??= wordSegmenter(cfg.locale)));
     if (raw.length === 0) return;
     const lens = raw.map((t) => countGraphemes(t.text));
     const segStart = Math.max(0, toMs(seg.start));
