@@ -113,6 +113,16 @@ describe('mixReplace', () => {
     expect(Math.abs(loud.integrated - -23)).toBeLessThanOrEqual(1);
     expect((await readWav(output)).channels[0]!.length).toBe(4.5 * 48000);
   });
+
+  it('mixes a plain tone over noise at a fractional length (ffmpeg layout renegotiation regression)', async () => {
+    const tone = path.join(dir, 'tone.wav');
+    await runFfmpeg(['-f', 'lavfi', '-i', 'sine=f=300:d=5.5:r=22050', '-c:a', 'pcm_f32le', tone]);
+    const output = path.join(dir, 'replace-tone.wav');
+    const r = await mixReplace({ background, speech: tone, output, durationSeconds: 5.5 });
+    expect(r.frames).toBe(264000);
+    expect((await readWav(output)).channels[0]!.length).toBe(264000);
+    expect(Math.abs((await measureLoudness(output)).integrated - -16)).toBeLessThanOrEqual(1);
+  });
 });
 
 describe('mixVoiceOver', () => {

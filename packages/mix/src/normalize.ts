@@ -49,13 +49,14 @@ export async function normalizeLoudness(input: string, output: string, o: Normal
   const first = await runFfmpeg(['-nostats', '-i', input, '-af', `loudnorm=${base}:print_format=json`, '-f', 'null', '-'], { ...o.media, stage: 'loudness_measure', logLevel: 'info', progress: false }, ctx);
   const m = parseLoudnormJson(first.stderrTail);
   const inputI = Number(m.input_i);
-  const exact = `aresample=${o.sampleRate},apad=whole_len=${o.frames},atrim=end_sample=${o.frames}`;
+  // (one aresample only: ffmpeg 5.1 fails to renegotiate a second one after alimiter on inputs without a channel mask)
+  const exact = `apad=whole_len=${o.frames},atrim=end_sample=${o.frames}`;
   // Below -70 LUFS (silence: BS.1770's absolute gate) there is nothing to normalise.
   const chain = Number.isFinite(inputI) && inputI > -70
     ? `loudnorm=${base}:measured_I=${m.input_i}:measured_TP=${m.input_tp}:measured_LRA=${m.input_lra}:measured_thresh=${m.input_thresh}:offset=${m.target_offset}:linear=true,` +
       `aresample=${o.sampleRate},alimiter=limit=${dbToLinear(t.truePeak).toFixed(4)}:attack=5:release=50:level=0:latency=1,${exact}`
     : exact;
   const codec = o.format === 'float32' ? 'pcm_f32le' : 'pcm_s16le';
-  await runFfmpeg(['-i', input, '-af', chain, '-ac', String(o.channels), '-ar', String(o.sampleRate), '-c:a', codec, '-f', 'wav', output], { ...o.media, stage: 'loudness_normalize', progress: false }, ctx);
+  await runFfmpeg(['-i', input, '-af', chain, '-c:a', codec, '-f', 'wav', output], { ...o.media, stage: 'loudness_normalize', progress: false }, ctx);
   return { inputIntegrated: inputI };
 }
