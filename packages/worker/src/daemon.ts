@@ -318,6 +318,7 @@ export class WorkerDaemon {
       await this.fetching;
       await this.pool.close();
       await this.metricsServer?.close();
+      this.sink.close();
       await this.nc.drain().catch(() => undefined);
       this.logger.info('worker stopped');
     })();

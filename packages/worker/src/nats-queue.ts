@@ -17,18 +17,30 @@ export interface NatsQueueOptions extends TopologyOptions {
   logger?: Logger;
 }
 
-/** Publish with retries while the server is unreachable (e.g. restarting); the msgID makes retries safe. */
-export async function publishWithRetry(js: JetStreamClient, subject: string, data: string, msgID: string, timeoutMs: number): Promise<void> {
+/**
+ * Publish with retries while the server is unreachable (e.g. restarting); the msgID makes retries
+ * safe. Each attempt is bounded by its own timer; `signal` gives up early (shutdown).
+ */
+export async function publishWithRetry(js: JetStreamClient, subject: string, data: string, msgID: string, timeoutMs: number, signal?: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let delay = 100;
   for (;;) {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await js.publish(subject, data, { msgID, timeout: 5000 });
+      await Promise.race([
+        js.publish(subject, data, { msgID, timeout: 5000 }),
+        new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('publish timed out')), 6000))),
+      ]);
       return;
     } catch (e) {
-      if (Date.now() + delay > deadline) throw new DubError('upstream_error', `publish to ${subject} failed: ${(e as Error).message}`, { cause: e, retryable: true, status: 503 });
-      await new Promise((r) => setTimeout(r, delay));
+      if (signal?.aborted || Date.now() + delay > deadline) throw new DubError('upstream_error', `publish to ${subject} failed: ${(e as Error).message}`, { cause: e, retryable: true, status: 503 });
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, delay);
+        signal?.addEventListener('abort', () => (clearTimeout(t), r()), { once: true });
+      });
       delay = Math.min(delay * 2, 2000);
+    } finally {
+      clearTimeout(timer);
     }
   }
 }
@@ -83,11 +95,17 @@ export class NatsJobQueue implements JobQueue {
 /** EventSink over JetStream: events go to `dub.events.<asset_id>` on the events stream. */
 export class NatsEventSink implements EventSink {
   private readonly js: JetStreamClient;
+  private readonly closing = new AbortController();
   constructor(nc: NatsConnection, private readonly topology: ResolvedTopology, private readonly publishTimeoutMs = 60_000) {
     this.js = jetstream(nc);
   }
 
   async publish(event: WorkerEvent): Promise<void> {
-    await publishWithRetry(this.js, eventSubjectOf(this.topology.names, event.asset_id), JSON.stringify(event), randomUUID(), this.publishTimeoutMs);
+    await publishWithRetry(this.js, eventSubjectOf(this.topology.names, event.asset_id), JSON.stringify(event), randomUUID(), this.publishTimeoutMs, this.closing.signal);
+  }
+
+  /** Stop retrying publishes still in progress. */
+  close(): void {
+    this.closing.abort();
   }
 }
