@@ -24,3 +24,4 @@ export { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './speake
 export { averageLinkage, cosineDistances, cutDendrogram, prepareVectors, type Merge } from './speakers/cluster.js';
 export type { SpeakerTurn } from './speakers/resegment.js';
 export type { ClipPiece } from './speakers/reference-clip.js';
+export { diarizationErrorRate, parseRttm, type DerResult, type LabelledTurn } from './speakers/der.js';

@@ -1,0 +1,121 @@
+/**
+ * Whisper plumbing on the tiny generated models (scripts/make-tiny-asr-models.py): same input and
+ * output names and shapes as the real onnx-community exports, scripted logits.
+ */
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { resolveContext, SessionCache } from '@dub/core';
+import { asrConformance } from './testing/asr-conformance.js';
+import { createEngineEnv } from './engine-env.js';
+import { openSpeechAudio } from './speech-audio.js';
+import { detectSpeech } from './vad/detect-speech.js';
+import { transcribe } from './asr/transcribe.js';
+import { detectLanguageFromEncoding, greedyDecode } from './whisper/decode.js';
+import { loadWhisper, whisperProvider } from './whisper/engine.js';
+import { resolveWhisperOptions } from './whisper/options.js';
+import { tokensToSegments } from './whisper/segments.js';
+import { applyTimestampRules } from './whisper/timestamp-rules.js';
+
+const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+const MEDIA = fileURLToPath(new URL('../../../../shared/media/', import.meta.url));
+const sessions = new SessionCache();
+const { env } = createEngineEnv({ sessions, models: { searchDirs: [FIXTURES] } }, resolveContext().logger);
+const options = resolveWhisperOptions({ model: 'whisper-tiny-test' });
+afterAll(() => sessions.disposeAll());
+
+describe('whisper ONNX plumbing (tiny models)', () => {
+  it('reads the layout from the sessions: 2 layers, 2 heads of 4, 80 mels', async () => {
+    const w = await loadWhisper(options, env);
+    expect(w.sessions.layout).toEqual({ layers: 2, heads: 2, headDim: 4 });
+    expect(w.sessions.nMels).toBe(80);
+  });
+
+  it('runs the encoder on log-mel features: last_hidden_state [1, 1500, 8]', async () => {
+    const w = await loadWhisper(options, env);
+    const enc = await w.sessions.encode(w.features.extract(new Float32Array(16000)));
+    expect(enc.dims).toEqual([1, 1500, 8]);
+  });
+
+  it('decodes greedily with a growing KV cache and the timestamp rules', async () => {
+    const w = await loadWhisper(options, env);
+    const enc = await w.sessions.encode(w.features.extract(new Float32Array(16000)));
+    const out = await greedyDecode(w.sessions, w.tokenizer, enc, { language: 'de', timestamps: true, maxNewTokens: 50 });
+    // Prompt of 3 tokens, then one more cached token per step.
+    expect(out.cacheLengths).toEqual(Array.from({ length: out.tokens.length + 1 }, (_, i) => 3 + i));
+    const tok = w.tokenizer;
+    const text = out.tokens.map((t) => (tok.isTimestamp(t.id) ? `<${tok.timestampSeconds(t.id)}>` : tok.decode([t.id])));
+    // The tiny model's raw argmax starts with text and later goes back to <|0.20|>: the rules turn those into <|0.00|> and <|1.00|>.
+    expect(text).toEqual(['<0>', ' hello', ' world', '<1>', '<1>', ' ', 'd', 'u', 'b', '<2.5>']);
+    for (const t of out.tokens) expect(t.probability).toBeGreaterThan(0.3);
+    const segs = tokensToSegments(tok, out.tokens, 10, 30, 'de-DE');
+    expect(segs.map((s) => [s.start, s.end, s.text])).toEqual([
+      [10, 11, 'hello world'],
+      [11, 12.5, 'dub'],
+    ]);
+    expect(segs[0]!.words.map((x) => [x.text, x.start, x.end])).toEqual([
+      ['hello', 10, 10.5],
+      ['world', 10.5, 11],
+    ]);
+  });
+
+  it('without timestamps, decodes text only and makes one segment per window', async () => {
+    const w = await loadWhisper(options, env);
+    const enc = await w.sessions.encode(w.features.extract(new Float32Array(16000)));
+    const out = await greedyDecode(w.sessions, w.tokenizer, enc, { language: 'de', timestamps: false, maxNewTokens: 5 });
+    expect(out.tokens.every((t) => !w.tokenizer.isTimestamp(t.id))).toBe(true);
+    expect(out.tokens.length).toBeLessThanOrEqual(5);
+  });
+
+  it('detects the language as the argmax language token after <|startoftranscript|>', async () => {
+    const w = await loadWhisper(options, env);
+    const enc = await w.sessions.encode(w.features.extract(new Float32Array(16000)));
+    const g = await detectLanguageFromEncoding(w.sessions, w.tokenizer, enc);
+    expect(g.language).toBe('de');
+    expect(g.probability).toBeGreaterThan(0.9);
+    expect([...g.probabilities.values()].reduce((a, b) => a + b, 0)).toBeCloseTo(1, 6);
+  });
+
+  it('timestamp rules: pairs, no going back, first token a timestamp within 1 s', () => {
+    const tb = 100;
+    const rules = { eot: 50, noTimestamps: 99, timestampBegin: tb };
+    const fresh = () => new Float32Array(tb + 1501).fill(0);
+    let l = fresh();
+    applyTimestampRules(l, [], rules);
+    expect(l[10]).toBe(-Infinity); // text
+    expect(l[tb + 50]).toBe(0); // <|1.00|> allowed
+    expect(l[tb + 51]).toBe(-Infinity); // past max initial timestamp
+    l = fresh();
+    applyTimestampRules(l, [tb + 10, 5, tb + 20], rules); // lone timestamp closes: no text next
+    expect(l[5]).toBe(-Infinity);
+    expect(l[tb + 19]).toBe(-Infinity);
+    expect(l[tb + 20]).toBe(0);
+    l = fresh();
+    applyTimestampRules(l, [tb + 10, 5, tb + 20, tb + 20], rules); // a pair: text next
+    expect(l[tb + 30]).toBe(-Infinity);
+    expect(l[99]).toBe(-Infinity);
+  });
+
+  it('transcribe() picks whisper when its files resolve and offsets chunk times', async () => {
+    const r = await transcribe(path.join(MEDIA, 'jfk.wav'), { locale: 'de-DE', models: { searchDirs: [FIXTURES] }, whisper: { model: 'whisper-tiny-test' }, sessions });
+    expect(r.engine).toBe('whisper');
+    expect(r.detectedLanguage?.language).toBe('de');
+    const speech = r.speech!.regions;
+    expect(r.segments[0]!.start).toBeCloseTo(speech[0]!.start, 3);
+    expect(r.segments.map((s) => s.text)).toContain('hello world');
+    for (const s of r.segments) expect(s.end).toBeLessThanOrEqual(11.01);
+  });
+
+  it('supports() needs both the language and the model files', async () => {
+    expect(await whisperProvider.supports('de-DE', options, env)).toBe(true);
+    expect(await whisperProvider.supports('de-DE', resolveWhisperOptions({ model: 'whisper-absent' }), env)).toBe(false);
+  });
+});
+
+asrConformance('whisper (tiny test model)', () => whisperProvider.create(options, env), {
+  audio: () => openSpeechAudio(path.join(MEDIA, 'jfk.wav')),
+  regions: async () => (await detectSpeech(path.join(MEDIA, 'jfk.wav'))).regions,
+  locale: 'de-DE',
+  language: 'de',
+  minWords: 1,
+});
