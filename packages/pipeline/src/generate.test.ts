@@ -1,0 +1,280 @@
+/**
+ * generate-version end to end on real inputs made here: a 5.5 s test video whose audio is two
+ * English lines spoken by espeak-ng (a low male and a high female voice) over pink noise, its
+ * transcript with the two speakers' reference clips, a hand-written Spanish script, and a
+ * background track stored as prepare-asset's separation output.
+ */
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  blobKeys,
+  DubError,
+  FsBlobStore,
+  loadConfig,
+  SessionCache,
+  silentLogger,
+  type EmittedEvent,
+  type GenerateVersionJob,
+  type JobRuntime,
+  type Transcript,
+  type VersionScript,
+} from '@dub/core';
+import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, writeWav } from '@dub/media';
+import { medianPitch, semitones, speechExtent } from '@dub/voice';
+import { ArtifactCache } from './artifacts.js';
+import { generateVersion } from './generate.js';
+
+const ASSET = 'ast_generatetest';
+const VERSION = 'ver_generatetest';
+const DURATION = 5.5;
+const LINES = [
+  { start: 0.4, speaker: 'S1', voice: 'en-us+m1', pitch: '20', en: 'Hello everyone, welcome to the show.', es: 'Hola a todos, bienvenidos al programa.' },
+  { start: 3.0, speaker: 'S2', voice: 'en-us+f2', pitch: '70', en: 'Thank you, it is great to be here.', es: 'Gracias, es un placer estar aquí.' },
+];
+
+let dir: string;
+let store: FsBlobStore;
+let sourceFile: string;
+let segEnds: number[];
+
+async function espeak(voice: string, pitch: string, text: string, file: string): Promise<void> {
+  await runProcess('espeak-ng', ['-v', voice, '-p', pitch, '-z', '-w', file, '--stdin'], { input: text });
+}
+
+function runtime(events: EmittedEvent[]): JobRuntime {
+  return {
+    store,
+    ctx: { logger: silentLogger, onProgress: () => undefined },
+    config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp') }),
+    sessions: new SessionCache(),
+    emit: async (e) => void events.push(e),
+    enqueue: async () => undefined,
+    attempt: 1,
+  };
+}
+
+function job(generation: number, options: GenerateVersionJob['options'] = {}, mode: GenerateVersionJob['mode'] = 'no_lips'): GenerateVersionJob {
+  return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'es-ES', mode, script_key: blobKeys.script(VERSION), generation, options };
+}
+
+async function wav16k(file: string, name: string): Promise<Float32Array> {
+  const out = path.join(dir, `${name}.wav`);
+  await resample(file, out, { sampleRate: 16000, channels: 1, format: 'float32' });
+  return (await readWav(out)).channels[0]!;
+}
+function rmsDb(x: Float32Array, sr: number, from: number, to: number): number {
+  let e = 0;
+  const a = Math.round(from * sr);
+  const b = Math.round(to * sr);
+  for (let i = a; i < b; i++) e += x[i]! * x[i]!;
+  return 10 * Math.log10(e / (b - a) + 1e-20);
+}
+/** Normalised correlation of two 16 kHz signals over [from, to) seconds at lag 0. */
+function correlation(a: Float32Array, b: Float32Array, from: number, to: number): number {
+  let ab = 0;
+  let aa = 0;
+  let bb = 0;
+  for (let i = Math.round(from * 16000); i < Math.min(a.length, b.length, Math.round(to * 16000)); i++) {
+    ab += a[i]! * b[i]!;
+    aa += a[i]! * a[i]!;
+    bb += b[i]! * b[i]!;
+  }
+  return ab / Math.sqrt(aa * bb + 1e-20);
+}
+const window = (x: Float32Array, sr: number, from: number, to: number): Float32Array => x.subarray(Math.round(from * sr), Math.round(to * sr));
+
+beforeAll(async () => {
+  dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'generate-test-'));
+  await fsp.mkdir(path.join(dir, 'tmp'));
+  store = new FsBlobStore(path.join(dir, 'store'));
+
+  // English source lines and the source video (testsrc + speech over pink noise).
+  const clips = [];
+  for (const [i, l] of LINES.entries()) {
+    const f = path.join(dir, `line-${i}.wav`);
+    await espeak(l.voice, l.pitch, l.en, f);
+    clips.push({ file: f, audio: await readWav(f) });
+  }
+  const sr = clips[0]!.audio.sampleRate;
+  segEnds = LINES.map((l, i) => l.start + clips[i]!.audio.channels[0]!.length / sr);
+  const speech = renderTimelineBuffer({ sampleRate: sr, channels: 1, frames: Math.round(DURATION * sr) }, LINES.map((l, i) => ({ atFrame: Math.round(l.start * sr), audio: clips[i]!.audio.channels })));
+  const speechFile = path.join(dir, 'speech.wav');
+  await writeWav(speechFile, { sampleRate: sr, channels: speech });
+  sourceFile = path.join(dir, 'source.mp4');
+  await runFfmpeg([
+    '-f', 'lavfi', '-i', `testsrc=size=320x240:rate=25:duration=${DURATION}`,
+    '-i', speechFile,
+    '-f', 'lavfi', '-i', `anoisesrc=d=${DURATION}:c=pink:a=0.01:r=44100`,
+    '-filter_complex', '[1:a]aresample=44100[s];[s][2:a]amix=inputs=2:duration=longest:normalize=0[a]',
+    '-map', '0:v', '-map', '[a]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-t', String(DURATION), sourceFile,
+  ]);
+  await store.putFile(blobKeys.sourceVideo(ASSET), sourceFile);
+
+  // Transcript with the speakers' reference clips (as prepare-asset stores them).
+  const refKeys = await Promise.all(clips.map(async (c, i) => {
+    const key = blobKeys.artifact(ASSET, 'speakers', 'test', `reference-${LINES[i]!.speaker}.wav`);
+    await store.putFile(key, c.file);
+    return key;
+  }));
+  const transcript: Transcript = {
+    v: 1, locale: 'en-US', engine: 'test', duration: DURATION,
+    speakers: LINES.map((l, i) => ({ id: l.speaker, reference_key: refKeys[i]!, speech_seconds: segEnds[i]! - l.start })),
+    segments: LINES.map((l, i) => ({ id: `seg-000${i + 1}`, start: l.start, end: Number(segEnds[i]!.toFixed(3)), speaker: l.speaker, text: l.en, words: [] })),
+  };
+  await store.put(blobKeys.transcript(ASSET), JSON.stringify(transcript));
+  const script: VersionScript = {
+    v: 1, asset_id: ASSET, version_id: VERSION, source_locale: 'en-US', target_locale: 'es-ES', translation_engine: 'test',
+    speakers: transcript.speakers,
+    segments: transcript.segments.map((s, i) => ({ id: s.id, start: s.start, end: s.end, speaker: s.speaker, source_text: s.text, target_text: LINES[i]!.es })),
+    updated_at: new Date().toISOString(),
+  };
+  await store.put(blobKeys.script(VERSION), JSON.stringify(script));
+
+  // The background as prepare-asset's separation stage stores it.
+  const cache = new ArtifactCache(store, ASSET, { tmpDir: dir });
+  await cache.run('separation', { mix: 'test-mix' }, { logger: silentLogger }, async (out) => {
+    const bg = path.join(out.dir, 'background.wav');
+    await runFfmpeg(['-f', 'lavfi', '-i', `anoisesrc=d=${DURATION}:c=pink:a=0.01:r=44100`, '-ac', '2', bg]);
+    out.addFile('background.wav', bg);
+    out.addFile('speech.wav', speechFile);
+    return { engine: 'test' };
+  });
+});
+
+afterAll(async () => {
+  await fsp.rm(dir, { recursive: true, force: true });
+});
+
+type Generated = Extract<EmittedEvent, { type: 'version_generated' }>;
+const generated = (events: EmittedEvent[]): Generated => {
+  const e = events.find((x): x is Generated => x.type === 'version_generated');
+  if (!e) throw new Error('no version_generated event');
+  return e;
+};
+/** Median F0 of each dubbed line in the speech timeline. */
+async function lineF0s(e: Generated): Promise<number[]> {
+  const tl = await readWav(store.localPath(e.speech_key!)!);
+  const x = tl.channels[0]!;
+  return LINES.map((l, i) => medianPitch(window(x, tl.sampleRate, l.start, (LINES[i + 1]?.start ?? DURATION)), tl.sampleRate));
+}
+
+describe('generateVersion', () => {
+  let first: Generated;
+
+  it('dubs the video: copied video stream, speech where the segments are, same duration', async () => {
+    const events: EmittedEvent[] = [];
+    const result = await generateVersion(job(1), runtime(events));
+    first = generated(events);
+    expect(first.result_video_key).toBe(blobKeys.resultVideo(VERSION, 1));
+    expect(first.result_audio_key).toBe(blobKeys.resultAudio(VERSION, 1));
+    expect(first.duration).toBeCloseTo(DURATION, 1);
+    expect(result.overlongSegments).toEqual([]);
+
+    const src = await probe(sourceFile);
+    const out = await probe(store.localPath(first.result_video_key)!);
+    expect(out.video?.codec).toBe(src.video?.codec);
+    expect([out.video?.width, out.video?.height]).toEqual([src.video?.width, src.video?.height]);
+    expect(out.video?.frames).toBe(src.video?.frames);
+    expect(out.audio).toHaveLength(1);
+    expect(out.audio[0]!.codec).toBe('aac');
+    expect(out.audio[0]!.language).toBe('spa');
+    expect(Math.abs(out.duration - src.duration)).toBeLessThan(0.05);
+    const m4a = await probe(store.localPath(first.result_audio_key)!);
+    expect(m4a.audio[0]!.codec).toBe('aac');
+    expect(Math.abs(m4a.duration - DURATION)).toBeLessThan(0.05);
+
+    // energy: inside the lines far above the lead-in (background only)
+    const x = await wav16k(store.localPath(first.result_video_key)!, 'result-1');
+    const lead = rmsDb(x, 16000, 0, 0.35);
+    for (const [i, l] of LINES.entries()) expect(rmsDb(x, 16000, l.start + 0.2, segEnds[i]! - 0.2) - lead).toBeGreaterThan(15);
+
+    // the dubbed lines start at their segments' exact positions in the speech timeline
+    const tl = await readWav(store.localPath(first.speech_key!)!);
+    for (const l of LINES) {
+      const from = l.start - 0.3;
+      const ext = speechExtent(window(tl.channels[0]!, tl.sampleRate, from, l.start + 1), tl.sampleRate);
+      expect(Math.abs(from + ext.start / tl.sampleRate - l.start)).toBeLessThan(0.03);
+    }
+    // each speaker keeps their voice: the low male line stays low, the high female line high
+    const [f1, f2] = await lineF0s(first);
+    expect(f1!).toBeLessThan(140);
+    expect(f2!).toBeGreaterThan(180);
+
+    // target word timings were written into the script, inside the segments' slots
+    const script = JSON.parse((await store.getBuffer(blobKeys.script(VERSION))).toString()) as VersionScript;
+    for (const s of script.segments) {
+      expect(s.target_words!.map((w) => w.text).join(' ')).toBe(s.target_text);
+      expect(s.target_words![0]!.start).toBeGreaterThanOrEqual(s.start);
+    }
+  });
+
+  it('a second run on the same store reuses every stage', async () => {
+    const events: EmittedEvent[] = [];
+    await generateVersion(job(1), runtime(events));
+    const done = events.filter((e): e is Extract<EmittedEvent, { type: 'stage_done' }> => e.type === 'stage_done');
+    const stages = done.filter((e) => e.stage !== 'publish');
+    expect(stages.map((e) => e.stage)).toEqual(expect.arrayContaining(['source', 'voices', 'synthesis', 'timeline', 'background', 'mix', 'audio', 'video']));
+    for (const e of stages) expect({ stage: e.stage, cached: e.cached }).toEqual({ stage: e.stage, cached: true });
+    expect(generated(events).result_video_key).toBe(first.result_video_key);
+  });
+
+  it('an edited line re-synthesizes only that line', async () => {
+    const manifests = async () => (await store.list(`assets/${ASSET}/artifacts/synthesis-`)).filter((k) => k.endsWith('manifest.json')).length;
+    const before = await manifests();
+    const script = JSON.parse((await store.getBuffer(blobKeys.script(VERSION))).toString()) as VersionScript;
+    script.segments[1]!.target_text = 'Muchas gracias, me alegro de estar aquí.';
+    await store.put(blobKeys.script(VERSION), JSON.stringify(script));
+    const events: EmittedEvent[] = [];
+    await generateVersion(job(2), runtime(events));
+    expect(await manifests()).toBe(before + 1);
+    expect(generated(events).result_video_key).toBe(blobKeys.resultVideo(VERSION, 2));
+    expect(await store.has(blobKeys.resultVideo(VERSION, 1))).toBe(true);
+  });
+
+  it('voice-over with a library voice: the library voice for every speaker, delayed over the original', async () => {
+    const events: EmittedEvent[] = [];
+    await generateVersion(job(3, { voice_over: true, voice_library_id: 'ana' }), runtime(events));
+    const e = generated(events);
+    expect(e.background_key).toBeUndefined();
+    const [f1, f2] = await lineF0s(e);
+    expect(f1!).toBeGreaterThan(160);
+    expect(f2!).toBeGreaterThan(160);
+    expect(Math.abs(semitones(f1!, f2!))).toBeLessThan(2);
+    // the dubbed speech sits 0.3 s late in the result (cross-correlation peak)
+    const sp = await wav16k(store.localPath(e.speech_key!)!, 'vo-speech');
+    const out = await wav16k(store.localPath(e.result_audio_key)!, 'vo-out');
+    let best = 0;
+    let bestV = -Infinity;
+    for (let lag = 0; lag <= 0.6 * 16000; lag += 2) {
+      let v = 0;
+      for (let i = 0; i + lag < 3 * 16000; i += 2) v += sp[i]! * out[i + lag]!;
+      if (v > bestV) [best, bestV] = [lag, v];
+    }
+    expect(Math.abs(best / 16000 - 0.3)).toBeLessThan(0.005);
+    // the original audio stays in the voice-over mix (strongly correlated with the source) and not in the replace mix
+    const original = await wav16k(sourceFile, 'source');
+    const replaced = await wav16k(store.localPath(first.result_audio_key)!, 'replace-out');
+    expect(correlation(original, out, 0, DURATION)).toBeGreaterThan(0.2);
+    expect(Math.abs(correlation(original, replaced, 0, DURATION))).toBeLessThan(0.1);
+    expect(Math.abs((await probe(store.localPath(e.result_video_key)!)).duration - DURATION)).toBeLessThan(0.05);
+  });
+
+  it('anonymization moves the dubbed voice away from the speaker', async () => {
+    const events: EmittedEvent[] = [];
+    await generateVersion(job(4, { voice_anonymization: 1 }), runtime(events));
+    const [a1, a2] = await lineF0s(generated(events));
+    const [f1, f2] = await lineF0s(first);
+    expect(semitones(f1!, a1!)).toBeGreaterThan(5); // the male speaker goes up
+    expect(semitones(f2!, a2!)).toBeLessThan(-5); // the female speaker goes down
+  });
+
+  it('with_lips fails permanently: the lips model is not installed', async () => {
+    const err = await generateVersion(job(5, {}, 'with_lips'), runtime([])).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DubError);
+    expect((err as DubError).code).toBe('engine_unavailable');
+    expect((err as DubError).retryable).toBe(false);
+    expect(await store.has(blobKeys.resultVideo(VERSION, 5))).toBe(false);
+  });
+});
