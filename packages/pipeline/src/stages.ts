@@ -4,6 +4,7 @@
  * @dub/separation and @dub/asr on first use. Each takes files and returns plain data; none
  * knows about blobs, jobs or events.
  */
+import { copyFile } from 'node:fs/promises';
 import type { DubConfig, PartialContext, SessionCache, Word } from '@dub/core';
 import type { MediaInfo } from '@dub/media';
 
@@ -91,12 +92,11 @@ export const defaultStages: PrepareStages = {
   async separate(mix, out, given, env, ctx) {
     const { separate } = await import('@dub/separation');
     const base = { config: env.config, sessions: env.sessions, tmpDir: env.tmpDir, speechPath: out.speech, backgroundPath: out.background };
-    if (given) {
-      await separate(mix, { ...base, given }, ctx);
-      return 'given_tracks';
-    }
-    await separate(mix, base, ctx);
-    return 'htdemucs';
+    const r = given ? await separate(mix, { ...base, given }, ctx) : await separate(mix, base, ctx);
+    // A given track is used in place: copy it to where the caller expects it.
+    if (r.speech !== out.speech) await copyFile(r.speech, out.speech);
+    if (r.background !== out.background) await copyFile(r.background, out.background);
+    return given ? 'given_tracks' : 'htdemucs';
   },
   async detectSpeech(speech, env, ctx) {
     const { detectSpeech } = await import('@dub/asr');

@@ -1,0 +1,40 @@
+/**
+ * prepare on a real two-speaker phone call: the speaker count is estimated as two. The call's
+ * clean speech is given as the asset's speech track, so separation takes the given-tracks path
+ * (background = mix - speech) instead of running htdemucs again (the jfk test covers that).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, expect, it } from 'vitest';
+import { blobKeys } from '@dub/core';
+import { prepareAsset } from '@dub/pipeline';
+import { makeRuntime, MEDIA, videoFromWav } from './prepare-helpers.js';
+
+const rt = makeRuntime();
+afterAll(async () => {
+  await rt.sessions.disposeAll();
+  fs.rmSync(rt.dir, { recursive: true, force: true });
+});
+
+it('two-speakers-call gives two speakers, each with a reference clip and turns of its own', async () => {
+  const video = videoFromWav(path.join(MEDIA, 'two-speakers-call.wav'), path.join(rt.dir, 'call.mp4'));
+  await rt.store.putFile(blobKeys.sourceUpload('ast_call'), video);
+  await rt.store.putFile(blobKeys.speechUpload('ast_call'), path.join(MEDIA, 'two-speakers-call.wav'));
+  const res = await prepareAsset(
+    { v: 1, type: 'prepare-asset', job_id: 'job-call', asset_id: 'ast_call', locale: 'en-US', media: { blob: blobKeys.sourceUpload('ast_call') }, speech: { blob: blobKeys.speechUpload('ast_call') }, versions: [] },
+    rt,
+  );
+  const t = res.transcript;
+  expect(t.speakers).toHaveLength(2);
+  for (const sp of t.speakers) {
+    expect(sp.reference_key).toBeDefined();
+    expect((await rt.store.stat(sp.reference_key!))!.size).toBeGreaterThan(16000 * 2 * 3);
+    expect(sp.speech_seconds).toBeGreaterThan(3);
+  }
+  const used = new Set(t.segments.map((s) => s.speaker));
+  expect([...used].sort()).toEqual(t.speakers.map((s) => s.id).sort());
+  expect(rt.jobs).toEqual([]);
+  expect(t.duration).toBeGreaterThan(29);
+  const sep = rt.events.find((e) => e.type === 'stage_done' && e.stage === 'separation');
+  expect(sep).toMatchObject({ cached: false });
+}, 600_000);
