@@ -88,7 +88,7 @@ export class WorkerDaemon {
     let pool: ThreadPool | undefined;
     try {
       const jsm = await jetstreamManager(nc);
-      if (o.ensure ?? true) await ensureStreams(jsm, topology);
+      if (o.ensure ?? true) await ensureStreams(jsm, topology, { updateWorkerConsumer: true });
       const info = await jsm.consumers.info(topology.names.jobsStream, topology.names.workerConsumer);
       const ackWaitMs = millis(info.config.ack_wait ?? 30_000_000_000);
       const heartbeatMs = Math.max(50, Math.min(o.heartbeatMs ?? Infinity, Math.floor(ackWaitMs / 3)));

@@ -74,6 +74,7 @@ interface JobRecord {
   state: 'queued' | 'running' | 'waiting' | 'finished';
   pendingEvents: number;
   timer?: NodeJS.Timeout;
+  removing?: boolean;
 }
 
 interface PendingEvent {
@@ -257,10 +258,11 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
   }
 
   private async maybeRemove(r: JobRecord): Promise<void> {
-    if (r.state !== 'finished' || r.pendingEvents > 0 || this.records.get(r.job.job_id) !== r) return;
+    if (r.state !== 'finished' || r.pendingEvents > 0 || this.records.get(r.job.job_id) !== r || r.removing) return;
+    r.removing = true;
+    await fsp.rm(this.jobFile(r.job.job_id), { force: true });
     this.records.delete(r.job.job_id);
     this.finishedAt.set(r.job.job_id, Date.now());
-    await fsp.rm(this.jobFile(r.job.job_id), { force: true });
     this.pruneFinished();
     this.checkIdle();
   }

@@ -90,7 +90,7 @@ async function upsertStream(jsm: JetStreamManager, name: string, cfg: Record<str
   await jsm.streams.update(name, cfg);
 }
 
-async function upsertConsumer(jsm: JetStreamManager, stream: string, name: string, cfg: Record<string, unknown>): Promise<void> {
+async function upsertConsumer(jsm: JetStreamManager, stream: string, name: string, cfg: Record<string, unknown>, update: boolean): Promise<void> {
   try {
     await jsm.consumers.info(stream, name);
   } catch (e) {
@@ -98,11 +98,15 @@ async function upsertConsumer(jsm: JetStreamManager, stream: string, name: strin
     await jsm.consumers.add(stream, { durable_name: name, ...cfg });
     return;
   }
-  await jsm.consumers.update(stream, name, cfg);
+  if (update) await jsm.consumers.update(stream, name, cfg);
 }
 
-/** Create or update both streams and both durable consumers. Safe to call from every process. */
-export async function ensureStreams(jsm: JetStreamManager, o: TopologyOptions | ResolvedTopology = {}): Promise<ResolvedTopology> {
+/**
+ * Create or update both streams, and create both durable consumers when missing. Safe to call
+ * from every process. An existing consumer is updated only with `updateWorkerConsumer` (the
+ * worker daemon, whose `ack_wait` it is), so an API front opening the queue never resets it.
+ */
+export async function ensureStreams(jsm: JetStreamManager, o: TopologyOptions | ResolvedTopology = {}, opts: { updateWorkerConsumer?: boolean } = {}): Promise<ResolvedTopology> {
   const t = 'replicas' in o && 'names' in o && typeof (o as ResolvedTopology).ackWaitMs === 'number' ? (o as ResolvedTopology) : resolveTopology(o);
   const n = t.names;
   await upsertStream(jsm, n.jobsStream, {
@@ -127,13 +131,13 @@ export async function ensureStreams(jsm: JetStreamManager, o: TopologyOptions | 
     ack_wait: nanos(t.ackWaitMs),
     max_deliver: -1,
     max_ack_pending: 10_000,
-  });
+  }, opts.updateWorkerConsumer ?? false);
   await upsertConsumer(jsm, n.eventsStream, n.eventsConsumer, {
     ack_policy: AckPolicy.Explicit,
     deliver_policy: DeliverPolicy.All,
     ack_wait: nanos(30_000),
     max_deliver: -1,
     max_ack_pending: 1000,
-  });
+  }, false);
   return t;
 }
