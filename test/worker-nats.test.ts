@@ -218,6 +218,17 @@ describe('NATS worker daemon', () => {
     expect(again).toEqual([]);
   });
 
+  it('runs jobs whose threads read and write blobs in the NATS object store', async () => {
+    const bucket = `t-jobs-${randomBytes(4).toString('hex')}`;
+    const s = await setup({ handlersModule: CONTROL_HANDLERS, concurrency: 2, blobs: { kind: 'nats', servers: [nats.url], bucket } });
+    await s.queue.enqueue(assetJob('limit50-objstore'));
+    await s.log.waitFor(isType('limit50-objstore', 'asset_prepared'));
+    const store = await NatsObjectBlobStore.connect({ servers: [nats.url], bucket });
+    cleanups.push(() => store.close());
+    const span = JSON.parse((await store.getBuffer('limits/job-limit50-objstore.json')).toString()) as { start: number; end: number };
+    expect(span.end - span.start).toBeGreaterThanOrEqual(45);
+  });
+
   it('stores blobs in the NATS object store', async () => {
     const bucket = `t-blobs-${randomBytes(4).toString('hex')}`;
     const store = await NatsObjectBlobStore.connect({ servers: [nats.url], bucket });

@@ -20,7 +20,7 @@ export const WORKER_USAGE = `usage: dub worker --nats nats://HOST:4222 [options]
   --handlers MODULE       module exporting jobHandlers (default @dub/pipeline)
   --metrics-port P        serve /healthz and /metrics on port P
   --limit NAME=N          per-stage limit used through rt.withLimit (default gpu=1), repeatable
-  --ack-wait MS           ack wait of the worker consumer when it is created (default 30000)
+  --ack-wait MS           ack wait of the worker consumer, set at start (default 30000)
   --drain-timeout MS      on SIGTERM, wait this long for jobs in hand before naking them (default 30000)
   --max-deliver N         deliveries before a retryable failure is final (default 5)`;
 
