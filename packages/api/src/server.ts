@@ -188,7 +188,20 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         response: { 201: { $ref: 'Asset#' }, ...errors(400, 401, 403, 429, 500) },
       },
     },
-    async (req, reply) => reply.status(201).send(await handleUpload(req, { service, store: ctx.store, checks, org: org(req), baseUrl: baseUrlOf(req, o), maxMediaBytes: service.limitsFor(org(req)).max_media_bytes })),
+    async (req, reply) => {
+      try {
+        return reply.status(201).send(await handleUpload(req, { service, store: ctx.store, checks, org: org(req), baseUrl: baseUrlOf(req, o), maxMediaBytes: service.limitsFor(org(req)).max_media_bytes }));
+      } catch (e) {
+        // Refused before the whole body arrived (size limit, bad request part): discard the rest
+        // unparsed and close the connection after the answer.
+        if (!req.raw.complete) {
+          req.raw.unpipe();
+          req.raw.resume();
+          reply.header('connection', 'close');
+        }
+        throw e;
+      }
+    },
   );
 
   app.get(
