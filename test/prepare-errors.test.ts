@@ -119,12 +119,12 @@ describe('versions and handlers', () => {
     expect(err).toMatchObject({ code: 'not_found', retryable: true });
   });
 
-  it('generate-version fails permanently with engine_unavailable in this build', async () => {
+  it('generate-version of a version whose script does not exist fails without retry', async () => {
     const err = await createJobHandlers()['generate-version'](
       { v: 1, type: 'generate-version', job_id: 'g1', asset_id: 'a', version_id: 'ver_g', locale: 'es-ES', mode: 'no_lips', script_key: blobKeys.script('ver_g'), generation: 1, options: {} },
       rt,
     ).catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'engine_unavailable', retryable: false });
+    expect(err).toMatchObject({ code: 'not_found', retryable: false });
   });
 
   it('the worker loads these handlers from @dub/pipeline', async () => {

@@ -1,12 +1,12 @@
 /**
  * The job handlers the worker runs (@dub/worker loads `jobHandlers` from this package by
- * default). prepare-asset and prepare-version are the real orchestrations; generate-version is
- * not part of this build yet and fails permanently with `engine_unavailable`.
+ * default): prepare-asset, prepare-version and generate-version.
  */
-import { DubError, type JobHandlers } from '@dub/core';
+import type { JobHandlers } from '@dub/core';
 import { loadTranslateConfig, type TranslateConfig } from '@dub/translate';
 import { prepareAsset, type PrepareAssetOptions } from './prepare-asset.js';
 import { prepareVersion } from './prepare-version.js';
+import { generateVersion } from './generate.js';
 
 export interface JobHandlersOptions extends PrepareAssetOptions {
   /** Translation configuration; default loadTranslateConfig(process.env), read on first use. */
@@ -23,12 +23,8 @@ export function createJobHandlers(opts: JobHandlersOptions = {}): JobHandlers {
     'prepare-version': async (job, rt) => {
       await prepareVersion(job, rt, { translate: translateConfig() });
     },
-    'generate-version': async (job) => {
-      throw new DubError(
-        'engine_unavailable',
-        `generation of version ${job.version_id} is not possible: the generation stages (synthesis, duration fitting, mixing, lips, mux) are not part of this build yet`,
-        { retryable: false, details: { version_id: job.version_id } },
-      );
+    'generate-version': async (job, rt) => {
+      await generateVersion(job, rt);
     },
   };
 }

@@ -7,3 +7,4 @@ export { buildTranscript, segmentId } from './transcript.js';
 export { prepareAsset, prepareVersionJobId, type PrepareAssetOptions, type PrepareAssetResult } from './prepare-asset.js';
 export { prepareVersion, type PrepareVersionOptions, type PrepareVersionResult } from './prepare-version.js';
 export { createJobHandlers, jobHandlers, type JobHandlersOptions } from './handlers.js';
+export { generateVersion, type GenerateVersionOptions, type GenerateVersionResult } from './generate.js';
