@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   worker: () => import('./commands/worker.js'),
   serve: () => import('./commands/serve.js'),
   keys: () => import('./commands/keys.js'),
+  run: () => import('./commands/run.js'),
 };
 
 function usage(): string {

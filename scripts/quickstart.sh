@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# One command from a fresh clone to a dubbed video, on the embedded defaults:
+# installs what the machine lacks (Debian packages, npm ci), builds, makes a sample video with
+# espeak-ng, and dubs it from English into Spanish. Output in ./dub-output/es-ES/.
+#   bash scripts/quickstart.sh [input.mp4 [from [to]]]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export ONNXRUNTIME_NODE_INSTALL=skip npm_config_onnxruntime_node_install=skip
+need=()
+for b in ffmpeg espeak-ng apertium pocketsphinx_continuous; do command -v "$b" >/dev/null 2>&1 || need+=("$b"); done
+[ -d /usr/share/apertium/apertium-eng-spa ] || need+=(apertium-eng-spa)
+[ -d /usr/share/pocketsphinx/model/en-us ] || need+=(pocketsphinx-en-us)
+if [ ${#need[@]} -gt 0 ]; then
+  pkgs=(ffmpeg espeak-ng apertium apertium-eng-spa pocketsphinx pocketsphinx-en-us)
+  if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
+  $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
+fi
+[ -d node_modules ] || npm ci --no-audit --no-fund
+npm run build
+input="${1:-}"
+if [ -z "$input" ]; then input=sample.mp4; bash scripts/make-sample.sh "$input" >/dev/null; fi
+npx dub run --input "$input" --from "${2:-en-US}" --to "${3:-es-ES}" --out dub-output
