@@ -34,6 +34,11 @@ export interface CreateApiOptions extends ApiOptions {
   /** Blob store; default FsBlobStore in <dataDir>/blobs. */
   store?: BlobStore;
   logger?: Logger;
+  /**
+   * Cache asset views in memory for GET asset. Default: on with PGlite (one process owns it), off
+   * with PostgreSQL (several API instances may write); turn on only when one instance runs.
+   */
+  assetCache?: boolean;
   /** Start the outbox dispatcher (default true). */
   dispatch?: boolean;
 }
@@ -79,7 +84,7 @@ export async function createApi(opts: CreateApiOptions): Promise<DubApi> {
     pollMs: options.outboxPollMs,
     onResult: (kind, ok) => metrics.inc('dub_outbox_deliveries_total', 'Callback and e-mail delivery attempts.', { kind, result: ok ? 'ok' : 'error' }),
   });
-  const service = new DubService({ db, store, queue: opts.transport.queue, options, signer, logger, onOutbox: () => dispatcher.kick() });
+  const service = new DubService({ db, store, queue: opts.transport.queue, options, signer, logger, onOutbox: () => dispatcher.kick(), assetCache: opts.assetCache ?? db.kind === 'pglite' });
   const voices = VoiceCatalog.load();
   const app = await buildServer({
     service,

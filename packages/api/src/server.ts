@@ -98,35 +98,47 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   app.setErrorHandler((err, req, reply) => errorReply(err as Error, req, reply));
   app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `no route ${req.method} ${req.url.split('?')[0]}` }));
 
-  app.addHook('onRequest', async (req, reply) => {
+  app.addHook('onRequest', (req, reply, done) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
     const mode: AuthMode = req.routeOptions.config?.auth ?? 'key';
-    if (mode === 'public' || !req.routeOptions.url) return;
+    if (mode === 'public' || !req.routeOptions.url) return done();
     if (mode === 'key-or-studio') {
       const q = req.query as Record<string, string | undefined>;
       const vid = (req.params as Record<string, string>).version_id;
       if (q.sig !== undefined && vid) {
-        req.access = service.checkStudioToken(vid, q.expires, q.sig);
-        return;
+        try {
+          req.access = service.checkStudioToken(vid, q.expires, q.sig);
+        } catch (e) {
+          return done(e as Error);
+        }
+        return done();
       }
     }
     const p = ctx.keys.authenticate(req.headers.authorization);
-    if (!p) return reply.status(401).header('www-authenticate', 'Bearer').send({ detail: 'missing or invalid API key (Authorization: Bearer <API_KEY>)' });
+    if (!p) {
+      reply.status(401).header('www-authenticate', 'Bearer').send({ detail: 'missing or invalid API key (Authorization: Bearer <API_KEY>)' });
+      return;
+    }
     const retry = ctx.limiter.hit(p.keyId);
-    if (retry !== undefined) return reply.status(429).header('retry-after', String(retry)).send({ detail: `rate limit of ${o.rateLimitPerMin} requests per minute exceeded; retry in ${retry} s` });
+    if (retry !== undefined) {
+      reply.status(429).header('retry-after', String(retry)).send({ detail: `rate limit of ${o.rateLimitPerMin} requests per minute exceeded; retry in ${retry} s` });
+      return;
+    }
     req.principal = p;
     req.access = { org: p.org };
+    done();
   });
   // An absent body is an empty object: optional bodies (revise, studio_url, new version) need none.
-  app.addHook('preValidation', async (req) => {
+  app.addHook('preValidation', (req, _reply, done) => {
     if ((req.body === undefined || req.body === null) && req.method !== 'GET' && req.method !== 'HEAD') req.body = {};
+    done();
   });
-  app.addHook('onResponse', async (req, reply) => {
+  app.addHook('onResponse', (req, reply, done) => {
     const route = req.routeOptions.url ?? 'unmatched';
-    const labels = { method: req.method, route, status: String(reply.statusCode) };
-    ctx.metrics.inc('dub_http_requests_total', 'HTTP requests by route and status.', labels);
+    ctx.metrics.inc('dub_http_requests_total', 'HTTP requests by route and status.', { method: req.method, route, status: String(reply.statusCode) });
     const t0 = (req as unknown as { t0?: bigint }).t0;
     if (t0) ctx.metrics.observe('dub_http_request_duration_seconds', 'HTTP request duration.', { method: req.method, route }, Number(process.hrtime.bigint() - t0) / 1e9);
+    done();
   });
 
   const checks: CreateChecks = { allowPrivateUrls: o.allowPrivateUrls, allowInsecureCallbacks: o.allowInsecureCallbacks, isLibraryVoice: (id) => ctx.voices.has(id) };

@@ -38,6 +38,7 @@ import {
   type VersionErrorObject,
 } from '@dub/core';
 import { formatSubtitles, serializeSrt, type SubtitleSegment } from '@dub/srt';
+import { AssetViewCache, type AssetView } from './asset-view-cache.js';
 import * as cat from './catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from './catalog.js';
 import type { Db, Queryable } from './db/db.js';
@@ -63,6 +64,8 @@ export interface ServiceDeps {
   /** Called after a transaction that wrote outbox rows committed (wakes the dispatcher). */
   onOutbox?: () => void;
   now?: () => Date;
+  /** Cache asset views for GET asset (only when this process is the database's only writer). */
+  assetCache?: boolean;
 }
 
 export interface UploadedMedia {
@@ -89,8 +92,10 @@ export class DubService {
   private readonly log: Logger;
   private readonly now: () => Date;
   private readonly onOutbox: () => void;
+  private readonly cache: AssetViewCache | undefined;
 
   constructor(deps: ServiceDeps) {
+    this.cache = deps.assetCache ? new AssetViewCache() : undefined;
     this.db = deps.db;
     this.store = deps.store;
     this.queue = deps.queue;
@@ -204,9 +209,25 @@ export class DubService {
   }
 
   async getAsset(org: string, assetId: string, baseUrl: string): Promise<Asset> {
-    const a = await this.ownAsset(org, assetId);
-    const [dubs, vers] = await Promise.all([cat.dubbingsOf(this.db, [assetId]), cat.versionsOf(this.db, [assetId])]);
-    return toAsset(a, dubs, vers, this.mediaLink(baseUrl));
+    const view = await this.assetView(assetId);
+    if (!view || view.asset.org_id !== org) throw new NotFoundError(`asset ${assetId} not found`);
+    return toAsset(view.asset, view.dubbings, view.versions, this.mediaLink(baseUrl));
+  }
+
+  private async assetView(assetId: string): Promise<AssetView | undefined> {
+    const hit = this.cache?.get(assetId);
+    if (hit) return hit;
+    const epoch = this.cache?.epoch(assetId) ?? 0;
+    const asset = await cat.getAsset(this.db, assetId);
+    if (!asset) return undefined;
+    const [dubbings, versions] = await Promise.all([cat.dubbingsOf(this.db, [assetId]), cat.versionsOf(this.db, [assetId])]);
+    const view = { asset, dubbings, versions };
+    this.cache?.set(assetId, epoch, view);
+    return view;
+  }
+
+  private invalidate(assetId: string | undefined): void {
+    if (assetId) this.cache?.invalidate(assetId);
   }
 
   /** Signed links to an asset's source video and thumbnail (same lifetime as result URLs). */
@@ -244,6 +265,15 @@ export class DubService {
 
   async addLanguages(org: string, assetId: string, languages: LanguageInput[], auto: AutoGenerate, baseUrl: string): Promise<Asset> {
     await this.checkCreateBalance(org, auto);
+    try {
+      await this.addLanguagesTx(org, assetId, languages, auto);
+    } finally {
+      this.invalidate(assetId);
+    }
+    return this.getAsset(org, assetId, baseUrl);
+  }
+
+  private async addLanguagesTx(org: string, assetId: string, languages: LanguageInput[], auto: AutoGenerate): Promise<void> {
     await this.db.transaction(async (tx) => {
       const a = await this.ownAsset(org, assetId, tx);
       if (a.error) throw new ValidationError(`asset ${assetId} failed (${a.error.error_code}); languages cannot be added to a failed asset`, { field: 'asset_id' });
@@ -255,7 +285,6 @@ export class DubService {
       // Before the asset is prepared, the asset_prepared event enqueues these (see applyWorkerEvent).
       if (a.transcript_key) for (const s of specs) await this.queue.enqueue(this.prepareVersionJob(a, s, undefined));
     });
-    return this.getAsset(org, assetId, baseUrl);
   }
 
   private prepareVersionJob(a: AssetRow, spec: PrepareVersionJob['version'], suffix: string | undefined, copyFrom?: string): PrepareVersionJob {
@@ -353,8 +382,9 @@ export class DubService {
       throw new ValidationError(`studio_url_request.expiration_minutes: must be an integer from 1 to ${MAX_STUDIO_MINUTES}`, { field: 'studio_url_request.expiration_minutes' });
     }
     const removed: string[] = [];
-    await this.writeTx(async (tx, changes) => {
+    await this.writeTx(async (tx, changes, touch) => {
       const v = await this.accessVersion({ org }, versionId, tx, true);
+      touch(v.asset_id);
       const a = (await cat.getAsset(tx, v.asset_id))!;
       const unprepared = v.status === 'Failed' && !v.script_key;
       const trigger: VersionTrigger = unprepared ? 'revise_unprepared' : 'revise';
@@ -392,8 +422,9 @@ export class DubService {
    */
   async generate(org: string, versionId: string, mode: GenerateMode, baseUrl: string): Promise<Version> {
     let failedForBalance: string | undefined;
-    await this.writeTx(async (tx, changes) => {
+    await this.writeTx(async (tx, changes, touch) => {
       const v = await this.accessVersion({ org }, versionId, tx, true);
+      touch(v.asset_id);
       const a = (await cat.getAsset(tx, v.asset_id))!;
       failedForBalance = await this.startGeneration(tx, changes, a, v, mode);
     });
@@ -449,8 +480,9 @@ export class DubService {
   /** POST /v1/dubbings/{id}/versions: a new version as a copy of an existing one's script (ReadyToEdit at once). */
   async newVersion(org: string, dubbingId: string, body: { from_version_id?: string; name?: string }, baseUrl: string): Promise<Version> {
     const id = newId('ver');
-    await this.writeTx(async (tx, changes) => {
+    await this.writeTx(async (tx, changes, touch) => {
       const d = await cat.getDubbing(tx, dubbingId);
+      if (d) touch(d.asset_id);
       const a = d ? await cat.getAsset(tx, d.asset_id) : undefined;
       if (!d || !a || a.org_id !== org) throw new NotFoundError(`dubbing ${dubbingId} not found`);
       const siblings = (await cat.versionsOf(tx, [a.asset_id])).filter((v) => v.dubbing_id === dubbingId);
@@ -556,7 +588,8 @@ export class DubService {
   /** Apply one worker event (at least once delivery: stale or repeated events change nothing). */
   async applyWorkerEvent(ev: WorkerEvent): Promise<void> {
     if (ev.type === 'progress' || ev.type === 'stage_done') return;
-    await this.writeTx(async (tx, changes) => {
+    await this.writeTx(async (tx, changes, touch) => {
+      touch(ev.asset_id);
       const a = await cat.getAsset(tx, ev.asset_id);
       if (!a) {
         this.log.warn({ event: ev.type, asset_id: ev.asset_id }, 'worker event for an unknown asset ignored');
@@ -655,11 +688,23 @@ export class DubService {
   // ---------------------------------------------------------------- internals
 
   /** A transaction that collects status changes and writes their outbox rows before committing. */
-  private async writeTx(fn: (tx: Queryable, changes: StatusChange[]) => Promise<void>): Promise<void> {
+  private async writeTx(fn: (tx: Queryable, changes: StatusChange[], touch: (assetId: string) => void) => Promise<void>): Promise<void> {
+    let wrote = false;
+    const touched = new Set<string>();
+    try {
+      await this.writeTxInner(fn, touched, () => (wrote = true));
+    } finally {
+      for (const id of touched) this.invalidate(id);
+    }
+    if (wrote) this.onOutbox();
+  }
+
+  private async writeTxInner(fn: (tx: Queryable, changes: StatusChange[], touch: (assetId: string) => void) => Promise<void>, touched: Set<string>, onWrote: () => void): Promise<void> {
     let wrote = false;
     await this.db.transaction(async (tx) => {
       const changes: StatusChange[] = [];
-      await fn(tx, changes);
+      await fn(tx, changes, (id) => touched.add(id));
+      for (const c of changes) touched.add(c.asset.asset_id);
       const now = this.now();
       for (const c of changes) {
         for (const item of outboxItemsFor(c, nowIso(now), this.o.orgEmails[c.asset.org_id])) {
@@ -668,7 +713,7 @@ export class DubService {
         }
       }
     });
-    if (wrote) this.onOutbox();
+    if (wrote) onWrote();
   }
 }
 
