@@ -3,9 +3,9 @@
  * speech + music mix made from the shared recordings:
  *  - in-memory audio: output lengths, rate and channels; separated speech and background each
  *    improve SI-SDR over the mix by several dB; progress per window, ending at 1;
- *  - a WAV file: streamed to two WAV files equal to the in-memory result;
- *  - a long WAV file: peak RSS exceeds that of the short clip by less than the long input's size
- *    as float samples (streaming: memory does not grow with the input);
+ *  - a longer WAV file: streamed to two WAV files of its length with the same quality, its peak
+ *    RSS above that of the short clip by less than the long input's size as float samples
+ *    (streaming: memory does not grow with the input);
  *  - abort between windows: rejects with code "aborted" and leaves no partial files;
  *  - input at a rate the engine does not take in memory is refused.
  */
@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Progress } from '@dub/core';
-import { readWav, wavInfo } from '@dub/media';
+import { readWav } from '@dub/media';
 import type { SeparationEngine } from '../types.js';
 import { loadMixFixture, makeSpeechMusicMix, type LoadedMixFixture, type MixFixture } from './fixtures.js';
 import { siSdr } from './metrics.js';
@@ -24,17 +24,20 @@ export interface ConformanceOptions {
   mediaDir: string;
   /** Length of the quality clip in seconds (default 8). */
   clipSeconds?: number;
-  /** Length of the memory clip in seconds (default 60). */
+  /** Length of the longer clip streamed from a WAV file, in seconds (default 30). */
   longSeconds?: number;
   /** Minimum SI-SDR improvement over the mix, in dB, of speech and of background (default 6). */
   minImprovementDb?: number;
   /** Peak RSS growth allowed on the long input, as a fraction of its size as float samples (default 1). */
   maxRssGrowth?: number;
+  /** Time allowed for one short-clip test (default 300 s: HTDemucs on 2 busy cores is slow). */
+  timeoutMs?: number;
 }
 
 export function separationConformance(name: string, createEngine: () => Promise<SeparationEngine>, options: ConformanceOptions): void {
   const clipSeconds = options.clipSeconds ?? 8;
-  const longSeconds = options.longSeconds ?? 60;
+  const longSeconds = options.longSeconds ?? 30;
+  const timeoutMs = options.timeoutMs ?? 300_000;
   const minImprovement = options.minImprovementDb ?? 6;
   const maxRssGrowth = options.maxRssGrowth ?? 1;
 
@@ -42,13 +45,15 @@ export function separationConformance(name: string, createEngine: () => Promise<
     let dir: string;
     let engine: SeparationEngine;
     let clip: LoadedMixFixture;
-    let planar: { speech: Float32Array[]; background: Float32Array[] } | undefined;
     let shortPeak: number | undefined;
+    let longFixture: MixFixture;
 
     beforeAll(async () => {
       dir = await fs.mkdtemp(path.join(os.tmpdir(), 'dub-separation-conformance-'));
       engine = await createEngine();
       clip = await loadMixFixture(await makeSpeechMusicMix({ mediaDir: options.mediaDir, dir: path.join(dir, 'clip'), seconds: clipSeconds, sampleRate: engine.sampleRate }));
+      // Files only: the long references are read after its run, so they do not count in its peak.
+      longFixture = await makeSpeechMusicMix({ mediaDir: options.mediaDir, dir: path.join(dir, 'long'), seconds: longSeconds, sampleRate: engine.sampleRate, musicStart: 5 });
     });
 
     afterAll(async () => {
@@ -58,7 +63,8 @@ export function separationConformance(name: string, createEngine: () => Promise<
 
     it('separates audio in memory into speech and background', async () => {
       const progress: Progress[] = [];
-      const out = await engine.separate(clip.mix, { onProgress: (p) => progress.push(p) });
+      const { result: out, peak } = await withPeakRss((sample) => engine.separate(clip.mix, { onProgress: (p) => (progress.push(p), sample()) }));
+      shortPeak = peak;
       for (const track of [out.speech, out.background]) {
         expect(track.sampleRate).toBe(engine.sampleRate);
         expect(track.channels).toHaveLength(engine.channels);
@@ -72,44 +78,30 @@ export function separationConformance(name: string, createEngine: () => Promise<
       expect(progress.length).toBeGreaterThanOrEqual(2);
       for (let i = 1; i < progress.length; i++) expect(progress[i]!.fraction).toBeGreaterThan(progress[i - 1]!.fraction);
       expect(progress.at(-1)!.fraction).toBe(1);
-      planar = { speech: out.speech.channels, background: out.background.channels };
-    });
+    }, timeoutMs);
 
-    it('streams a WAV file to two WAV files equal to the in-memory result', async () => {
-      const speechPath = path.join(dir, 'clip-speech.wav');
-      const backgroundPath = path.join(dir, 'clip-background.wav');
-      const { result: out, peak } = await withPeakRss((sample) => engine.separate({ path: clip.mixPath, speechPath, backgroundPath, format: 'float32' }, { onProgress: sample }));
-      shortPeak = peak;
+    it('streams a longer WAV file to two WAV files in bounded memory', async () => {
+      const inputBytes = longFixture.frames * 2 * 4;
+      const speechPath = path.join(dir, 'long-speech.wav');
+      const backgroundPath = path.join(dir, 'long-background.wav');
+      if (shortPeak === undefined) shortPeak = (await withPeakRss((sample) => engine.separate(clip.mix, { onProgress: sample }))).peak;
+      const { result: out, peak } = await withPeakRss((sample) => engine.separate({ path: longFixture.mixPath, speechPath, backgroundPath, format: 'float32' }, { onProgress: sample }));
       expect(out).toEqual({ speech: speechPath, background: backgroundPath });
+      const long = await loadMixFixture(longFixture);
       const speech = await readWav(speechPath);
       const background = await readWav(backgroundPath);
       expect(speech.sampleRate).toBe(engine.sampleRate);
-      expect(speech.channels[0]!.length).toBe(clip.frames);
-      expect(background.channels[0]!.length).toBe(clip.frames);
-      expect(siSdr(speech.channels, clip.speech.channels)).toBeGreaterThan(siSdr(clip.mix.channels, clip.speech.channels) + minImprovement);
-      if (planar) {
-        expect(maxAbsDiff(speech.channels, planar.speech)).toBeLessThan(1e-4);
-        expect(maxAbsDiff(background.channels, planar.background)).toBeLessThan(1e-4);
-      }
-    });
-
-    it('keeps memory bounded on a long WAV input', async () => {
-      const long: MixFixture = await makeSpeechMusicMix({ mediaDir: options.mediaDir, dir: path.join(dir, 'long'), seconds: longSeconds, sampleRate: engine.sampleRate });
-      const inputBytes = long.frames * 2 * 4;
-      const speechPath = path.join(dir, 'long-speech.wav');
-      const backgroundPath = path.join(dir, 'long-background.wav');
-      if (shortPeak === undefined) {
-        // Run alone: take the short clip's file-to-file peak first.
-        shortPeak = (await withPeakRss((sample) => engine.separate({ path: clip.mixPath, speechPath, backgroundPath }, { onProgress: sample }))).peak;
-      }
-      const { peak } = await withPeakRss((sample) => engine.separate({ path: long.mixPath, speechPath, backgroundPath }, { onProgress: sample }));
-      // Streaming: a long input needs no more memory than a short one (the model's own peak is
-      // the same for both); holding the input or the tracks would add several times inputBytes.
+      expect(speech.channels).toHaveLength(engine.channels);
+      expect(speech.channels[0]!.length).toBe(long.frames);
+      expect(background.channels[0]!.length).toBe(long.frames);
+      expect(siSdr(speech.channels, long.speech.channels) - siSdr(long.mix.channels, long.speech.channels)).toBeGreaterThan(minImprovement);
+      expect(siSdr(background.channels, long.music.channels) - siSdr(long.mix.channels, long.music.channels)).toBeGreaterThan(minImprovement);
+      // Streaming: the long file needs no more memory than the short clip in memory did (the
+      // model's own peak is the same for both); holding the input or the tracks would add
+      // several times inputBytes.
       const growth = peak - shortPeak;
       expect(growth, `peak RSS ${(peak / 1e6).toFixed(0)} MB on ${longSeconds} s vs ${(shortPeak / 1e6).toFixed(0)} MB on ${clipSeconds} s; input ${(inputBytes / 1e6).toFixed(1)} MB as float`).toBeLessThan(inputBytes * maxRssGrowth);
-      expect((await wavInfo(speechPath)).frames).toBe(long.frames);
-      expect((await wavInfo(backgroundPath)).frames).toBe(long.frames);
-    });
+    }, timeoutMs * 4);
 
     it('stops between windows when aborted and leaves no partial files', async () => {
       const controller = new AbortController();

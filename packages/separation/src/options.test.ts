@@ -1,0 +1,37 @@
+import os from 'node:os';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '@dub/core';
+import { resolveEngineOptions, resolveSeparateOptions } from './options.js';
+import { SEPARATION_ENGINE_IDS, separationEngines } from './registry.js';
+
+const config = loadConfig({ DUB_MODELS_DIR: '/models', DUB_DEVICE: 'cuda:1', DUB_ONNX_THREADS: '3', DUB_TMP_DIR: '/scratch' });
+
+describe('separation options', () => {
+  it('resolves partial options into complete ones: explicit, then config, then defaults', () => {
+    const o = resolveSeparateOptions({ config });
+    expect(o.engine).toBe('htdemucs');
+    expect(o.format).toBe('float32');
+    expect(o.given).toBeUndefined();
+    expect(o.engineOptions).toMatchObject({ device: 'cuda:1', threads: 3, modelsDir: '/models', overlap: 0.25, tmpDir: '/scratch' });
+    const e = resolveEngineOptions({ config: loadConfig({}), device: 'cpu', threads: 0, overlap: 0.5 });
+    expect(e.threads).toBe(os.availableParallelism());
+    expect(e.overlap).toBe(0.5);
+    expect(e.device).toBe('cpu');
+  });
+
+  it('refuses bad values with validation errors naming the field', () => {
+    expect(() => resolveEngineOptions({ config, overlap: 1 })).toThrow(expect.objectContaining({ code: 'validation_error', field: 'overlap' }));
+    expect(() => resolveEngineOptions({ config, threads: -1 })).toThrow(expect.objectContaining({ field: 'threads' }));
+    expect(() => resolveSeparateOptions({ config, engine: 'nope' as never })).toThrow(expect.objectContaining({ field: 'engine' }));
+  });
+
+  it('an empty given object means no given tracks', () => {
+    expect(resolveSeparateOptions({ config, given: {} }).given).toBeUndefined();
+  });
+
+  it('lists its engines; each loads lazily into a module with createEngine', async () => {
+    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs']);
+    const mod = await separationEngines.htdemucs();
+    expect(typeof mod.createEngine).toBe('function');
+  });
+});
