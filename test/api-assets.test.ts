@@ -83,8 +83,8 @@ for (const kind of dbKinds()) {
       ['speech_url bad', { speech_url: 'nope' }, /^speech_url is not a valid URL/],
       ['callback_url bad', { callback_url: 'gopher://x' }, /^callback_url must use/],
       ['voice_over without library voice', { voice_over: true }, /voice_over_library_required/],
-      ['voice_over with lips', { voice_over: true, voice_library_id: 'lib_ava', auto_generate: 'with_lips' }, /voice_over_with_lips_not_allowed/],
-      ['unknown library voice', { voice_library_id: 'lib_nobody' }, /^voice_library_id: unknown library voice/],
+      ['voice_over with lips', { voice_over: true, voice_library_id: 'ana', auto_generate: 'with_lips' }, /voice_over_with_lips_not_allowed/],
+      ['unknown library voice', { voice_library_id: 'nobody' }, /^voice_library_id: unknown library voice/],
       ['voice_over not boolean', { voice_over: 'yes' }, /^voice_over: must be a boolean/],
     ];
     it.each(invalid)('400 for %s', async (_what, over, detail) => {
@@ -105,7 +105,7 @@ for (const kind of dbKinds()) {
     });
 
     it('allows voice_over with a library voice and no_lips', async () => {
-      const r = await post(createBody({ voice_over: true, voice_library_id: 'lib_ava', auto_generate: 'no_lips' }));
+      const r = await post(createBody({ voice_over: true, voice_library_id: 'ana', auto_generate: 'no_lips' }));
       expect(r.statusCode).toBe(201);
       expect(r.json().languages[0].versions[0].voice_over).toBe(true);
     });

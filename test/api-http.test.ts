@@ -172,15 +172,15 @@ describe('service endpoints', () => {
     expect(r.statusCode).toBe(200);
     const voices = r.json().voices;
     expect(voices.length).toBeGreaterThanOrEqual(4);
-    expect(voices[0]).toMatchObject({ voice_id: 'lib_ava', gender: 'female', languages: expect.arrayContaining(['en-US', 'es-ES', 'th-TH']) });
+    expect(voices[0]).toMatchObject({ voice_id: 'ana', gender: 'female', languages: expect.arrayContaining(['en-US', 'es-ES', 'th-TH']) });
     const url = new URL(voices[0].preview_url);
     const p = await t.api.app.inject({ method: 'GET', url: `${url.pathname}?locale=es-ES`, headers: auth });
     expect(p.statusCode).toBe(200);
     expect(p.headers['content-type']).toBe('audio/wav');
     expect(p.rawPayload.subarray(0, 4).toString()).toBe('RIFF');
     expect(p.rawPayload.length).toBeGreaterThan(20_000);
-    expect(await t.api.store.has('voices/lib_ava/preview-es-ES.wav')).toBe(true);
-    expect((await t.api.app.inject({ method: 'GET', url: '/v1/voices/lib_nobody/preview', headers: auth })).statusCode).toBe(404);
+    expect(await t.api.store.has('voices/ana/preview-es-ES.wav')).toBe(true);
+    expect((await t.api.app.inject({ method: 'GET', url: '/v1/voices/nobody/preview', headers: auth })).statusCode).toBe(404);
     expect((await t.api.app.inject({ method: 'GET', url: `${url.pathname}?locale=he-IL`, headers: auth })).statusCode).toBe(400);
   });
 });

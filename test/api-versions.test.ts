@@ -156,7 +156,7 @@ for (const kind of dbKinds()) {
     });
 
     it('generate validation: generate_mode required and enumerated; with_lips refused for voice-over versions', async () => {
-      const { assetId, versionId } = await newAsset({ voice_over: true, voice_library_id: 'lib_adam' });
+      const { assetId, versionId } = await newAsset({ voice_over: true, voice_library_id: 'david' });
       await prepareAsset(t, assetId);
       let r = await inject('POST', `/v1/versions/${versionId}/generate`, {});
       expect(r.statusCode).toBe(400);
@@ -169,7 +169,7 @@ for (const kind of dbKinds()) {
       r = await inject('POST', `/v1/versions/${versionId}/generate`, { generate_mode: 'no_lips' });
       expect(r.statusCode).toBe(202);
       const job = t.transport.jobsOf('generate-version').find((j) => j.version_id === versionId)!;
-      expect(job.options).toMatchObject({ voice_over: true, voice_library_id: 'lib_adam' });
+      expect(job.options).toMatchObject({ voice_over: true, voice_library_id: 'david' });
       expect((await inject('POST', `/v1/versions/${versionId}/generate`, { generate_mode: 'no_lips' }, t.auth2)).statusCode).toBe(404);
     });
 

@@ -85,6 +85,7 @@ export const VoiceSchema = Type.Object(
     voice_id: Type.String(),
     name: Type.String(),
     gender: Type.Union([Type.Literal('female'), Type.Literal('male')]),
+    description: Type.String(),
     languages: Type.Array(Type.String()),
     preview_url: Type.String(),
   },

@@ -396,7 +396,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     async (req) => {
       const base = baseUrlOf(req, o);
       return {
-        voices: ctx.voices.voices.map((v) => ({ voice_id: v.voice_id, name: v.name, gender: v.gender, languages: ctx.voices.languages(), preview_url: `${base}/v1/voices/${v.voice_id}/preview` })),
+        voices: ctx.voices.voices.map((v) => ({ voice_id: v.id, name: v.name, gender: v.gender, description: v.description, languages: v.languages, preview_url: `${base}/v1/voices/${v.id}/preview` })),
       };
     },
   );
