@@ -49,6 +49,19 @@ describe('upload over real HTTP', () => {
     expect(r.status).toBe(201);
   });
 
+  it('accepts the request part sent as a field with Content-Type application/json (curl -F "request=...;type=application/json")', async () => {
+    const boundary = 'dubtestboundary';
+    const body = Buffer.concat([
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="request"\r\nContent-Type: application/json\r\n\r\n${JSON.stringify(request)}\r\n`),
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="video"; filename="in.mp4"\r\nContent-Type: video/mp4\r\n\r\n`),
+      Buffer.alloc(100, 1),
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ]);
+    const r = await fetch(`${base}/v1/assets/upload`, { method: 'POST', headers: { authorization: 'Bearer key-one', 'content-type': `multipart/form-data; boundary=${boundary}` }, body });
+    expect(r.status).toBe(201);
+    expect((await r.json()).name).toBe(request.name);
+  });
+
   it('400 for a missing video or request, a non-JSON request and request validation errors; nothing is left behind', async () => {
     const blobsBefore = (await t.api.store.list('assets/')).length;
     let r = await upload(form([{ name: 'request', value: JSON.stringify(request) }]));

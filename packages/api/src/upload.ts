@@ -56,7 +56,8 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
   try {
     for await (const part of req.parts()) {
       if (part.type === 'field') {
-        if (part.fieldname === 'request') requestText = typeof part.value === 'string' ? part.value : String(part.value);
+        // A field sent with Content-Type application/json arrives already parsed.
+        if (part.fieldname === 'request') requestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
         continue;
       }
       if (part.fieldname === 'request') {
