@@ -90,6 +90,5 @@ try {
   for (const r of rows) console.log(`| ${r.join(' | ')} |`);
   console.log(`\nSI-SDR of the mix itself: speech ${f2(mixSpeech)} dB, background ${f2(mixMusic)} dB.`);
 } finally {
-  if (!process.env.KEEP) await fs.rm(dir, { recursive: true, force: true });
-  else console.log(dir);
+  await fs.rm(dir, { recursive: true, force: true });
 }

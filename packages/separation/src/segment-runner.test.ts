@@ -5,37 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveContext, type Progress } from '@dub/core';
 import { readWav, WavReader, WavWriter, writeWav } from '@dub/media';
 import { MemorySink, planarSource } from './audio-io.js';
-import { SegmentRunner, type SegmentModel } from './segment-runner.js';
-
-/**
- * A segment model with a known answer: speech = 0.25 x window, background = 0.75 x window. The
- * reassembled tracks equal 0.25 and 0.75 x the input only when every window's samples are put
- * back where they came from and the weights are normalized.
- */
-class LinearModel implements SegmentModel {
-  readonly sampleRate = 44100;
-  readonly input: readonly [Float32Array, Float32Array];
-  readonly speech: readonly [Float32Array, Float32Array];
-  readonly background: readonly [Float32Array, Float32Array];
-  runs = 0;
-  windows: Float32Array[] = [];
-  constructor(readonly segment: number, private readonly record = true) {
-    this.input = [new Float32Array(segment), new Float32Array(segment)];
-    this.speech = [new Float32Array(segment), new Float32Array(segment)];
-    this.background = [new Float32Array(segment), new Float32Array(segment)];
-  }
-  async run(): Promise<void> {
-    this.runs++;
-    if (this.record) this.windows.push(this.input[0].slice());
-    for (let c = 0; c < 2; c++) {
-      for (let i = 0; i < this.segment; i++) {
-        this.speech[c]![i] = 0.25 * this.input[c]![i]!;
-        this.background[c]![i] = 0.75 * this.input[c]![i]!;
-      }
-    }
-  }
-  async dispose(): Promise<void> {}
-}
+import { SegmentRunner } from './segment-runner.js';
+import { ScaledSegmentModel } from './testing/scaled-model.js';
 
 function ramp(n: number, k: number): Float32Array {
   return Float32Array.from({ length: n }, (_, i) => Math.sin(i * 0.013 * k) + i / n);
@@ -58,7 +29,7 @@ describe('SegmentRunner', () => {
     [12345, 777, 0.9],
   ] as const) {
     it(`reassembles ${total} samples from segments of ${segment} (overlap ${overlap}) exactly`, async () => {
-      const model = new LinearModel(segment);
+      const model = new ScaledSegmentModel(segment);
       const runner = new SegmentRunner(model);
       const audio = { sampleRate: 44100, channels: [ramp(total, 1), ramp(total, 3)] };
       const speech = new MemorySink(2, total);
@@ -81,7 +52,7 @@ describe('SegmentRunner', () => {
   }
 
   it('feeds the model full windows centred with zeros past the ends', async () => {
-    const model = new LinearModel(100);
+    const model = new ScaledSegmentModel(100);
     const audio = { sampleRate: 44100, channels: [Float32Array.from({ length: 40 }, (_, i) => i + 1)] };
     await new SegmentRunner(model).run(planarSource(audio), { speech: new MemorySink(2, 40), background: new MemorySink(2, 40) }, 0.25, resolveContext());
     const w = model.windows[0]!;
@@ -97,7 +68,7 @@ describe('SegmentRunner', () => {
     const mono = ramp(total, 2);
     await writeWav(file, { sampleRate: 44100, channels: [mono] }, { format: 'float32' });
     const reader = await WavReader.open(file);
-    const model = new LinearModel(600);
+    const model = new ScaledSegmentModel(600);
     const speech = new MemorySink(2, total);
     const background = new MemorySink(2, total);
     try {
@@ -113,7 +84,7 @@ describe('SegmentRunner', () => {
   });
 
   it('checks the signal between windows', async () => {
-    const model = new LinearModel(100);
+    const model = new ScaledSegmentModel(100);
     const controller = new AbortController();
     const audio = { sampleRate: 44100, channels: [ramp(1000, 1), ramp(1000, 2)] };
     const run = new SegmentRunner(model).run(
@@ -140,7 +111,7 @@ describe('SegmentRunner', () => {
     }
     await writer.close();
 
-    const model = new LinearModel(343980, false);
+    const model = new ScaledSegmentModel(343980, 44100, 0.25, false);
     const reader = await WavReader.open(input);
     const speech = await WavWriter.create(path.join(dir, 'long-speech.wav'), { sampleRate: rate, channels: 2, format: 'pcm16' });
     const background = await WavWriter.create(path.join(dir, 'long-background.wav'), { sampleRate: rate, channels: 2, format: 'pcm16' });
