@@ -1,0 +1,158 @@
+/**
+ * End to end through the shipped command: `dub serve` with the embedded defaults (PGlite, blobs
+ * in the data dir, in-process queue running the real @dub/pipeline handlers in worker threads).
+ * A sample video made with espeak-ng is uploaded, prepared (separation, VAD, ASR, speakers,
+ * translation), generated (synthesis, fitting, mixing, mux) and downloaded through signed URLs;
+ * every callback's ES256 signature is checked with the served public key.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import crypto from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseSrt } from '@dub/srt';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const KEY = 'e2e-key';
+const auth = { authorization: `Bearer ${KEY}` };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as net.AddressInfo;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await fn().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+interface Received {
+  body: string;
+  signature: string;
+}
+
+describe('dub serve end to end', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-e2e-'));
+  const video = path.join(dir, 'sample.mp4');
+  const callbacks: Received[] = [];
+  let receiver: http.Server;
+  let server: ChildProcess;
+  let base = '';
+  let callbackUrl = '';
+  let serverLog = '';
+
+  beforeAll(async () => {
+    execFileSync('bash', [path.join(ROOT, 'scripts/make-sample.sh'), video], { stdio: 'ignore' });
+    receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        callbacks.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['x-signature'] ?? '') });
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+    callbackUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hook`;
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    server = spawn(process.execPath, [path.join(ROOT, 'packages/cli/bin/dub.js'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'data')], {
+      env: { ...process.env, DUB_API_KEYS: `${KEY}:org1`, DUB_ALLOW_PRIVATE_URLS: '1', DUB_LOG_LEVEL: 'warn' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    server.stdout!.on('data', (c: Buffer) => (serverLog = (serverLog + c.toString()).slice(-4000)));
+    server.stderr!.on('data', (c: Buffer) => (serverLog = (serverLog + c.toString()).slice(-4000)));
+    await waitFor('the server', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 30_000);
+  }, 60_000);
+
+  afterAll(async () => {
+    if (server && server.exitCode === null) {
+      server.kill('SIGTERM');
+      await new Promise((r) => server.once('exit', r));
+    }
+    receiver?.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('uploads, prepares, generates and serves the dubbed video, with signed callbacks', async () => {
+    const form = new FormData();
+    form.set('request', JSON.stringify({ name: 'e2e sample', locale: 'en-US', languages: [{ locale: 'es-ES' }], callback_url: callbackUrl }));
+    form.set('video', new Blob([fs.readFileSync(video)], { type: 'video/mp4' }), 'sample.mp4');
+    const created = await fetch(`${base}/v1/assets/upload`, { method: 'POST', headers: auth, body: form });
+    expect(created.status, serverLog).toBe(201);
+    const asset = (await created.json()) as { asset_id: string; languages: { versions: { version_id: string }[] }[] };
+    const versionId = asset.languages[0]!.versions[0]!.version_id;
+
+    const getVersion = async () => (await (await fetch(`${base}/v1/versions/${versionId}`, { headers: auth })).json()) as Record<string, unknown>;
+    const ready = await waitFor('ReadyToEdit', async () => {
+      const v = await getVersion();
+      if (v.status === 'Failed') throw Object.assign(new Error(`version failed: ${JSON.stringify(v.error)}`), { fatal: true });
+      return v.status === 'ReadyToEdit' ? v : undefined;
+    }, 240_000);
+    expect(ready.status).toBe('ReadyToEdit');
+    const a = (await (await fetch(`${base}/v1/assets/${asset.asset_id}`, { headers: auth })).json()) as { status: string; duration: number };
+    expect(a.status).toBe('Ready');
+    expect(a.duration).toBeGreaterThan(10);
+
+    const srt = await fetch(`${base}/v1/versions/${versionId}/srt?srt_profile=mobile`, { headers: auth });
+    expect(srt.status).toBe(200);
+    expect(srt.headers.get('content-type')).toMatch(/application\/x-subrip/);
+    const cues = parseSrt(await srt.text());
+    expect(cues.length).toBeGreaterThan(0);
+    for (const c of cues) for (const line of c.text.split('\n')) expect([...line].length).toBeLessThanOrEqual(22);
+    const source = parseSrt(await (await fetch(`${base}/v1/versions/${versionId}/srt?locality=source`, { headers: auth })).text());
+    expect(source.length).toBeGreaterThan(0);
+    expect(cues.map((c) => c.text).join(' ')).not.toBe(source.map((c) => c.text).join(' '));
+
+    const gen = await fetch(`${base}/v1/versions/${versionId}/generate`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ generate_mode: 'no_lips' }) });
+    expect(gen.status).toBe(202);
+    const done = await waitFor('Completed', async () => {
+      const v = await getVersion();
+      if (v.status === 'Failed') throw new Error(`generation failed: ${JSON.stringify(v.error)}`);
+      return v.status === 'Completed' ? v : undefined;
+    }, 240_000);
+    const resultUrl = String(done.result_url);
+    expect(done.result_audio_url).toEqual(expect.any(String));
+
+    const file = path.join(dir, 'result.mp4');
+    const res = await fetch(resultUrl);
+    expect(res.status).toBe(200);
+    fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
+    const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file], { encoding: 'utf8' })) as { streams: { codec_type: string }[]; format: { duration: string } };
+    expect(probe.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
+    expect(Math.abs(Number(probe.format.duration) - a.duration)).toBeLessThan(0.2);
+    const ranged = await fetch(resultUrl, { headers: { range: 'bytes=0-99' } });
+    expect(ranged.status).toBe(206);
+    expect((await ranged.arrayBuffer()).byteLength).toBe(100);
+    expect((await fetch(`${resultUrl}0`)).status).toBe(403);
+
+    // Callbacks: each one signed (ES256, DER, hex) over the raw body.
+    const pem = await (await fetch(`${base}/v1/callbacks/public-key`)).text();
+    const events = await waitFor('the version_generated callback', async () => {
+      const evs = callbacks.map((c) => JSON.parse(c.body) as { event: string });
+      return evs.some((e) => e.event === 'version_generated') ? evs : undefined;
+    }, 60_000);
+    expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['version_ready', 'version_generating', 'version_generated']));
+    for (const c of callbacks) expect(crypto.verify('sha256', Buffer.from(c.body), pem, Buffer.from(c.signature, 'hex'))).toBe(true);
+
+    // Revise removes the generated video: the old signed URL stops working.
+    const revised = await fetch(`${base}/v1/versions/${versionId}/revise`, { method: 'PATCH', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' });
+    expect(revised.status).toBe(200);
+    expect((await getVersion()).status).toBe('ReadyToEdit');
+    expect([404, 410]).toContain((await fetch(resultUrl)).status);
+  }, 600_000);
+});
