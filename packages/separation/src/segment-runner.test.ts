@@ -51,6 +51,17 @@ describe('SegmentRunner', () => {
     });
   }
 
+  it('an empty input runs no window and gives empty tracks', async () => {
+    const model = new ScaledSegmentModel(100);
+    const speech = new MemorySink(2, 0);
+    const progress: number[] = [];
+    const n = await new SegmentRunner(model).run(planarSource({ sampleRate: 44100, channels: [new Float32Array(0)] }), { speech, background: new MemorySink(2, 0) }, 0.25, resolveContext({ onProgress: (p) => progress.push(p.fraction) }));
+    expect(n).toBe(0);
+    expect(model.runs).toBe(0);
+    expect(speech.channels[0]!.length).toBe(0);
+    expect(progress).toEqual([1]);
+  });
+
   it('feeds the model full windows centred with zeros past the ends', async () => {
     const model = new ScaledSegmentModel(100);
     const audio = { sampleRate: 44100, channels: [Float32Array.from({ length: 40 }, (_, i) => i + 1)] };

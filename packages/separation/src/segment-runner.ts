@@ -99,6 +99,7 @@ export class SegmentRunner {
       }
       reportProgress(ctx, this.stage, (i + 1) / windows.length, `window ${i + 1}/${windows.length}`);
     }
+    if (windows.length === 0) reportProgress(ctx, this.stage, 1, 'empty input');
     return plan.total;
   }
 }
