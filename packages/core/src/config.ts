@@ -29,6 +29,11 @@ export interface DubConfig {
   ffprobePath: string;
   /** Temporary work directory for stages (DUB_TMP_DIR). */
   tmpDir: string;
+  /**
+   * Load the default models when a worker thread starts (DUB_WARMUP=1; `dub worker` turns it on
+   * unless --no-warmup), so the execution provider of each model is logged before the first job.
+   */
+  warmup: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -39,6 +44,13 @@ function intVar(env: Env, name: string, def: number, min = 0): number {
   const n = Number(raw);
   if (!Number.isInteger(n) || n < min) throw new ValidationError(`${name} must be an integer >= ${min}, got "${raw}"`, { field: name });
   return n;
+}
+
+function boolFlag(env: Env, name: string): boolean {
+  const raw = (env[name] ?? '').trim().toLowerCase();
+  if (raw === '' || raw === '0' || raw === 'false' || raw === 'no') return false;
+  if (raw === '1' || raw === 'true' || raw === 'yes') return true;
+  throw new ValidationError(`${name} must be 1 or 0, got "${env[name]}"`, { field: name });
 }
 
 export function parseDevice(raw: string | undefined): DeviceChoice {
@@ -60,5 +72,6 @@ export function loadConfig(env: Env = process.env): DubConfig {
     ffmpegPath: env.FFMPEG_PATH || 'ffmpeg',
     ffprobePath: env.FFPROBE_PATH || 'ffprobe',
     tmpDir: env.DUB_TMP_DIR ? path.resolve(env.DUB_TMP_DIR) : os.tmpdir(),
+    warmup: boolFlag(env, 'DUB_WARMUP'),
   };
 }

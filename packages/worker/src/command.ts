@@ -22,7 +22,8 @@ export const WORKER_USAGE = `usage: dub worker --nats nats://HOST:4222 [options]
   --limit NAME=N          per-stage limit used through rt.withLimit (default gpu=1), repeatable
   --ack-wait MS           ack wait of the worker consumer, set at start (default 30000)
   --drain-timeout MS      on SIGTERM, wait this long for jobs in hand before naking them (default 30000)
-  --max-deliver N         deliveries before a retryable failure is final (default 5)`;
+  --max-deliver N         deliveries before a retryable failure is final (default 5)
+  --no-warmup             do not load the default models when a thread starts (they load on first use)`;
 
 function intOpt(name: string, raw: string | undefined, min = 0): number | undefined {
   if (raw === undefined) return undefined;
@@ -48,6 +49,7 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
         'ack-wait': { type: 'string' },
         'drain-timeout': { type: 'string' },
         'max-deliver': { type: 'string' },
+        'no-warmup': { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }).values;
@@ -61,6 +63,7 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
   }
   const config = loadConfig({ ...env, ...(values['data-dir'] ? { DUB_DATA_DIR: values['data-dir'] } : {}) });
   if (values.device) config.device = parseDevice(values.device);
+  config.warmup = !values['no-warmup'];
   const logger = createLogger({ level: config.logLevel, name: 'dub-worker' });
   const natsUrl = values.nats ?? config.natsUrl;
   if (!natsUrl) {
