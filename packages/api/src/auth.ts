@@ -12,7 +12,7 @@ export interface Principal {
   keyId: string;
 }
 
-const digest = (s: string) => crypto.createHash('sha256').update(s, 'utf8').digest();
+const digest = (s: string): Buffer => crypto.hash('sha256', s, 'buffer');
 
 export class KeyRing {
   private readonly entries: { hash: Buffer; org: string; keyId: string }[];

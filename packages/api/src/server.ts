@@ -4,7 +4,7 @@
  */
 import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
-import { ErrorBodySchema, AssetSchema, ValidationError, VersionSchema, type BlobStore, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
+import { DubError, ErrorBodySchema, AssetSchema, ValidationError, VersionSchema, type BlobStore, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { KeyRing, Principal, RateLimiter } from './auth.js';
@@ -30,7 +30,7 @@ import {
   type StudioUrlRequest,
 } from './schemas.js';
 import type { Access, DubService } from './service.js';
-import { studioPage } from './studio-page.js';
+import { registerStudioRoutes } from './routes/studio.js';
 import { handleUpload } from './upload.js';
 import { parseAddLanguages, parseCreateAsset, type CreateChecks } from './validation.js';
 import type { VoiceCatalog } from './voices.js';
@@ -71,6 +71,12 @@ export function baseUrlOf(req: FastifyRequest, opts: ResolvedApiOptions): string
 
 function org(req: FastifyRequest): string {
   return req.principal!.org;
+}
+
+/** The organization a request acts for: its API key's, or the owner of the signed studio link's version. */
+async function orgOf(service: DubService, req: FastifyRequest, versionId: string): Promise<string> {
+  const a = req.access!;
+  return 'org' in a ? a.org : (await service.versionRow(a, versionId)).org_id;
 }
 
 export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> {
@@ -219,7 +225,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   app.get(
     '/v1/assets/:asset_id',
     { schema: { summary: 'Read one asset with its languages and versions.', tags: ['assets'], security, params: Type.Object({ asset_id: Type.String() }), response: { 200: { $ref: 'Asset#' }, ...errors(401, 404, 429, 500) } } },
-    async (req) => service.getAsset(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o)),
+    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.getAssetJson(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o))),
   );
 
   app.post(
@@ -252,13 +258,14 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   const vParams = Type.Object({ version_id: Type.String() });
   app.get(
     '/v1/versions/:version_id',
-    { schema: { summary: 'Read one version (result URLs are signed afresh on every call, valid 5 days).', tags: ['versions'], security, params: vParams, response: { 200: { $ref: 'Version#' }, ...errors(401, 404, 429, 500) } } },
+    { config: { auth: 'key-or-studio' }, schema: { summary: 'Read one version (result URLs are signed afresh on every call, valid 5 days).', tags: ['versions'], security, params: vParams, response: { 200: { $ref: 'Version#' }, ...errors(401, 404, 429, 500) } } },
     async (req) => service.getVersion(req.access!, (req.params as { version_id: string }).version_id, baseUrlOf(req, o)),
   );
 
   app.patch(
     '/v1/versions/:version_id/revise',
     {
+      config: { auth: 'key-or-studio' },
       schema: {
         summary: 'Return a version to editing (Completed/ReadyToEdit/Failed -> ReadyToEdit; a version that failed in preparation is prepared again).',
         tags: ['versions'],
@@ -268,12 +275,18 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         response: { 200: ReviseResponseSchema, ...errors(400, 401, 404, 429, 500) },
       },
     },
-    async (req) => service.revise(org(req), (req.params as { version_id: string }).version_id, ((req.body ?? {}) as ReviseBody).studio_url_request, baseUrlOf(req, o)),
+    async (req) => {
+      const vid = (req.params as { version_id: string }).version_id;
+      const studio = ((req.body ?? {}) as ReviseBody).studio_url_request;
+      if (studio && !req.principal) throw new DubError('forbidden', 'studio_url_request: a studio link cannot create studio links; use the API key', { status: 403 });
+      return service.revise(await orgOf(service, req, vid), vid, studio, baseUrlOf(req, o));
+    },
   );
 
   app.post(
     '/v1/versions/:version_id/generate',
     {
+      config: { auth: 'key-or-studio' },
       schema: {
         summary: 'Start generating a version (ReadyToEdit -> Generating). 403 when the balance cannot cover it (the version is then Failed with insufficient_balance).',
         tags: ['versions'],
@@ -283,7 +296,10 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         response: { 202: { $ref: 'Version#' }, ...errors(400, 401, 403, 404, 429, 500) },
       },
     },
-    async (req, reply) => reply.status(202).send(await service.generate(org(req), (req.params as { version_id: string }).version_id, (req.body as { generate_mode: GenerateMode }).generate_mode, baseUrlOf(req, o))),
+    async (req, reply) => {
+      const vid = (req.params as { version_id: string }).version_id;
+      return reply.status(202).send(await service.generate(await orgOf(service, req, vid), vid, (req.body as { generate_mode: GenerateMode }).generate_mode, baseUrlOf(req, o)));
+    },
   );
 
   app.post(
@@ -351,20 +367,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     },
   );
 
-  const studioHandler = async (req: FastifyRequest, reply: FastifyReply) => {
-    const vid = (req.params as { version_id: string }).version_id;
-    const v = await service.versionRow(req.access!, vid);
-    const a = (await service.assetRow(v.asset_id))!;
-    const script = v.script_key ? (await service.getScript(req.access!, vid)).script : undefined;
-    const q = req.query as Record<string, string | undefined>;
-    const token = q.sig !== undefined ? `expires=${encodeURIComponent(q.expires ?? '')}&sig=${encodeURIComponent(q.sig)}` : '';
-    return reply.type('text/html; charset=utf-8').header('cache-control', 'no-store').send(studioPage({ asset: a, version: v, script, baseUrl: baseUrlOf(req, o), token }));
-  };
-  app.get('/v1/versions/:version_id/studio', { schema: { hide: true } }, studioHandler);
-  app.get('/studio/:version_id', { config: { auth: 'key-or-studio' }, schema: { hide: true } }, async (req, reply) => {
-    if (!req.access) return reply.status(401).send({ detail: 'a signed studio link or an API key is required' });
-    return studioHandler(req, reply);
-  });
+  registerStudioRoutes(app, ctx, (req) => baseUrlOf(req, o));
 
   app.get('/v1/downloads/:version_id/:generation/:kind', { config: { auth: 'public' }, schema: { hide: true } }, async (req, reply) => {
     const p = req.params as { version_id: string; generation: string; kind: string };

@@ -214,6 +214,30 @@ export class DubService {
     return toAsset(view.asset, view.dubbings, view.versions, this.mediaLink(baseUrl));
   }
 
+  /**
+   * GET /v1/assets/{id} as JSON text. The signed media links expire on a whole minute (5 days
+   * plus at most 59 s after the response), so the text of an unchanged asset is reused within
+   * that minute: one serialization and two signatures per asset and minute, not per request.
+   */
+  async getAssetJson(org: string, assetId: string, baseUrl: string): Promise<string> {
+    const view = await this.assetView(assetId);
+    if (!view || view.asset.org_id !== org) throw new NotFoundError(`asset ${assetId} not found`);
+    const key = `${baseUrl}|${this.linkExpiry()}`;
+    const hit = this.assetJson.get(view);
+    if (hit?.key === key) return hit.body;
+    const body = JSON.stringify(toAsset(view.asset, view.dubbings, view.versions, this.mediaLink(baseUrl)));
+    this.assetJson.set(view, { key, body });
+    return body;
+  }
+
+  /** Rendered asset JSON per cached view object (a changed asset is a new view object). */
+  private readonly assetJson = new WeakMap<object, { key: string; body: string }>();
+
+  /** Expiry of signed links made now: the result URL lifetime, rounded up to a whole minute. */
+  private linkExpiry(): number {
+    return Math.ceil(this.now().getTime() / 60_000) * 60 + this.o.resultUrlTtlSeconds;
+  }
+
   private async assetView(assetId: string): Promise<AssetView | undefined> {
     const hit = this.cache?.get(assetId);
     if (hit) return hit;
@@ -232,7 +256,7 @@ export class DubService {
 
   /** Signed links to an asset's source video and thumbnail (same lifetime as result URLs). */
   mediaLink(baseUrl: string): MediaLink {
-    const expires = Math.floor(this.now().getTime() / 1000) + this.o.resultUrlTtlSeconds;
+    const expires = this.linkExpiry();
     return (assetId, kind) => this.signedUrl(baseUrl, { purpose: kind === 'source' ? 'source-video' : 'thumbnail', versionId: assetId, generation: 0, expires });
   }
 
