@@ -1,1 +1,20 @@
-export {};
+/**
+ * @dub/studio: the web editor of one version. The page itself is dist/index.html (a shell the API
+ * fills), dist/studio.css and the ES modules compiled from src/ (entry dist/main.js). This module
+ * is what the API imports: where the built files are, how to fill the shell, and the page's pure
+ * logic (also usable elsewhere).
+ */
+
+/** The folder with the built page (index.html, studio.css, *.js). */
+export const STUDIO_DIST_URL: URL = new URL('./', import.meta.url);
+/** The shell template inside the dist folder. */
+export const STUDIO_SHELL_FILE = 'index.html';
+/** The page's entry module inside the dist folder. */
+export const STUDIO_ENTRY_FILE = 'main.js';
+
+export { renderStudioShell, bootJson, escapeHtml, type ShellValues } from './shell.js';
+export type { StudioAccess, StudioAsset, StudioBoot, StudioContext, TaggedScript } from './types.js';
+export { formatTime, parseTime, type ParsedTime } from './time.js';
+export { validateSegments, hasErrors, diffSegments, rebaseEdits, speakerStats, type ScriptIssue, type SegmentChange, type EditableField, type RebaseResult } from './script-edit.js';
+export { studioActions, pollDelayMs, type StudioActions } from './status.js';
+export { StudioClient, ApiError, linkCredential, type StudioCredential, type StudioClientOptions } from './api-client.js';

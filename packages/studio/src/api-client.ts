@@ -1,0 +1,122 @@
+/**
+ * The studio's calls to the API, each carrying the page's credential: the signed link's
+ * `expires`/`sig` query (scoped by the API to this one version) or `Authorization: Bearer <key>`.
+ * Errors come back as ApiError with the HTTP status and the API's `detail`.
+ */
+import type { GenerateMode, SrtLocality, SrtProfileName, Version, VersionScript } from '@dub/core';
+import type { StudioContext, TaggedScript } from './types.js';
+
+export type StudioCredential = { kind: 'link'; expires: string; sig: string } | { kind: 'key'; key: string };
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+    this.name = 'ApiError';
+  }
+}
+
+export type FetchLike = (input: string, init?: RequestInit) => Promise<Response>;
+
+export interface StudioClientOptions {
+  /** API base URL (no trailing slash needed). */
+  apiBase: string;
+  versionId: string;
+  credential: StudioCredential;
+  fetch?: FetchLike;
+}
+
+/** The signed link's credential from a page URL's query, or undefined when it has none. */
+export function linkCredential(search: string): StudioCredential | undefined {
+  const q = new URLSearchParams(search);
+  const sig = q.get('sig');
+  const expires = q.get('expires');
+  return sig !== null && expires !== null ? { kind: 'link', expires, sig } : undefined;
+}
+
+export class StudioClient {
+  private readonly base: string;
+  private readonly fetchFn: FetchLike;
+
+  constructor(private readonly o: StudioClientOptions) {
+    this.base = o.apiBase.replace(/\/+$/, '');
+    this.fetchFn = o.fetch ?? ((input, init) => fetch(input, init));
+  }
+
+  /** Absolute URL of a path of this version (`/script`, `/srt`, ...) with the link's query when signed. */
+  url(suffix: string, query: Record<string, string> = {}): string {
+    const q = new URLSearchParams(query);
+    if (this.o.credential.kind === 'link') {
+      q.set('expires', this.o.credential.expires);
+      q.set('sig', this.o.credential.sig);
+    }
+    const s = q.toString();
+    return `${this.base}/v1/versions/${encodeURIComponent(this.o.versionId)}${suffix}${s ? `?${s}` : ''}`;
+  }
+
+  private headers(extra: Record<string, string> = {}): Record<string, string> {
+    const h: Record<string, string> = { accept: 'application/json', ...extra };
+    if (this.o.credential.kind === 'key') h.authorization = `Bearer ${this.o.credential.key}`;
+    return h;
+  }
+
+  private async call(method: string, suffix: string, opts: { body?: unknown; headers?: Record<string, string>; query?: Record<string, string> } = {}): Promise<Response> {
+    const init: RequestInit = { method, headers: this.headers(opts.body !== undefined ? { 'content-type': 'application/json', ...opts.headers } : opts.headers), cache: 'no-store', credentials: 'omit' };
+    if (opts.body !== undefined) init.body = JSON.stringify(opts.body);
+    let res: Response;
+    try {
+      res = await this.fetchFn(this.url(suffix, opts.query), init);
+    } catch (e) {
+      throw new ApiError(0, `the API could not be reached (${(e as Error).message})`);
+    }
+    if (!res.ok) throw new ApiError(res.status, await errorDetail(res));
+    return res;
+  }
+
+  async context(): Promise<StudioContext> {
+    return (await this.call('GET', '/studio/context')).json() as Promise<StudioContext>;
+  }
+
+  async version(): Promise<Version> {
+    return (await this.call('GET', '')).json() as Promise<Version>;
+  }
+
+  async script(): Promise<TaggedScript> {
+    const r = await this.call('GET', '/script');
+    return { script: (await r.json()) as VersionScript, etag: r.headers.get('etag') ?? '' };
+  }
+
+  /** PUT the whole script with If-Match; a 412 means someone else saved first. */
+  async saveScript(script: VersionScript, etag: string): Promise<TaggedScript> {
+    const r = await this.call('PUT', '/script', { body: script, headers: etag ? { 'if-match': etag } : {} });
+    return { script: (await r.json()) as VersionScript, etag: r.headers.get('etag') ?? '' };
+  }
+
+  async generate(mode: GenerateMode): Promise<Version> {
+    return (await this.call('POST', '/generate', { body: { generate_mode: mode } })).json() as Promise<Version>;
+  }
+
+  async revise(): Promise<void> {
+    await this.call('PATCH', '/revise', { body: {} });
+  }
+
+  async srt(locality: SrtLocality, profile: SrtProfileName): Promise<{ text: string; filename: string }> {
+    const r = await this.call('GET', '/srt', { query: { locality, srt_profile: profile }, headers: { accept: 'application/x-subrip, application/json' } });
+    const cd = r.headers.get('content-disposition') ?? '';
+    const name = /filename="([^"]+)"/.exec(cd)?.[1] ?? `${this.o.versionId}-${locality}.srt`;
+    return { text: await r.text(), filename: name.replace(/\.srt$/, `-${profile}.srt`) };
+  }
+}
+
+async function errorDetail(res: Response): Promise<string> {
+  const text = await res.text().catch(() => '');
+  try {
+    const j = JSON.parse(text) as { detail?: unknown };
+    if (typeof j.detail === 'string' && j.detail) return j.detail;
+  } catch {
+    // not JSON
+  }
+  return text.trim() ? `${res.status} ${text.trim().slice(0, 300)}` : `the API answered ${res.status} ${res.statusText}`.trim();
+}

@@ -1,0 +1,155 @@
+/**
+ * The page's pure script logic: validation of edited timings and texts, the diff between the
+ * script as loaded and as edited, and re-applying one's edits onto a script someone else saved.
+ * The API stays the authority (it refuses edits outside ReadyToEdit and stale If-Match); these
+ * checks tell the editor what is wrong before anything is sent.
+ */
+import type { ScriptSegment, VersionScript } from '@dub/core';
+import { formatTime } from './time.js';
+
+/** The fields the studio edits. */
+export type EditableField = 'target_text' | 'start' | 'end';
+export const EDITABLE_FIELDS: readonly EditableField[] = ['start', 'end', 'target_text'];
+
+export type SegmentLike = Pick<ScriptSegment, 'id' | 'start' | 'end' | 'target_text'>;
+
+export interface ScriptIssue {
+  /** Index of the segment in the script. */
+  index: number;
+  id: string;
+  field: EditableField;
+  /** `error` blocks saving; `warning` is shown only (a condition the loaded script already had). */
+  severity: 'error' | 'warning';
+  message: string;
+}
+
+export interface ValidateOptions {
+  /** Duration of the (trimmed) source video in seconds; null when unknown. */
+  duration: number | null;
+  /**
+   * The script as loaded. A timing problem of segments whose times the editor did not change is
+   * only a warning (a prepared script may, say, let two speakers overlap); without it every
+   * problem is an error.
+   */
+  original?: readonly SegmentLike[];
+}
+
+const EPS = 1e-6;
+
+/**
+ * Checks every segment: start >= 0, end > start, end inside the video, no overlap with the
+ * previous or next segment (in script order), target text not empty (a warning: that segment
+ * stays silent).
+ */
+export function validateSegments(segments: readonly SegmentLike[], opts: ValidateOptions): ScriptIssue[] {
+  const before = new Map((opts.original ?? []).map((s) => [s.id, s]));
+  const timingChanged = (s: SegmentLike) => {
+    if (!opts.original) return true;
+    const o = before.get(s.id);
+    return !o || o.start !== s.start || o.end !== s.end;
+  };
+  const issues: ScriptIssue[] = [];
+  const add = (index: number, field: EditableField, severity: ScriptIssue['severity'], message: string) =>
+    issues.push({ index, id: segments[index]!.id, field, severity, message });
+  segments.forEach((s, i) => {
+    const sev = timingChanged(s) ? 'error' : 'warning';
+    if (!Number.isFinite(s.start) || s.start < 0) add(i, 'start', 'error', 'start must be a time of 0 or more');
+    if (!Number.isFinite(s.end)) add(i, 'end', 'error', 'end must be a time');
+    else if (s.end <= s.start + EPS) add(i, 'end', sev, `end must be after start (${formatTime(s.start)})`);
+    if (opts.duration !== null && Number.isFinite(s.end) && s.end > opts.duration + EPS) add(i, 'end', sev, `end is after the end of the video (${formatTime(opts.duration)})`);
+    if (opts.duration !== null && Number.isFinite(s.start) && s.start >= opts.duration - EPS) add(i, 'start', sev, `start is not inside the video (${formatTime(opts.duration)})`);
+    const prev = segments[i - 1];
+    if (prev && s.start < prev.end - EPS) {
+      const pairSev = timingChanged(s) || timingChanged(prev) ? 'error' : 'warning';
+      add(i, 'start', pairSev, `starts before the previous segment ends (${formatTime(prev.end)})`);
+      add(i - 1, 'end', pairSev, `ends after the next segment starts (${formatTime(s.start)})`);
+    }
+    if (s.target_text.trim() === '') add(i, 'target_text', 'warning', 'the target text is empty: this segment will be silent');
+  });
+  return issues.sort((a, b) => a.index - b.index || EDITABLE_FIELDS.indexOf(a.field) - EDITABLE_FIELDS.indexOf(b.field));
+}
+
+export const hasErrors = (issues: readonly ScriptIssue[]) => issues.some((i) => i.severity === 'error');
+
+export interface SegmentChange {
+  id: string;
+  /** Index in the edited script. */
+  index: number;
+  field: EditableField;
+  before: string | number;
+  after: string | number;
+}
+
+/** The edits that turn `base` into `edited`, segment by segment (matched by id), in script order. */
+export function diffSegments(base: readonly SegmentLike[], edited: readonly SegmentLike[]): SegmentChange[] {
+  const byId = new Map(base.map((s) => [s.id, s]));
+  const out: SegmentChange[] = [];
+  edited.forEach((s, index) => {
+    const b = byId.get(s.id);
+    for (const field of EDITABLE_FIELDS) {
+      if (!b || b[field] !== s[field]) out.push({ id: s.id, index, field, before: b ? b[field] : field === 'target_text' ? '' : Number.NaN, after: s[field] });
+    }
+  });
+  return out;
+}
+
+export interface RebaseResult {
+  /** The remote script with the edits re-applied. */
+  script: VersionScript;
+  /** Edits re-applied (the remote value was still the one they started from). */
+  applied: SegmentChange[];
+  /** Edits whose field the other save changed too, or whose segment is gone: the remote value is kept. */
+  conflicts: (SegmentChange & { remote: string | number | undefined })[];
+}
+
+/**
+ * Re-apply one's unsaved edits onto the script someone else saved meanwhile (after a 412). An edit
+ * applies when that field still has the value the edit started from; an edit that the other save
+ * already made is dropped silently; any other is a conflict and the remote value wins.
+ */
+export function rebaseEdits(changes: readonly SegmentChange[], remote: VersionScript): RebaseResult {
+  const script: VersionScript = structuredClone(remote);
+  const byId = new Map(script.segments.map((s) => [s.id, s]));
+  const applied: SegmentChange[] = [];
+  const conflicts: RebaseResult['conflicts'] = [];
+  for (const c of changes) {
+    const seg = byId.get(c.id);
+    if (!seg) {
+      conflicts.push({ ...c, remote: undefined });
+      continue;
+    }
+    const now = seg[c.field];
+    if (now === c.after) continue;
+    if (now === c.before) {
+      setField(seg, c.field, c.after);
+      applied.push(c);
+    } else conflicts.push({ ...c, remote: now });
+  }
+  return { script, applied, conflicts };
+}
+
+/** Set one editable field (a time in seconds or the target text). */
+export function setField(seg: SegmentLike, field: EditableField, value: string | number): void {
+  if (field === 'target_text') seg.target_text = String(value);
+  else seg[field] = Number(value);
+}
+
+/** Human name of a field for messages. */
+export function fieldLabel(field: EditableField): string {
+  return field === 'target_text' ? 'target text' : field;
+}
+
+/** Per speaker: how many segments and how many seconds of speech the script gives them. */
+export function speakerStats(script: Pick<VersionScript, 'speakers' | 'segments'>): { id: string; segments: number; seconds: number }[] {
+  const ids = [...script.speakers.map((s) => s.id)];
+  for (const s of script.segments) if (!ids.includes(s.speaker)) ids.push(s.speaker);
+  return ids.map((id) => {
+    const mine = script.segments.filter((s) => s.speaker === id);
+    return { id, segments: mine.length, seconds: Math.round(mine.reduce((t, s) => t + Math.max(0, s.end - s.start), 0) * 1000) / 1000 };
+  });
+}
+
+/** The segment playing at time t (seconds), if any. */
+export function segmentAt(segments: readonly SegmentLike[], t: number): number {
+  return segments.findIndex((s) => t >= s.start && t < s.end);
+}
