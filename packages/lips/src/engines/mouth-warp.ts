@@ -1,0 +1,92 @@
+/**
+ * The viseme-warp frame operation: open or close the mouth of one frame by a smooth vertical
+ * displacement of the lower lip and jaw, and darken the opening between the lips.
+ *
+ * Geometry, in eye distances d around the mouth centre (mx, my): the lower lip and chin move down
+ * by up to 0.2 d (`amount` 1), the upper lip stays; the displacement ramps up over the lip line
+ * (from 0.1 d above the mouth centre to 0.25 d below it, slope < 1 so the map never folds), holds
+ * over the chin and returns to 0 at the bottom of the mouth box; sideways it falls off with cos²
+ * over 0.7 d. Each output pixel samples the source at (x, y - D(x, y)). The gap that opens is
+ * darkened towards the inside of a mouth. Everything is weighted by a feathered ellipse inside
+ * the mouth box, so pixels outside it never change. Negative amounts close the mouth instead.
+ */
+import type { FaceFrame } from '../face/mouth-region.js';
+import { clipRect, createImage, sampleBilinear, type RgbImage } from '../image/rgb-image.js';
+import { featherWeight, smoothstep } from '../image/feather.js';
+
+export const WARP = Object.freeze({ jawDrop: 0.2, rampAbove: 0.1, rampBelow: 0.25, chin: 0.55, halfWidth: 0.7, innerHalfWidth: 0.36, darken: 0.7 });
+const INNER = [52, 24, 26];
+
+/**
+ * Warp the mouth of `frame` (in place) by `amount` in [-1, 1]; `workScale` < 1 computes the mouth
+ * patch at that fraction of the resolution and scales it back (faster, softer). Returns whether
+ * any pixel changed.
+ */
+export function warpMouth(frame: RgbImage, face: FaceFrame, amount: number, workScale = 1): boolean {
+  if (Math.abs(amount) < 0.01) return false;
+  const box = clipRect(face.mouth, frame.width, frame.height);
+  if (box.w < 4 || box.h < 4) return false;
+  const d = face.eyeDistance;
+  const { x: mx, y: my } = face.mouthCenter;
+  const drop = WARP.jawDrop * d * Math.max(-1, Math.min(1, amount));
+  const open = Math.max(0, amount);
+  const y0 = my - WARP.rampAbove * d;
+  const y1 = my + WARP.rampBelow * d;
+  const yChin = my + WARP.chin * d;
+  const yEnd = face.mouth.y + face.mouth.h;
+  const s = Math.min(1, Math.max(0.25, workScale));
+  const pw = Math.max(2, Math.round(box.w * s));
+  const ph = Math.max(2, Math.round(box.h * s));
+  const patch = createImage(pw, ph);
+  const alpha = new Float32Array(pw * ph);
+  for (let j = 0; j < ph; j++) {
+    const y = box.y + ((j + 0.5) * box.h) / ph;
+    const g = y < yChin ? smoothstep(y0, y1, y) : 1 - smoothstep(yChin, yEnd, y);
+    for (let i = 0; i < pw; i++) {
+      const x = box.x + ((i + 0.5) * box.w) / pw;
+      const k = j * pw + i;
+      const ax = Math.abs(x - mx) / (WARP.halfWidth * d);
+      const wx = ax < 1 ? Math.cos((ax * Math.PI) / 2) ** 2 : 0;
+      const dy = drop * wx * g;
+      const sy = y - dy;
+      // inner mouth: the part of the opened gap between the lips
+      let dark = 0;
+      if (open > 0) {
+        const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
+        if (ai < 1) {
+          const gapTop = my - 0.02 * d;
+          const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
+          const mid = (gapTop + gapBottom) / 2;
+          const half = (gapBottom - gapTop) / 2;
+          if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * (1 - smoothstep(0.6, 1, ai));
+        }
+      }
+      for (let c = 0; c < 3; c++) {
+        const v = sampleBilinear(frame, x, sy, c);
+        patch.data[k * 3 + c] = v + (INNER[c] - v) * dark + 0.5;
+      }
+      alpha[k] = featherWeight(face.mouth, 0.35, x, y);
+    }
+  }
+  // composite (from a copy of the source region: the patch sampled the unchanged frame)
+  let changed = false;
+  const { data, width } = frame;
+  for (let y = box.y; y < box.y + box.h; y++) {
+    for (let x = box.x; x < box.x + box.w; x++) {
+      const u = ((x + 0.5 - box.x) * pw) / box.w;
+      const v = ((y + 0.5 - box.y) * ph) / box.h;
+      const a = s === 1 ? alpha[Math.min(ph - 1, Math.floor(v)) * pw + Math.min(pw - 1, Math.floor(u))] : featherWeight(face.mouth, 0.35, x + 0.5, y + 0.5);
+      if (a <= 0) continue;
+      const o = (y * width + x) * 3;
+      for (let c = 0; c < 3; c++) {
+        const p = s === 1 ? patch.data[((Math.floor(v) * pw + Math.floor(u)) * 3) + c] : sampleBilinear(patch, u, v, c);
+        const nv = Math.round(data[o + c] + (p - data[o + c]) * a);
+        if (nv !== data[o + c]) {
+          data[o + c] = nv;
+          changed = true;
+        }
+      }
+    }
+  }
+  return changed;
+}

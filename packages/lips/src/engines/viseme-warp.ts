@@ -1,0 +1,57 @@
+/**
+ * `viseme-warp`: a classical (non-neural) lips engine. The dubbed speech's loudness per frame
+ * (and, when the words are known, their espeak-ng phonemes) gives a mouth openness; each frame's
+ * lower lip and jaw are displaced to that openness and the gap darkened (see mouth-warp.ts). Where
+ * the dub is silent and the source speaker talks, the mouth is closed; where both are silent the
+ * frame is left as it is. No weights, runs anywhere.
+ */
+import { resolveContext } from '@dub/core';
+import { applyVisemes, mouthTargets, opennessFromLevels, type OpennessOptions } from '../audio/openness.js';
+import { phonemizeWords, visemeWeights } from '../audio/phonemes.js';
+import { frameLevels, speechWav } from '../audio/speech-envelope.js';
+import type { VideoInfo } from '../video/video-info.js';
+import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult } from '../types.js';
+import { transformFrames } from './frame-loop.js';
+import { warpMouth } from './mouth-warp.js';
+
+export interface VisemeWarpOptions {
+  openness?: OpennessOptions;
+  /** Use espeak-ng phonemes of the words when given (default true). */
+  visemes?: boolean;
+  espeakPath?: string;
+}
+
+/** Per-frame open (> 0) / close (< 0) amounts for a dubbed speech track. */
+export async function mouthAmounts(video: VideoInfo, speech: DubbedSpeech, frameCount: number, opts: VisemeWarpOptions & { tmpDir: string; media: LipsRenderOptions['media'] }, ctx: LipsContext): Promise<Float32Array> {
+  const dubWav = await speechWav(speech.file, opts.tmpDir, 'dub', opts.media, ctx);
+  let dub = opennessFromLevels(await frameLevels(dubWav, video.fps, frameCount), opts.openness);
+  if (speech.words?.length && speech.locale && opts.visemes !== false) {
+    const phonemes = await phonemizeWords(speech.words.map((w) => w.text), speech.locale, opts.espeakPath ? { espeakPath: opts.espeakPath } : {}, ctx);
+    dub = applyVisemes(dub, visemeWeights(speech.words, phonemes, video.fps, frameCount));
+  }
+  let source: Float32Array | undefined;
+  if (speech.sourceSpeech) {
+    const srcWav = await speechWav(speech.sourceSpeech, opts.tmpDir, 'source', opts.media, ctx);
+    source = opennessFromLevels(await frameLevels(srcWav, video.fps, frameCount), opts.openness);
+  }
+  return mouthTargets(dub, source);
+}
+
+export class VisemeWarpEngine implements LipsEngine {
+  readonly id = 'viseme-warp';
+  constructor(private readonly opts: VisemeWarpOptions = {}) {}
+
+  async render(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, output: string, opts: LipsRenderOptions, context: LipsContext): Promise<LipsRenderResult> {
+    const ctx = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
+    const amounts = await mouthAmounts(video, speech, faces.frameCount, { ...this.opts, tmpDir: opts.tmpDir, media: opts.media }, ctx);
+    return transformFrames(video, faces, output, opts, (frame, face, i) => warpMouth(frame, face, amounts[Math.min(i, amounts.length - 1)] ?? 0, opts.workScale), ctx);
+  }
+
+  async dispose(): Promise<void> {
+    /* nothing held */
+  }
+}
+
+export function createVisemeWarpEngine(opts: VisemeWarpOptions = {}): Promise<LipsEngine> {
+  return Promise.resolve(new VisemeWarpEngine(opts));
+}

@@ -1,0 +1,162 @@
+/**
+ * `wav2lip`: the Wav2Lip network (Prajwal et al., ACM MM 2020) on onnxruntime, for real hosts.
+ * Per frame with a face: the face box (bottom padded like Wav2Lip's inference) is resized to a
+ * 96x96 crop, BGR (the network was trained on OpenCV frames), the lower half of a copy masked to
+ * 0, the masked copy and the unmasked reference concatenated into `target` f32[1,6,96,96] in
+ * [0, 1]; the 16-frame mel window around the frame is `source` f32[1,1,80,16]. The output
+ * f32[1,3,96,96] (BGR, [0, 1]) is scaled back onto the face and blended into the frame inside the
+ * mouth box with a feathered mask. Input names default to `source`/`target` (the layout of the
+ * common ONNX export listed in models/manifest.json); other exports name theirs in the options.
+ */
+import path from 'node:path';
+import { resolveContext, resolveModelFile, SessionCache, tensorF32, type DeviceChoice, type OnnxModel } from '@dub/core';
+import { MelWindows } from '../audio/mel.js';
+import { speechWav } from '../audio/speech-envelope.js';
+import { clipRect, cropResize, sampleBilinear, type Rect, type RgbImage } from '../image/rgb-image.js';
+import { featherWeight } from '../image/feather.js';
+import type { FaceFrame } from '../face/mouth-region.js';
+import type { VideoInfo } from '../video/video-info.js';
+import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult } from '../types.js';
+import { transformFrames } from './frame-loop.js';
+
+export const WAV2LIP_MODEL_ID = 'wav2lip-gan-96';
+export const WAV2LIP_FILE = 'wav2lip_gan_96.onnx';
+export const WAV2LIP_SIZE = 96;
+
+export interface Wav2LipOptions {
+  /** Model file; default resolved from the manifest (`wav2lip-gan-96`). */
+  modelPath?: string;
+  modelsDir?: string;
+  searchDirs?: string[];
+  sessions?: SessionCache;
+  device?: DeviceChoice;
+  threads?: number;
+  /** Input names (defaults `source` for the mel window, `target` for the faces). */
+  melInput?: string;
+  faceInput?: string;
+  /** Bottom padding of the face box, in face heights (default 0.05, Wav2Lip's 10 px on ~200 px faces). */
+  padBottom?: number;
+}
+
+/** The model file for these options (ModelMissingError naming the fix when absent). */
+export function resolveWav2LipModel(opts: Wav2LipOptions = {}): string {
+  if (opts.modelPath) return path.resolve(opts.modelPath);
+  return resolveModelFile(WAV2LIP_MODEL_ID, WAV2LIP_FILE, { ...(opts.modelsDir ? { modelsDir: opts.modelsDir } : {}), ...(opts.searchDirs ? { searchDirs: opts.searchDirs } : {}) });
+}
+
+/** The face crop Wav2Lip sees for a face (padded at the bottom). */
+export function wav2lipCrop(face: FaceFrame, padBottom = 0.05): Rect {
+  return { x: face.face.x, y: face.face.y, w: face.face.w, h: face.face.h * (1 + padBottom) };
+}
+
+/** `target` tensor data of one crop: [masked BGR, reference BGR] / 255, CHW. */
+export function faceTensor(crop: RgbImage): Float32Array {
+  const s = WAV2LIP_SIZE;
+  const plane = s * s;
+  const out = new Float32Array(6 * plane);
+  for (let y = 0; y < s; y++) {
+    for (let x = 0; x < s; x++) {
+      const p = y * s + x;
+      for (let c = 0; c < 3; c++) {
+        const v = crop.data[p * 3 + (2 - c)] / 255; // BGR
+        out[(3 + c) * plane + p] = v;
+        out[c * plane + p] = y < s / 2 ? v : 0;
+      }
+    }
+  }
+  return out;
+}
+
+/** Blend the network's output (BGR CHW [0, 1]) over `crop` of `frame`, inside the mouth box. */
+export function pasteFace(frame: RgbImage, face: FaceFrame, crop: Rect, output: Float32Array): boolean {
+  const s = WAV2LIP_SIZE;
+  const plane = s * s;
+  const img = { width: s, height: s, data: new Uint8Array(plane * 3) };
+  for (let p = 0; p < plane; p++) for (let c = 0; c < 3; c++) img.data[p * 3 + c] = Math.round(Math.min(1, Math.max(0, output[(2 - c) * plane + p])) * 255);
+  const region = clipRect(face.mouth, frame.width, frame.height);
+  let changed = false;
+  for (let y = region.y; y < region.y + region.h; y++) {
+    for (let x = region.x; x < region.x + region.w; x++) {
+      const a = featherWeight(face.mouth, 0.35, x + 0.5, y + 0.5);
+      if (a <= 0) continue;
+      const u = ((x + 0.5 - crop.x) / crop.w) * s;
+      const v = ((y + 0.5 - crop.y) / crop.h) * s;
+      if (u < 0 || v < 0 || u > s || v > s) continue;
+      const o = (y * frame.width + x) * 3;
+      for (let c = 0; c < 3; c++) {
+        const nv = Math.round(frame.data[o + c] + (sampleBilinear(img, u, v, c) - frame.data[o + c]) * a);
+        if (nv !== frame.data[o + c]) {
+          frame.data[o + c] = nv;
+          changed = true;
+        }
+      }
+    }
+  }
+  return changed;
+}
+
+export class Wav2LipEngine implements LipsEngine {
+  readonly id = 'wav2lip';
+  private constructor(
+    private readonly model: OnnxModel,
+    private readonly sessions: SessionCache,
+    private readonly ownSessions: boolean,
+    private readonly opts: Wav2LipOptions,
+  ) {}
+
+  static async load(opts: Wav2LipOptions = {}): Promise<Wav2LipEngine> {
+    const file = resolveWav2LipModel(opts);
+    const sessions = opts.sessions ?? new SessionCache({ ...(opts.device ? { device: opts.device } : {}), ...(opts.threads ? { threads: opts.threads } : {}) });
+    const model = await sessions.get(file);
+    return new Wav2LipEngine(model, sessions, !opts.sessions, opts);
+  }
+
+  get modelPath(): string {
+    return this.model.path;
+  }
+
+  private inputNames(): { mel: string; face: string } {
+    const names = this.model.inputNames;
+    const mel = this.opts.melInput ?? (names.includes('source') ? 'source' : names[0]);
+    const face = this.opts.faceInput ?? (names.includes('target') ? 'target' : names.find((n) => n !== mel) ?? names[1]);
+    return { mel, face };
+  }
+
+  /** Run the network on one frame's face crop and mel window; returns the 3x96x96 BGR output. */
+  async infer(crop: RgbImage, mel: Float32Array, ctx: LipsContext): Promise<Float32Array> {
+    const s = WAV2LIP_SIZE;
+    const { mel: melName, face: faceName } = this.inputNames();
+    const feeds = { [melName]: tensorF32(mel, [1, 1, 80, 16]), [faceName]: tensorF32(faceTensor(crop), [1, 6, s, s]) };
+    const run = () => this.model.run(feeds);
+    const out = ctx.withLimit ? await ctx.withLimit('gpu', run) : await run();
+    const t = out[this.model.outputNames[0]];
+    if (!t || t.dims.length !== 4 || t.dims[1] !== 3 || t.dims[2] !== s || t.dims[3] !== s) {
+      throw new RangeError(`wav2lip output should be [1,3,${s},${s}], got [${t?.dims.join(',')}]`);
+    }
+    return t.data as Float32Array;
+  }
+
+  async render(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, output: string, opts: LipsRenderOptions, context: LipsContext): Promise<LipsRenderResult> {
+    const ctx: LipsContext = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
+    const wav = await speechWav(speech.file, opts.tmpDir, 'dub', opts.media, ctx);
+    const mels = await MelWindows.open(wav);
+    try {
+      return await transformFrames(video, faces, output, opts, async (frame, face, i) => {
+        const rect = wav2lipCrop(face, this.opts.padBottom);
+        const crop = cropResize(frame, rect, WAV2LIP_SIZE, WAV2LIP_SIZE);
+        const out = await this.infer(crop, await mels.windowFor(i, video.fps), ctx);
+        return pasteFace(frame, face, rect, out);
+      }, ctx);
+    } finally {
+      await mels.close();
+    }
+  }
+
+  async dispose(): Promise<void> {
+    if (this.ownSessions) await this.sessions.disposeAll();
+  }
+}
+
+export async function createWav2LipEngine(opts: Wav2LipOptions = {}): Promise<LipsEngine> {
+  return Wav2LipEngine.load(opts);
+}

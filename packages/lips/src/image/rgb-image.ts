@@ -1,0 +1,126 @@
+/**
+ * Packed 8-bit RGB images (ffmpeg's rgb24: row-major, 3 bytes per pixel) and the few operations
+ * the lips stage needs on them: bilinear sampling, crops resized into another size, and a
+ * letterboxed, normalised tensor for a detector.
+ */
+
+export interface RgbImage {
+  readonly width: number;
+  readonly height: number;
+  /** width * height * 3 bytes, R G B per pixel. */
+  readonly data: Uint8Array;
+}
+
+/** Axis-aligned rectangle in pixels (x, y of the top-left corner). */
+export interface Rect {
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+export function createImage(width: number, height: number, data?: Uint8Array): RgbImage {
+  const n = width * height * 3;
+  if (data && data.length !== n) throw new RangeError(`image ${width}x${height} needs ${n} bytes, got ${data.length}`);
+  return { width, height, data: data ?? new Uint8Array(n) };
+}
+
+export function cloneImage(img: RgbImage): RgbImage {
+  return { width: img.width, height: img.height, data: new Uint8Array(img.data) };
+}
+
+/**
+ * Bilinear sample of channel `c` at (x, y) in pixel-centre coordinates (pixel i covers
+ * [i, i+1), its centre is i + 0.5); outside the image the edge pixels repeat.
+ */
+export function sampleBilinear(img: RgbImage, x: number, y: number, c: number): number {
+  const { width, height, data } = img;
+  let fx = x - 0.5;
+  let fy = y - 0.5;
+  if (fx < 0) fx = 0;
+  if (fy < 0) fy = 0;
+  if (fx > width - 1) fx = width - 1;
+  if (fy > height - 1) fy = height - 1;
+  const x0 = Math.floor(fx);
+  const y0 = Math.floor(fy);
+  const x1 = x0 + 1 < width ? x0 + 1 : x0;
+  const y1 = y0 + 1 < height ? y0 + 1 : y0;
+  const ax = fx - x0;
+  const ay = fy - y0;
+  const r0 = y0 * width;
+  const r1 = y1 * width;
+  const a = data[(r0 + x0) * 3 + c];
+  const b = data[(r0 + x1) * 3 + c];
+  const d = data[(r1 + x0) * 3 + c];
+  const e = data[(r1 + x1) * 3 + c];
+  return (a + (b - a) * ax) * (1 - ay) + (d + (e - d) * ax) * ay;
+}
+
+/**
+ * The region `rect` of `img` (may reach outside it: edges repeat) resized to `width` x `height`
+ * with bilinear sampling. When shrinking by more than 2x, each output pixel averages a 2x2 grid
+ * of samples so small details do not alias.
+ */
+export function cropResize(img: RgbImage, rect: Rect, width: number, height: number): RgbImage {
+  const out = createImage(width, height);
+  const sx = rect.w / width;
+  const sy = rect.h / height;
+  const super2 = sx > 2 || sy > 2;
+  let o = 0;
+  for (let j = 0; j < height; j++) {
+    for (let i = 0; i < width; i++) {
+      const cx = rect.x + (i + 0.5) * sx;
+      const cy = rect.y + (j + 0.5) * sy;
+      for (let c = 0; c < 3; c++) {
+        let v: number;
+        if (super2) {
+          const qx = sx / 4;
+          const qy = sy / 4;
+          v = (sampleBilinear(img, cx - qx, cy - qy, c) + sampleBilinear(img, cx + qx, cy - qy, c) + sampleBilinear(img, cx - qx, cy + qy, c) + sampleBilinear(img, cx + qx, cy + qy, c)) / 4;
+        } else v = sampleBilinear(img, cx, cy, c);
+        out.data[o++] = v + 0.5;
+      }
+    }
+  }
+  return out;
+}
+
+/** Intersection of `r` with the image bounds, in whole pixels (empty: w or h is 0). */
+export function clipRect(r: Rect, width: number, height: number): Rect {
+  const x0 = Math.max(0, Math.floor(r.x));
+  const y0 = Math.max(0, Math.floor(r.y));
+  const x1 = Math.min(width, Math.ceil(r.x + r.w));
+  const y1 = Math.min(height, Math.ceil(r.y + r.h));
+  return { x: x0, y: y0, w: Math.max(0, x1 - x0), h: Math.max(0, y1 - y0) };
+}
+
+/** `r` grown by `factor` around its centre. */
+export function scaleRect(r: Rect, factor: number): Rect {
+  const cx = r.x + r.w / 2;
+  const cy = r.y + r.h / 2;
+  return { x: cx - (r.w * factor) / 2, y: cy - (r.h * factor) / 2, w: r.w * factor, h: r.h * factor };
+}
+
+/** How a square detector input maps back to the source image: source = input * scale + offset. */
+export interface Letterbox {
+  size: number;
+  scale: number;
+  offsetX: number;
+  offsetY: number;
+}
+
+/**
+ * The square region `rect` (any aspect: padded to a square around its centre) resized into a
+ * `size` x `size` float tensor, NHWC, values mapped from [0, 255] to [-1, 1]. Outside the image
+ * the edge pixels repeat (so the padding looks like the border, not like a black frame).
+ */
+export function letterboxTensor(img: RgbImage, rect: Rect, size: number): { tensor: Float32Array; box: Letterbox } {
+  const side = Math.max(rect.w, rect.h);
+  const x0 = rect.x + rect.w / 2 - side / 2;
+  const y0 = rect.y + rect.h / 2 - side / 2;
+  const scale = side / size;
+  const crop = cropResize(img, { x: x0, y: y0, w: side, h: side }, size, size);
+  const tensor = new Float32Array(size * size * 3);
+  for (let i = 0; i < tensor.length; i++) tensor[i] = crop.data[i] / 127.5 - 1;
+  return { tensor, box: { size, scale, offsetX: x0, offsetY: y0 } };
+}

@@ -1,0 +1,111 @@
+/**
+ * lipSync: a video and the dubbed speech in, a video whose mouth region follows the dubbed speech
+ * out. Faces are tracked first (BlazeFace on every Nth frame, smoothed), then the chosen engine
+ * re-renders the mouth frame by frame into a re-encoded, video-only file of the same size, frame
+ * rate and frame count; given audio tracks are muxed in last (video stream copied).
+ */
+import { mkdtemp, rename, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { resolveContext, subContext } from '@dub/core';
+import { mux, type MuxAudioTrack } from '@dub/media';
+import { BlazeFaceDetector } from './face/blazeface.js';
+import { trackFaces } from './face/face-track.js';
+import { chooseLipsEngine, createLipsEngine } from './registry.js';
+import { resolveLipsOptions, type LipsEngineId, type LipsOptions, type ResolvedLipsOptions } from './options.js';
+import { videoInfo } from './video/video-info.js';
+import type { DubbedSpeech, FaceTrack, LipsContext } from './types.js';
+
+export interface LipSyncRequest {
+  video: string;
+  speech: DubbedSpeech;
+  output: string;
+  /** Audio tracks muxed into the output; none: a video-only file. */
+  audio?: MuxAudioTrack[];
+}
+
+export interface LipSyncResult {
+  file: string;
+  engine: LipsEngineId;
+  model: ResolvedLipsOptions['model'];
+  frames: number;
+  changedFrames: number;
+  facesFound: number;
+  detectedFrames: number;
+  /** Face detection time per analysed frame, ms. */
+  detectionMsPerFrame: number;
+  /** Seconds: face tracking, rendering (decode + engine + encode), in total. */
+  trackSeconds: number;
+  renderSeconds: number;
+  seconds: number;
+}
+
+/** Track the main face of every frame of `video`. */
+export async function detectFaces(video: string, options: LipsOptions = {}, context: Partial<LipsContext> = {}): Promise<FaceTrack> {
+  const o = resolveLipsOptions(options);
+  const ctx = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
+  const info = await videoInfo(video, o.media, ctx);
+  return withDetectors(o, async (detector, trackingDetector) => trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, ctx));
+}
+
+async function withDetectors<T>(o: ResolvedLipsOptions, fn: (full: BlazeFaceDetector, tracking: BlazeFaceDetector) => Promise<T>): Promise<T> {
+  const common = { ...(o.modelsDir ? { modelsDir: o.modelsDir } : {}), searchDirs: o.searchDirs, ...(o.sessions ? { sessions: o.sessions } : {}), device: o.device, threads: o.threads, minScore: o.minFaceScore };
+  const full = await BlazeFaceDetector.load({ ...common, range: 'full', ...(o.detectorModels.full ? { modelPath: o.detectorModels.full } : {}) });
+  let tracking = full;
+  try {
+    if (o.trackingRange !== 'full') tracking = await BlazeFaceDetector.load({ ...common, range: o.trackingRange, ...(o.detectorModels[o.trackingRange] ? { modelPath: o.detectorModels[o.trackingRange] } : {}) });
+    return await fn(full, tracking);
+  } finally {
+    await full.dispose();
+    if (tracking !== full) await tracking.dispose();
+  }
+}
+
+export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, context: Partial<LipsContext> = {}): Promise<LipSyncResult> {
+  const t0 = performance.now();
+  const o = resolveLipsOptions(options);
+  const base = resolveContext(context);
+  const withLimit = context.withLimit;
+  const ctx = { ...base, ...(withLimit ? { withLimit } : {}) };
+  const info = await videoInfo(req.video, o.media, ctx);
+  const work = await mkdtemp(path.join(o.tmpDir ?? os.tmpdir(), 'dub-lips-'));
+  try {
+    const trackCtx = { ...subContext(base, 'face_detection', 0, 0.25), ...(withLimit ? { withLimit } : {}) };
+    const faces = await withDetectors(o, (detector, trackingDetector) =>
+      trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
+    );
+    const t1 = performance.now();
+    const engineId = await chooseLipsEngine(o, base.logger);
+    const engine = await createLipsEngine(engineId, engineId === 'wav2lip' ? o.wav2lip : o.visemeWarp);
+    const silent = path.join(work, 'lips.mp4');
+    let rendered;
+    try {
+      const renderCtx = { ...subContext(base, 'lips', 0.25, req.audio?.length ? 0.97 : 1), ...(withLimit ? { withLimit } : {}) };
+      rendered = await engine.render(info, req.speech, faces, silent, { workScale: o.workScale, encode: o.encode, tmpDir: work, media: o.media }, renderCtx);
+    } finally {
+      await engine.dispose();
+    }
+    const t2 = performance.now();
+    if (req.audio?.length) await mux({ ...o.media, video: silent, audioTracks: req.audio, output: req.output, copyVideo: true }, subContext(base, 'mux', 0.97, 1));
+    else await rename(silent, req.output).catch(async () => {
+      const { copyFile } = await import('node:fs/promises');
+      await copyFile(silent, req.output);
+    });
+    base.logger.info({ engine: engineId, lips_model: o.model, frames: rendered.frames, changed: rendered.changedFrames, faces: faces.facesFound, detected: faces.detectedFrames }, 'lips done');
+    return {
+      file: req.output,
+      engine: engineId,
+      model: o.model,
+      frames: rendered.frames,
+      changedFrames: rendered.changedFrames,
+      facesFound: faces.facesFound,
+      detectedFrames: faces.detectedFrames,
+      detectionMsPerFrame: faces.detectedFrames ? faces.detectionMs / faces.detectedFrames : 0,
+      trackSeconds: (t1 - t0) / 1000,
+      renderSeconds: (t2 - t1) / 1000,
+      seconds: (performance.now() - t0) / 1000,
+    };
+  } finally {
+    await rm(work, { recursive: true, force: true });
+  }
+}

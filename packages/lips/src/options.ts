@@ -1,0 +1,118 @@
+/**
+ * Lips options: partial and public (`LipsOptions`), resolved once into a complete internal form.
+ * The contract's two lips models are two profiles of the same engines:
+ *
+ * | profile | detection | detector input when tracking | frames seen by the detector | mouth patch | x264 preset |
+ * |---|---|---|---|---|---|
+ * | real_face | every 2nd frame | 256 px (full range) | longest side 640 | full resolution | veryfast |
+ * | real_face_turbo | every 4th frame | 128 px (short range) | longest side 360 | half resolution | superfast |
+ */
+import { ValidationError, type DeviceChoice, type LipsModel, type SessionCache } from '@dub/core';
+import type { MediaToolOptions } from '@dub/media';
+import type { BlazeFaceRange } from './face/blazeface.js';
+import type { OneEuroOptions } from './face/one-euro.js';
+import type { VisemeWarpOptions } from './engines/viseme-warp.js';
+import type { Wav2LipOptions } from './engines/wav2lip.js';
+import type { LipsEncodeOptions } from './types.js';
+
+export type LipsEngineId = 'wav2lip' | 'viseme-warp';
+
+export interface LipsProfile {
+  detectEvery: number;
+  trackingRange: BlazeFaceRange;
+  analysisMaxSide: number;
+  workScale: number;
+  preset: string;
+}
+
+export const LIPS_PROFILES: Readonly<Record<LipsModel, Readonly<LipsProfile>>> = Object.freeze({
+  real_face: Object.freeze({ detectEvery: 2, trackingRange: 'full', analysisMaxSide: 640, workScale: 1, preset: 'veryfast' }),
+  real_face_turbo: Object.freeze({ detectEvery: 4, trackingRange: 'short', analysisMaxSide: 360, workScale: 0.5, preset: 'superfast' }),
+});
+
+export interface LipsOptions {
+  /** The contract's lips model (default real_face). */
+  model?: LipsModel;
+  /** `auto` (default): wav2lip when its model resolves, else viseme-warp. */
+  engine?: LipsEngineId | 'auto';
+  /** Override the profile's values. */
+  detectEvery?: number;
+  analysisMaxSide?: number;
+  workScale?: number;
+  trackingRange?: BlazeFaceRange;
+  /** Minimum face score (default 0.6). */
+  minFaceScore?: number;
+  smoothing?: OneEuroOptions;
+  encode?: Partial<LipsEncodeOptions>;
+  wav2lip?: Wav2LipOptions;
+  visemeWarp?: VisemeWarpOptions;
+  /** BlazeFace model files (default: resolved from the manifest, `blazeface`). */
+  detectorModels?: Partial<Record<BlazeFaceRange, string>>;
+  /** DUB_MODELS_DIR and extra model folders. */
+  modelsDir?: string;
+  searchDirs?: string[];
+  /** Shared ONNX sessions (the worker's); private ones, released at the end, otherwise. */
+  sessions?: SessionCache;
+  device?: DeviceChoice;
+  /** Intra-op threads of private sessions (default 1: the stage runs next to ffmpeg). */
+  threads?: number;
+  media?: MediaToolOptions;
+  /** Scratch space (default the OS temp dir). */
+  tmpDir?: string;
+}
+
+export interface ResolvedLipsOptions {
+  model: LipsModel;
+  engine: LipsEngineId | 'auto';
+  detectEvery: number;
+  analysisMaxSide: number;
+  workScale: number;
+  trackingRange: BlazeFaceRange;
+  minFaceScore: number;
+  smoothing: OneEuroOptions;
+  encode: LipsEncodeOptions;
+  wav2lip: Wav2LipOptions;
+  visemeWarp: VisemeWarpOptions;
+  detectorModels: Partial<Record<BlazeFaceRange, string>>;
+  modelsDir: string | undefined;
+  searchDirs: string[];
+  sessions: SessionCache | undefined;
+  device: DeviceChoice;
+  threads: number;
+  media: MediaToolOptions;
+  tmpDir: string | undefined;
+}
+
+export function resolveLipsOptions(o: LipsOptions = {}): ResolvedLipsOptions {
+  const model = o.model ?? 'real_face';
+  const profile = LIPS_PROFILES[model];
+  if (!profile) throw new ValidationError(`unknown lips model "${String(model)}" (known: ${Object.keys(LIPS_PROFILES).join(', ')})`, { field: 'lips_model' });
+  const engine = o.engine ?? 'auto';
+  if (!['auto', 'wav2lip', 'viseme-warp'].includes(engine)) throw new ValidationError(`unknown lips engine "${engine}"`, { field: 'engine' });
+  const detectEvery = o.detectEvery ?? profile.detectEvery;
+  if (!(Number.isInteger(detectEvery) && detectEvery >= 1)) throw new ValidationError(`detectEvery must be an integer >= 1, got ${detectEvery}`, { field: 'detectEvery' });
+  const workScale = o.workScale ?? profile.workScale;
+  if (!(workScale > 0 && workScale <= 1)) throw new ValidationError(`workScale must be in (0, 1], got ${workScale}`, { field: 'workScale' });
+  const shared = { ...(o.modelsDir ? { modelsDir: o.modelsDir } : {}), ...(o.searchDirs ? { searchDirs: o.searchDirs } : {}), ...(o.sessions ? { sessions: o.sessions } : {}), device: o.device ?? 'cpu' };
+  return {
+    model,
+    engine,
+    detectEvery,
+    analysisMaxSide: o.analysisMaxSide ?? profile.analysisMaxSide,
+    workScale,
+    trackingRange: o.trackingRange ?? profile.trackingRange,
+    minFaceScore: o.minFaceScore ?? 0.6,
+    smoothing: o.smoothing ?? {},
+    encode: { crf: o.encode?.crf ?? 18, preset: o.encode?.preset ?? profile.preset },
+    wav2lip: { ...shared, ...(o.threads !== undefined ? { threads: o.threads } : {}), ...o.wav2lip },
+    visemeWarp: o.visemeWarp ?? {},
+    detectorModels: o.detectorModels ?? {},
+    modelsDir: o.modelsDir,
+    searchDirs: o.searchDirs ?? [],
+    sessions: o.sessions,
+    device: o.device ?? 'cpu',
+    threads: o.threads ?? 1,
+    media: o.media ?? {},
+    tmpDir: o.tmpDir,
+  };
+}

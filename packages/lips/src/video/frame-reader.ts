@@ -1,0 +1,66 @@
+/**
+ * Decoded video frames as a stream: ffmpeg writes raw rgb24 frames to a pipe and this yields
+ * them one by one. The pipe's buffer holds about two frames, so memory stays bounded whatever
+ * the video's length; leaving the loop early stops ffmpeg.
+ */
+import { PassThrough } from 'node:stream';
+import { AbortedError, resolveContext, throwIfAborted, type PartialContext } from '@dub/core';
+import { runFfmpeg, type MediaToolOptions } from '@dub/media';
+import { createImage, type RgbImage } from '../image/rgb-image.js';
+
+export interface ReadFramesOptions extends MediaToolOptions {
+  /** Size of the frames ffmpeg delivers (scaled); the video's own size by default. */
+  width: number;
+  height: number;
+  /** Deliver every Nth frame only (frames 0, N, 2N, ...); default 1. */
+  every?: number;
+}
+
+export async function* readFrames(file: string, opts: ReadFramesOptions, context: PartialContext = {}): AsyncGenerator<RgbImage> {
+  const ctx = resolveContext(context);
+  throwIfAborted(ctx.signal);
+  const { width, height } = opts;
+  const frameBytes = width * height * 3;
+  const stop = new AbortController();
+  const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
+  const filters: string[] = [];
+  if ((opts.every ?? 1) > 1) filters.push(`select=not(mod(n\\,${opts.every}))`);
+  filters.push(`scale=${width}:${height}:flags=bilinear`);
+  const args = ['-i', file, '-map', '0:v:0', '-an', '-sn', '-vf', filters.join(','), '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'];
+  const pipe = new PassThrough({ highWaterMark: Math.max(frameBytes * 2, 1 << 16) });
+  let failure: unknown;
+  const done = runFfmpeg(args, { ...opts, stage: 'decode_frames', stdout: pipe, progress: false }, { ...ctx, signal }).then(
+    () => undefined,
+    (e: unknown) => {
+      failure = e;
+    },
+  );
+  let frame = createImage(width, height);
+  let fill = 0;
+  let finishedEarly = true;
+  try {
+    for await (const chunk of pipe as AsyncIterable<Buffer>) {
+      let at = 0;
+      while (at < chunk.length) {
+        const n = Math.min(frameBytes - fill, chunk.length - at);
+        frame.data.set(chunk.subarray(at, at + n), fill);
+        fill += n;
+        at += n;
+        if (fill === frameBytes) {
+          yield frame;
+          frame = createImage(width, height);
+          fill = 0;
+        }
+      }
+    }
+    finishedEarly = false;
+  } finally {
+    if (finishedEarly) {
+      stop.abort('frames no longer needed');
+      pipe.destroy();
+    }
+    await done;
+  }
+  if (failure !== undefined && !(failure instanceof AbortedError && stop.signal.aborted && !ctx.signal?.aborted)) throw failure;
+  throwIfAborted(ctx.signal);
+}

@@ -1,0 +1,40 @@
+/**
+ * What the lips stage needs to know about a video: its displayed size (frames come out of
+ * ffmpeg rotated upright), its frame rate as ffmpeg's exact rational, and its frame count.
+ */
+import { DubError, resolveContext, type PartialContext } from '@dub/core';
+import { probe, runFfprobe, type MediaToolOptions } from '@dub/media';
+
+export interface VideoInfo {
+  file: string;
+  width: number;
+  height: number;
+  /** Frames per second. */
+  fps: number;
+  /** The same rate as ffmpeg writes it ("30000/1001"), for the encoder. */
+  rate: string;
+  /** Frame count (stated by the container, else duration x fps). */
+  frameCount: number;
+  duration: number;
+}
+
+export async function videoInfo(file: string, media: MediaToolOptions = {}, context: PartialContext = {}): Promise<VideoInfo> {
+  const ctx = resolveContext(context);
+  const info = await probe(file, media, ctx);
+  if (!info.video) throw new DubError('invalid_input', `lips: no video stream in ${file}`, { details: { file } });
+  const raw = JSON.parse(await runFfprobe(['-select_streams', 'v:0', '-show_entries', 'stream=avg_frame_rate,r_frame_rate', '-of', 'json', file], media, ctx)) as {
+    streams?: { avg_frame_rate?: string; r_frame_rate?: string }[];
+  };
+  const s = raw.streams?.[0] ?? {};
+  const rate = [s.avg_frame_rate, s.r_frame_rate].find((r) => r && rateValue(r) > 0) ?? String(info.video.fps || 25);
+  const fps = rateValue(rate);
+  const duration = info.video.duration ?? info.duration;
+  const frameCount = info.video.frames ?? Math.round(duration * fps);
+  return { file, width: info.video.displayWidth, height: info.video.displayHeight, fps, rate, frameCount, duration };
+}
+
+function rateValue(r: string): number {
+  const [n, d] = r.split('/').map(Number);
+  const v = d === undefined ? n : d ? n / d : 0;
+  return Number.isFinite(v) ? v : 0;
+}
