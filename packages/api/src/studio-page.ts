@@ -1,30 +1,93 @@
 /**
- * The minimal studio page of one version until the studio package replaces it: name, status,
- * the script's segments and links to the SRT downloads. Signed links keep their token on every link.
+ * The studio page as the API serves it: the built files of @dub/studio (its dist/ folder), read
+ * once per server, answered under a content-hashed path with long-lived caching, and the HTML
+ * shell filled per request (boot data, asset base URL) with a strict Content-Security-Policy.
  */
-import type { VersionScript } from '@dub/core';
-import type { AssetRow, VersionRow } from './catalog.js';
-import { esc } from './html.js';
+import crypto from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DubError } from '@dub/core';
+import { renderStudioShell, STUDIO_DIST_URL, STUDIO_SHELL_FILE, type ShellValues } from '@dub/studio';
 
-function ts(s: number): string {
-  const m = Math.floor(s / 60);
-  return `${String(m).padStart(2, '0')}:${(s - m * 60).toFixed(2).padStart(5, '0')}`;
+/** The file types of the page that are served, by extension. */
+const CONTENT_TYPES: Record<string, string> = {
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+};
+
+export interface StudioAssetFile {
+  body: Buffer;
+  contentType: string;
+  etag: string;
 }
 
-export function studioPage(p: { asset: AssetRow; version: VersionRow; script: VersionScript | undefined; baseUrl: string; token: string }): string {
-  const { asset: a, version: v, script } = p;
-  const q = (extra: string) => `?${[extra, p.token].filter(Boolean).join('&')}`;
-  const srt = `${p.baseUrl}/v1/versions/${v.version_id}/srt`;
-  const rows = (script?.segments ?? [])
-    .map((s) => `<tr><td>${esc(ts(s.start))}</td><td>${esc(ts(s.end))}</td><td>${esc(s.speaker)}</td><td>${esc(s.source_text)}</td><td>${esc(s.target_text)}</td></tr>`)
-    .join('');
-  const table = script
-    ? `<table><tr><th>start</th><th>end</th><th>speaker</th><th>${esc(script.source_locale)}</th><th>${esc(script.target_locale)}</th></tr>${rows}</table>`
-    : `<p>The script is not ready yet (status ${esc(v.status)}).</p>`;
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${esc(v.name)} - ${esc(a.name)}</title>
-<style>body{font:15px/1.5 system-ui,sans-serif;max-width:70rem;margin:2rem auto;padding:0 1rem}table{border-collapse:collapse;width:100%}td,th{border:1px solid #ddd;padding:.25rem .5rem;vertical-align:top;text-align:left}</style></head>
-<body><h1>${esc(a.name)}: ${esc(v.name)}</h1>
-<dl><dt>Version</dt><dd><code>${esc(v.version_id)}</code></dd><dt>Language</dt><dd>${esc(a.locale)} &rarr; ${esc(v.locale)}</dd><dt>Status</dt><dd id="status">${esc(v.status)}</dd>${v.error ? `<dt>Error</dt><dd>${esc(v.error.error_code)}: ${esc(v.error.detail)}</dd>` : ''}</dl>
-<p>Subtitles: <a href="${esc(srt + q('locality=target'))}">target SRT</a> &middot; <a href="${esc(srt + q('locality=source'))}">source SRT</a></p>
-<h2>Segments (${script?.segments.length ?? 0})</h2>${table}</body></html>`;
+export interface LoadedStudio {
+  /** Short hash over every served file: the versioned path segment of the assets. */
+  hash: string;
+  template: string;
+  files: ReadonlyMap<string, StudioAssetFile>;
+}
+
+/** The built studio of one server (loaded on first use; a failed load is retried next time). */
+export class StudioBuild {
+  private loading: Promise<LoadedStudio> | undefined;
+
+  constructor(private readonly dir: string = fileURLToPath(STUDIO_DIST_URL)) {}
+
+  load(): Promise<LoadedStudio> {
+    this.loading ??= this.read().catch((e: unknown) => {
+      this.loading = undefined;
+      throw e;
+    });
+    return this.loading;
+  }
+
+  private async read(): Promise<LoadedStudio> {
+    let template: string;
+    try {
+      template = await fs.readFile(path.join(this.dir, STUDIO_SHELL_FILE), 'utf8');
+    } catch (e) {
+      throw new DubError('engine_unavailable', `the studio page is not built (${path.join(this.dir, STUDIO_SHELL_FILE)} is missing): run \`npm run build\``, { status: 503, cause: e });
+    }
+    const names = (await fs.readdir(this.dir)).filter((n) => CONTENT_TYPES[path.extname(n)] !== undefined).sort();
+    const all = crypto.createHash('sha256');
+    const files = new Map<string, StudioAssetFile>();
+    for (const n of names) {
+      const body = await fs.readFile(path.join(this.dir, n));
+      const digest = crypto.createHash('sha256').update(body).digest('base64url').slice(0, 16);
+      all.update(`${n}\n${digest}\n`);
+      files.set(n, { body, contentType: CONTENT_TYPES[path.extname(n)]!, etag: `"${digest}"` });
+    }
+    return { hash: all.digest('hex').slice(0, 12), template, files };
+  }
+}
+
+/** Headers of every studio HTML response: no caching (signed links), no referrer, CSP. */
+export function studioPageHeaders(baseUrl: string): Record<string, string> {
+  const origin = new URL(baseUrl).origin;
+  const self = `'self' ${origin}`;
+  return {
+    'content-type': 'text/html; charset=utf-8',
+    'cache-control': 'no-store',
+    'referrer-policy': 'no-referrer',
+    'x-content-type-options': 'nosniff',
+    'x-frame-options': 'DENY',
+    'content-security-policy': [
+      "default-src 'none'",
+      `script-src ${self}`,
+      `style-src ${self}`,
+      `img-src ${self} data: blob:`,
+      `media-src ${self} blob:`,
+      `connect-src ${self}`,
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  };
+}
+
+/** The filled shell. */
+export function studioPage(build: LoadedStudio, v: Omit<ShellValues, 'assetBase'> & { baseUrl: string }): string {
+  return renderStudioShell(build.template, { title: v.title, boot: v.boot, message: v.message, assetBase: `${v.baseUrl}/studio-assets/${build.hash}/` });
 }

@@ -88,10 +88,11 @@ export class StudioApp {
       const script = ctx.has_script ? await c.script() : null;
       this.apply(ctx, script);
     } catch (e) {
-      if (e instanceof ApiError && e.status === 401 && this.boot.access === 'key') {
+      // A key that is refused, or that belongs to another organization: ask again.
+      if (e instanceof ApiError && this.boot.access === 'key' && !this.ctx && [401, 403, 404].includes(e.status)) {
         this.win.sessionStorage.removeItem(KEY_STORAGE);
         this.keyForm();
-        return this.showError('The API key was not accepted (401). Enter a valid key.');
+        return this.showError(e.status === 401 ? 'The API key was not accepted (401). Enter a valid key.' : messageOf(e));
       }
       if (!this.ctx) return this.fatal(messageOf(e));
       this.showError(messageOf(e));
