@@ -12,7 +12,9 @@ export const ENVELOPE_SAMPLE_RATE = 16000;
 /** Convert any audio (or a video's audio) to a 16 kHz mono float WAV in `dir`. */
 export async function speechWav(input: string, dir: string, name: string, media: MediaToolOptions, context: PartialContext = {}): Promise<string> {
   const out = path.join(dir, `${name}-16k.wav`);
-  await extractAudio(input, out, { ...media, sampleRate: ENVELOPE_SAMPLE_RATE, channels: 1, format: 'float32' }, resolveContext(context));
+  const ctx = resolveContext(context);
+  // a few seconds at most: no progress of its own (the caller's range belongs to the frames)
+  await extractAudio(input, out, { ...media, sampleRate: ENVELOPE_SAMPLE_RATE, channels: 1, format: 'float32' }, { logger: ctx.logger, ...(ctx.signal ? { signal: ctx.signal } : {}) });
   return out;
 }
 

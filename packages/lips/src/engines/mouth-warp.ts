@@ -54,7 +54,7 @@ export function warpMouth(frame: RgbImage, face: FaceFrame, amount: number, work
       if (open > 0) {
         const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
         if (ai < 1) {
-          const gapTop = my - 0.02 * d;
+          const gapTop = my + 0.03 * d;
           const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
           const mid = (gapTop + gapBottom) / 2;
           const half = (gapBottom - gapTop) / 2;
