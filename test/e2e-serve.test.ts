@@ -5,102 +5,52 @@
  * translation), generated (synthesis, fitting, mixing, mux) and downloaded through signed URLs;
  * every callback's ES256 signature is checked with the served public key.
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseSrt } from '@dub/srt';
+import { callbackReceiver, ffprobeJson, freePort, makeSample, spawnDub, waitFor, waitHealthy, type CallbackReceiver, type DubProcess } from './e2e-helpers.js';
 
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const KEY = 'e2e-key';
 const auth = { authorization: `Bearer ${KEY}` };
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-interface Received {
-  body: string;
-  signature: string;
-}
 
 describe('dub serve end to end', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-e2e-'));
   const video = path.join(dir, 'sample.mp4');
-  const callbacks: Received[] = [];
-  let receiver: http.Server;
-  let server: ChildProcess;
+  let receiver: CallbackReceiver;
+  let server: DubProcess;
   let base = '';
-  let callbackUrl = '';
-  let serverLog = '';
 
   beforeAll(async () => {
-    execFileSync('bash', [path.join(ROOT, 'scripts/make-sample.sh'), video], { stdio: 'ignore' });
-    receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        callbacks.push({ body: Buffer.concat(chunks).toString('utf8'), signature: String(req.headers['x-signature'] ?? '') });
-        res.writeHead(200).end();
-      });
-    });
-    await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-    callbackUrl = `http://127.0.0.1:${(receiver.address() as net.AddressInfo).port}/hook`;
+    makeSample(video);
+    receiver = await callbackReceiver();
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    server = spawn(process.execPath, [path.join(ROOT, 'packages/cli/bin/dub.js'), 'serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'data')], {
-      env: { ...process.env, DUB_API_KEYS: `${KEY}:org1`, DUB_ALLOW_PRIVATE_URLS: '1', DUB_LOG_LEVEL: 'warn' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server.stdout!.on('data', (c: Buffer) => (serverLog = (serverLog + c.toString()).slice(-4000)));
-    server.stderr!.on('data', (c: Buffer) => (serverLog = (serverLog + c.toString()).slice(-4000)));
-    await waitFor('the server', async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 30_000);
+    server = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'data')], { DUB_API_KEYS: `${KEY}:org1`, DUB_ALLOW_PRIVATE_URLS: '1' });
+    await waitHealthy(base, server);
   }, 60_000);
 
   afterAll(async () => {
-    if (server && server.exitCode === null) {
-      server.kill('SIGTERM');
-      await new Promise((r) => server.once('exit', r));
-    }
+    await server?.stop();
     receiver?.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('uploads, prepares, generates and serves the dubbed video, with signed callbacks', async () => {
     const form = new FormData();
-    form.set('request', JSON.stringify({ name: 'e2e sample', locale: 'en-US', languages: [{ locale: 'es-ES' }], callback_url: callbackUrl }));
+    form.set('request', JSON.stringify({ name: 'e2e sample', locale: 'en-US', languages: [{ locale: 'es-ES' }], callback_url: receiver.url }));
     form.set('video', new Blob([fs.readFileSync(video)], { type: 'video/mp4' }), 'sample.mp4');
     const created = await fetch(`${base}/v1/assets/upload`, { method: 'POST', headers: auth, body: form });
-    expect(created.status, serverLog).toBe(201);
+    expect(created.status, server.log()).toBe(201);
     const asset = (await created.json()) as { asset_id: string; languages: { versions: { version_id: string }[] }[] };
     const versionId = asset.languages[0]!.versions[0]!.version_id;
 
     const getVersion = async () => (await (await fetch(`${base}/v1/versions/${versionId}`, { headers: auth })).json()) as Record<string, unknown>;
     const ready = await waitFor('ReadyToEdit', async () => {
       const v = await getVersion();
-      if (v.status === 'Failed') throw Object.assign(new Error(`version failed: ${JSON.stringify(v.error)}`), { fatal: true });
+      if (v.status === 'Failed') throw new Error(`version failed: ${JSON.stringify(v.error)}`);
       return v.status === 'ReadyToEdit' ? v : undefined;
     }, 240_000);
     expect(ready.status).toBe('ReadyToEdit');
@@ -132,7 +82,7 @@ describe('dub serve end to end', () => {
     const res = await fetch(resultUrl);
     expect(res.status).toBe(200);
     fs.writeFileSync(file, Buffer.from(await res.arrayBuffer()));
-    const probe = JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', file], { encoding: 'utf8' })) as { streams: { codec_type: string }[]; format: { duration: string } };
+    const probe = ffprobeJson(file);
     expect(probe.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
     expect(Math.abs(Number(probe.format.duration) - a.duration)).toBeLessThan(0.2);
     const ranged = await fetch(resultUrl, { headers: { range: 'bytes=0-99' } });
@@ -143,11 +93,11 @@ describe('dub serve end to end', () => {
     // Callbacks: each one signed (ES256, DER, hex) over the raw body.
     const pem = await (await fetch(`${base}/v1/callbacks/public-key`)).text();
     const events = await waitFor('the version_generated callback', async () => {
-      const evs = callbacks.map((c) => JSON.parse(c.body) as { event: string });
+      const evs = receiver.received.map((c) => JSON.parse(c.body) as { event: string });
       return evs.some((e) => e.event === 'version_generated') ? evs : undefined;
     }, 60_000);
     expect(events.map((e) => e.event)).toEqual(expect.arrayContaining(['version_ready', 'version_generating', 'version_generated']));
-    for (const c of callbacks) expect(crypto.verify('sha256', Buffer.from(c.body), pem, Buffer.from(c.signature, 'hex'))).toBe(true);
+    for (const c of receiver.received) expect(crypto.verify('sha256', Buffer.from(c.body), pem, Buffer.from(c.signature, 'hex'))).toBe(true);
 
     // Revise removes the generated video: the old signed URL stops working.
     const revised = await fetch(`${base}/v1/versions/${versionId}/revise`, { method: 'PATCH', headers: { ...auth, 'content-type': 'application/json' }, body: '{}' });
