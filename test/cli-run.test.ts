@@ -2,16 +2,13 @@
  * The README's main job: `dub run` dubs a video on this machine with the embedded defaults. Also
  * the CLI's answers to bad input (a clear message and a non-zero exit, nothing written).
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSrt } from '@dub/srt';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const DUB = path.join(ROOT, 'packages/cli/bin/dub.js');
+import { DUB, ffprobeJson, makeSample } from './e2e-helpers.js';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-cli-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -67,13 +64,12 @@ describe('dub CLI', () => {
   });
 
   it('dub run dubs the sample video into Spanish: video, audio track, script and subtitles', () => {
-    const video = path.join(dir, 'sample.mp4');
-    execFileSync('bash', [path.join(ROOT, 'scripts/make-sample.sh'), video], { stdio: 'ignore' });
+    const video = makeSample(path.join(dir, 'sample.mp4'));
     const out = path.join(dir, 'out');
     const r = dub(['run', '--input', video, '--from', 'en-US', '--to', 'es-ES', '--out', out, '--srt-profile', 'global_regular']);
     expect(r.status, r.stderr.slice(-2000)).toBe(0);
     const es = path.join(out, 'es-ES');
-    const probe = (f: string) => JSON.parse(execFileSync('ffprobe', ['-v', 'error', '-show_streams', '-show_format', '-of', 'json', f], { encoding: 'utf8' })) as { streams: { codec_type: string }[]; format: { duration: string } };
+    const probe = ffprobeJson;
     const src = probe(video);
     const res = probe(path.join(es, 'dubbed.mp4'));
     expect(res.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
