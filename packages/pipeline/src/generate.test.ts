@@ -10,7 +10,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   blobKeys,
-  DubError,
   FsBlobStore,
   loadConfig,
   SessionCache,
@@ -270,11 +269,14 @@ describe('generateVersion', () => {
     expect(semitones(f2!, a2!)).toBeLessThan(-5); // the female speaker goes down
   });
 
-  it('with_lips fails permanently: the lips model is not installed', async () => {
-    const err = await generateVersion(job(5, {}, 'with_lips'), runtime([])).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(DubError);
-    expect((err as DubError).code).toBe('engine_unavailable');
-    expect((err as DubError).retryable).toBe(false);
-    expect(await store.has(blobKeys.resultVideo(VERSION, 5))).toBe(false);
+  it('with_lips: the lips stage runs before the mux; a face-less video passes through, re-encoded, same size and duration', async () => {
+    const events: EmittedEvent[] = [];
+    await generateVersion(job(5, { lips_model: 'real_face_turbo' }, 'with_lips'), runtime(events));
+    const e = generated(events);
+    expect(events.some((x) => x.type === 'stage_done' && x.stage === 'lips' && !x.cached)).toBe(true);
+    const [src, res] = await Promise.all([probe(sourceFile), probe(store.localPath(e.result_video_key)!)]);
+    expect([res.video!.width, res.video!.height]).toEqual([src.video!.width, src.video!.height]);
+    expect(Math.abs(res.duration - DURATION)).toBeLessThan(0.1);
+    expect(res.audio).toHaveLength(1);
   });
 });

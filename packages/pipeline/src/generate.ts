@@ -11,8 +11,9 @@
  *   -> result blobs under the generation number -> target word timings in the script
  *   -> event version_generated.
  *
- * with_lips needs the lips stage, which is not installed in this build: such jobs fail
- * permanently with engine_unavailable instead of producing a video without lip correction.
+ * with_lips adds the lips stage (generate-lips.ts) after the mix: the source video's mouth region
+ * is re-rendered to follow the dubbed speech (re-encoded video), and that video is muxed with the
+ * dubbed track instead of the source's.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -37,6 +38,8 @@ import { findSeparatedBackground, loadScript, loadTranscript } from './generate-
 import { planVoices, type VoicePlan } from './generate-voices.js';
 import { segmentSlots, synthesizeSegment, type SegmentSlot } from './generate-segments.js';
 import { renderSpeechTimeline } from './generate-timeline.js';
+import { runLipsStage } from './generate-lips.js';
+import type { LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
   /** TTS engine (default espeak-ng) and its options. */
@@ -45,6 +48,8 @@ export interface GenerateVersionOptions {
   loudness?: Partial<LoudnessTarget>;
   /** Voice-over ducking and delay (defaults: 12 dB, 0.3 s). */
   voiceOver?: { duckDb?: number; delaySeconds?: number };
+  /** Lips options for with_lips (engine, model files, encoding); the job's lips_model picks the profile. */
+  lips?: LipsOptions;
 }
 
 export interface GenerateVersionResult {
@@ -57,6 +62,9 @@ export interface GenerateVersionResult {
 
 /** Progress share of each stage (rough CPU cost). */
 const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, background: 4, mix: 2, audio: 0.5, video: 1, publish: 0.2 };
+
+/** with_lips: the lips stage (frame by frame over the whole video) comes before the mux. */
+const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['lips', 12], [k, w]] : [[k, w]])));
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
 const STAGE_VERSION = 1;
@@ -73,20 +81,14 @@ interface SegmentArtifact {
 }
 
 export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions = {}): Promise<GenerateVersionResult> {
-  if (job.mode === 'with_lips') {
-    throw new DubError(
-      'engine_unavailable',
-      `generate_mode with_lips for version ${job.version_id} needs the lips model (${job.options.lips_model ?? 'real_face'}), which is not installed in this build; generate with no_lips`,
-      { retryable: false, details: { version_id: job.version_id, mode: job.mode } },
-    );
-  }
   if (!getLocale(job.locale)?.target) throw new ValidationError(`"${job.locale}" is not a supported target locale`, { field: 'locale' });
   const anonymization = job.options.voice_anonymization ?? 0;
   const voiceOver = job.options.voice_over === true;
   const media: MediaToolOptions = { config: rt.config };
   const work = await mkdtemp(path.join(rt.config.tmpDir, 'dub-generate-'));
   const cache = new ArtifactCache(rt.store, job.asset_id, { tmpDir: work });
-  const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: job.version_id }, { weights: WEIGHTS });
+  const withLips = job.mode === 'with_lips';
+  const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: job.version_id }, { weights: withLips ? WEIGHTS_WITH_LIPS : WEIGHTS });
   const local = (key: string): Promise<string> => localPath(rt, key, work);
   const engineId = opts.tts?.engine ?? 'espeak-ng';
   let engine: TtsEngine | undefined;
@@ -188,9 +190,16 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       out.addFile('result.m4a', file);
       return null;
     });
-    const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang }, async (out, ctx) => {
+    // with_lips: the mouth follows the dubbed speech (the speech timeline, not the mix)
+    let videoKey = sourceKey;
+    if (withLips) {
+      const words = segments.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.slot.start + w.start, end: s.slot.start + w.end })));
+      const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
+      videoKey = lips.videoKey;
+    }
+    const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');
-      await mux({ ...media, video: await local(sourceKey), audioTracks: [{ file: await local(mixKey), language: lang, title: `Dubbed (${job.locale})` }], output: file }, ctx);
+      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(mixKey), language: lang, title: `Dubbed (${job.locale})` }], output: file }, ctx);
       out.addFile('result.mp4', file);
       return null;
     });

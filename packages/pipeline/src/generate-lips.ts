@@ -1,0 +1,96 @@
+/**
+ * The lips stage of generate-version (with_lips): the source video's mouth region is re-rendered
+ * to follow the dubbed speech (the speech timeline alone, not the mix), as a cached stage whose
+ * output is a re-encoded, video-only `lips.mp4`. The words' target timings drive viseme shaping;
+ * the separated source speech (prepare-asset's separation output), when the asset has one, tells
+ * where the source speaker talks (the mouth is closed there when the dub is silent).
+ * `options.lips_model` of the job picks real_face or real_face_turbo.
+ */
+import path from 'node:path';
+import { blobKeys, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { lipSync, type LipsOptions, type TimedWord } from '@dub/lips';
+import type { MediaToolOptions } from '@dub/media';
+import { inputsHash } from './artifacts.js';
+import { SEPARATION_STAGE } from './generate-inputs.js';
+import type { StageRunner } from './stage-runner.js';
+
+/** Bump when the lips output changes for the same inputs. */
+const LIPS_STAGE_VERSION = 1;
+
+export interface LipsStageInput {
+  job: GenerateVersionJob;
+  /** Source video blob and its identity (key, size, ...) for the cache key. */
+  sourceKey: string;
+  sourceIdentity: unknown;
+  /** The dubbed speech timeline (speech.wav blob). */
+  speechKey: string;
+  /** Target words placed in the video's time. */
+  words: TimedWord[];
+  media: MediaToolOptions;
+  local: (key: string) => Promise<string>;
+  /** Extra lips options (tests, hosts): engine, model files, encoding. */
+  options?: LipsOptions;
+}
+
+export interface LipsStageResult {
+  /** Blob key of the lips video (video only). */
+  videoKey: string;
+  engine: string;
+  cached: boolean;
+}
+
+/** The separated speech of the asset's latest separation, if any. */
+export async function findSeparatedSpeech(store: BlobStore, assetId: string): Promise<string | undefined> {
+  const prefix = blobKeys.artifact(assetId, SEPARATION_STAGE, '', '').replace(/-\/$/, '-');
+  let best: { at: string; key: string } | undefined;
+  for (const key of (await store.list(prefix)).filter((k) => k.endsWith('/manifest.json'))) {
+    const m = JSON.parse((await store.getBuffer(key)).toString('utf8')) as { created_at?: string; files?: Record<string, string> };
+    const speech = m.files?.['speech.wav'];
+    if (speech && (!best || (m.created_at ?? '') > best.at)) best = { at: m.created_at ?? '', key: speech };
+  }
+  return best?.key;
+}
+
+export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: LipsStageInput): Promise<LipsStageResult> {
+  const model = (input.job.options.lips_model ?? 'real_face') as LipsModel;
+  const sourceSpeechKey = await findSeparatedSpeech(rt.store, input.job.asset_id);
+  const extra = input.options ?? {};
+  const inputs = {
+    v: LIPS_STAGE_VERSION,
+    source: input.sourceIdentity,
+    speech: input.speechKey,
+    sourceSpeech: sourceSpeechKey ?? null,
+    model,
+    words: inputsHash(input.words),
+    engine: extra.engine ?? 'auto',
+    wav2lip: extra.wav2lip?.modelPath ?? null,
+  };
+  const r = await runner.run('lips', inputs, async (out, ctx: StageContext) => {
+    const file = path.join(out.dir, 'lips.mp4');
+    const result = await lipSync(
+      {
+        video: await input.local(input.sourceKey),
+        speech: {
+          file: await input.local(input.speechKey),
+          words: input.words,
+          locale: input.job.locale,
+          ...(sourceSpeechKey ? { sourceSpeech: await input.local(sourceSpeechKey) } : {}),
+        },
+        output: file,
+      },
+      {
+        ...extra,
+        model,
+        sessions: rt.sessions,
+        device: rt.config.device,
+        ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}),
+        media: input.media,
+        tmpDir: out.dir,
+      },
+      { ...ctx, ...(rt.withLimit ? { withLimit: <T>(name: string, fn: () => Promise<T>) => rt.withLimit!(name, fn) } : {}) },
+    );
+    out.addFile('lips.mp4', file);
+    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound };
+  });
+  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, cached: r.cached };
+}
