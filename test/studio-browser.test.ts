@@ -20,6 +20,8 @@ const CHROMIUM = process.env.DUB_CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SHOTS = process.env.DUB_STUDIO_SCREENSHOTS ?? path.join(os.tmpdir(), 'dub-studio-screenshots');
 const DURATION = 12;
+/** Waits for the page (generous: the suite may share two cores with model tests). */
+const poll = <T>(fn: () => Promise<T>, timeout = 20_000) => expect.poll(fn, { timeout, interval: 100 });
 
 function studioScript(assetId: string, versionId: string): VersionScript {
   return {
@@ -145,7 +147,7 @@ describe('studio page in Chromium', () => {
 
   it('signed link: shows the version, edits and saves a target text, the edit survives a reload', async () => {
     const page = await openPage(link.href);
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     expect(await page.locator('h1').textContent()).toBe('Open source talk: es-ES v1');
     expect(await page.locator('#meta').textContent()).toContain('en-US → es-ES');
     const rows = page.locator('.segment-table tbody tr');
@@ -164,7 +166,7 @@ describe('studio page in Chromium', () => {
     const video = page.locator('#source-video');
     expect(await video.getAttribute('src')).toMatch(new RegExp(`/v1/media/${assetId}/source\\?expires=\\d+&sig=`));
     await page.getByRole('button', { name: 'Play source from 0:04.000 (segment 2)' }).click();
-    await expect.poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeGreaterThanOrEqual(4);
+    await poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeGreaterThanOrEqual(4);
     await video.evaluate((v: HTMLVideoElement) => v.pause());
     expect(await video.evaluate((v: HTMLVideoElement) => v.error?.code ?? null)).toBeNull();
 
@@ -175,13 +177,13 @@ describe('studio page in Chromium', () => {
     expect(await page.locator('#dirty').textContent()).toBe('1 unsaved change');
     expect(await rows.nth(1).getAttribute('class')).toContain('changed');
     await page.click('#save');
-    await expect.poll(() => page.locator('#notice').textContent()).toBe('Saved 1 change.');
+    await poll(() => page.locator('#notice').textContent()).toBe('Saved 1 change.');
     const stored = await storedScript();
     expect(stored.segments[1]!.target_text).toBe('Hoy hablamos del doblaje libre.');
     expect(stored.segments[0]!.target_text).toBe('Hola y bienvenidos al programa.');
 
     await page.reload();
-    await expect.poll(() => page.inputValue('#seg-2-text')).toBe('Hoy hablamos del doblaje libre.');
+    await poll(() => page.inputValue('#seg-2-text')).toBe('Hoy hablamos del doblaje libre.');
     expect(await page.locator('#dirty').textContent()).toBe('No unsaved changes');
     await page.screenshot({ path: path.join(SHOTS, 'studio-ready-to-edit.png'), fullPage: true });
     await page.close();
@@ -189,7 +191,7 @@ describe('studio page in Chromium', () => {
 
   it('signed link: invalid times are shown and not saved; a time edit is saved in seconds', async () => {
     const page = await openPage(link.href);
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     const before = JSON.stringify((await storedScript()).segments);
     // overlap with the next segment
     await page.fill('#seg-1-end', '0:05');
@@ -206,7 +208,7 @@ describe('studio page in Chromium', () => {
     expect(await page.locator('#seg-3-issues').textContent()).toMatch(/start: "soon" is not a time.*end: end is after the end of the video \(0:12\.000\)/);
     expect(await page.locator('#issues-summary').textContent()).toBe('4 problems to fix before saving.');
     await page.click('#save');
-    await expect.poll(() => page.locator('#error').textContent()).toContain('Fix the problems marked in the segments before saving.');
+    await poll(() => page.locator('#error').textContent()).toContain('Fix the problems marked in the segments before saving.');
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('seg-1-end');
     expect(JSON.stringify((await storedScript()).segments)).toBe(before);
 
@@ -216,14 +218,14 @@ describe('studio page in Chromium', () => {
     await page.fill('#seg-3-end', '11.75');
     await page.press('#seg-3-end', 'Enter');
     await page.click('#save');
-    await expect.poll(() => page.locator('#notice').textContent()).toBe('Saved 1 change.');
+    await poll(() => page.locator('#notice').textContent()).toBe('Saved 1 change.');
     expect((await storedScript()).segments[2]!.end).toBe(11.75);
     await page.close();
   });
 
   it('signed link: when someone else saved first (412) the page reloads, re-applies the edit and says so', async () => {
     const page = await openPage(link.href);
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     await page.fill('#seg-1-text', 'Hola a todos.');
     // someone else saves meanwhile (another field)
     const g = await inject('GET', `/v1/versions/${versionId}/script`);
@@ -233,13 +235,13 @@ describe('studio page in Chromium', () => {
     expect(put.statusCode).toBe(200);
 
     await page.click('#save');
-    await expect.poll(() => page.locator('#error').textContent()).toMatch(/Someone else saved this script.*1 of your changes were applied to their version and are not saved yet/);
+    await poll(() => page.locator('#error').textContent()).toMatch(/Someone else saved this script.*1 of your changes were applied to their version and are not saved yet/);
     expect(await page.inputValue('#seg-3-text')).toBe('Muchas gracias por escuchar.');
     expect(await page.inputValue('#seg-1-text')).toBe('Hola a todos.');
     expect(await page.locator('#dirty').textContent()).toBe('1 unsaved change');
     expect((await storedScript()).segments[0]!.target_text).toBe('Hola y bienvenidos al programa.');
     await page.click('#save');
-    await expect.poll(() => page.locator('#notice').textContent()).toBe('Saved 1 change.');
+    await poll(() => page.locator('#notice').textContent()).toBe('Saved 1 change.');
     const s = await storedScript();
     expect(s.segments.map((x) => x.target_text)).toEqual(['Hola a todos.', 'Hoy hablamos del doblaje libre.', 'Muchas gracias por escuchar.']);
     await page.close();
@@ -247,7 +249,7 @@ describe('studio page in Chromium', () => {
 
   it("signed link: the link's credential reaches nothing outside its version", async () => {
     const page = await openPage(link.href);
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     const token = link.search;
     const status = (url: string, init: { method?: string; body?: unknown } = {}) =>
       page.evaluate(
@@ -269,7 +271,7 @@ describe('studio page in Chromium', () => {
     const bad = new URL(link);
     bad.searchParams.set('expires', String(Number(bad.searchParams.get('expires')) + 3600));
     const denied = await openPage(bad.href);
-    await expect.poll(() => denied.locator('#error').textContent()).toContain('the studio link signature is invalid');
+    await poll(() => denied.locator('#error').textContent()).toContain('the studio link signature is invalid');
     expect(await denied.locator('.segment-table').count()).toBe(0);
     await denied.close();
     // the other version is untouched
@@ -279,11 +281,11 @@ describe('studio page in Chromium', () => {
 
   it('signed link: generate makes the page read-only while Generating; polling shows the result; SRT download; revise', async () => {
     const page = await openPage(link.href);
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     const jobs = t.transport.jobsOf('generate-version').length;
     await page.selectOption('#generate-mode', 'no_lips');
     await page.click('#generate');
-    await expect.poll(() => page.locator('#status').textContent()).toBe('Generating');
+    await poll(() => page.locator('#status').textContent()).toBe('Generating');
     const job = t.transport.jobsOf('generate-version');
     expect(job.length).toBe(jobs + 1);
     expect(job[job.length - 1]).toMatchObject({ version_id: versionId, mode: 'no_lips' });
@@ -308,10 +310,10 @@ describe('studio page in Chromium', () => {
     // the worker finishes; the page polls and shows the result
     const generation = (job[job.length - 1] as { generation: number }).generation;
     await finishGeneration(t, assetId, versionId, generation, resultVideo);
-    await expect.poll(() => page.locator('#status').textContent(), { timeout: 15_000 }).toBe('Completed');
+    await poll(() => page.locator('#status').textContent(), 30_000).toBe('Completed');
     const result = page.locator('#result-video');
     expect(await result.getAttribute('src')).toMatch(new RegExp(`/v1/downloads/${versionId}/${generation}/video\\?expires=\\d+&sig=`));
-    await expect.poll(() => result.evaluate((v: HTMLVideoElement) => v.readyState)).toBeGreaterThanOrEqual(1);
+    await poll(() => result.evaluate((v: HTMLVideoElement) => v.readyState)).toBeGreaterThanOrEqual(1);
     expect(await result.evaluate((v: HTMLVideoElement) => Math.round(v.duration))).toBe(DURATION);
     expect(await page.locator('#revise').isEnabled()).toBe(true);
     expect(await page.locator('#readonly-note').textContent()).toMatch(/Revise returns the version to editing/);
@@ -328,12 +330,12 @@ describe('studio page in Chromium', () => {
     await page.selectOption('#srt-locality', 'source');
     await t.api.store.delete(blobKeys.transcript(assetId));
     await page.click('#download-srt');
-    await expect.poll(() => page.locator('#error').textContent()).toMatch(/source transcript of asset \S+ is not ready yet .*\(HTTP 400\)/);
+    await poll(() => page.locator('#error').textContent()).toMatch(/source transcript of asset \S+ is not ready yet .*\(HTTP 400\)/);
 
     // revise (confirmed) returns it to editing and removes the result
     page.once('dialog', (d) => void d.accept());
     await page.click('#revise');
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     expect(await page.locator('#result-video').count()).toBe(0);
     expect(await page.getAttribute('#seg-1-text', 'readonly')).toBeNull();
     expect((await inject('GET', `/v1/versions/${versionId}`)).json().result_url).toBeUndefined();
@@ -344,25 +346,25 @@ describe('studio page in Chromium', () => {
     const plain = (await inject('GET', `/v1/versions/${versionId}`)).json().studio_url as string;
     expect(plain).toBe(`${base}/v1/versions/${versionId}/studio`);
     const page = await openPage(plain);
-    await expect.poll(() => page.locator('#api-key').count()).toBe(1);
+    await poll(() => page.locator('#api-key').count()).toBe(1);
     expect(await page.locator('.segment-table').count()).toBe(0);
     await page.getByLabel('API key', { exact: true }).fill('not-a-key');
     await page.getByRole('button', { name: 'Open the studio' }).click();
-    await expect.poll(() => page.locator('#error').textContent()).toContain('The API key was not accepted (401)');
+    await poll(() => page.locator('#error').textContent()).toContain('The API key was not accepted (401)');
     await page.getByLabel('API key', { exact: true }).fill('key-two'); // another organization's key
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('#error').textContent()).toContain(`version ${versionId} not found (HTTP 404)`);
+    await poll(() => page.locator('#error').textContent()).toContain(`version ${versionId} not found (HTTP 404)`);
 
     await page.goto(plain);
     await page.getByLabel('API key', { exact: true }).fill('key-one');
     await page.keyboard.press('Enter');
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     expect(await page.inputValue('#seg-1-text')).toBe('Hola a todos.');
     expect(page.url()).toBe(plain);
     expect(await page.evaluate(() => sessionStorage.getItem('dub-studio-api-key'))).toBe('key-one');
     // a reload in the same tab keeps the key; the page stays signed in
     await page.reload();
-    await expect.poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
     await page.getByRole('button', { name: 'Forget API key' }).click();
     expect(await page.evaluate(() => sessionStorage.getItem('dub-studio-api-key'))).toBeNull();
     expect(await page.locator('#api-key').count()).toBe(1);
