@@ -50,6 +50,7 @@ function makeVideo(file: string, seconds: number, freq: number): Buffer {
 
 describe('studio page in Chromium', () => {
   if (!fs.existsSync(CHROMIUM)) {
+    console.warn(`studio browser test skipped: Chromium is not installed at ${CHROMIUM} (apt-get install chromium)`);
     it.skip(`Chromium is not installed at ${CHROMIUM} (apt-get install chromium): the studio browser test is skipped`, () => undefined);
     return;
   }
