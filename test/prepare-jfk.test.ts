@@ -55,6 +55,10 @@ describe('prepare jfk en-US -> es-ES', () => {
     expect(words).toMatch(/country/);
     expect(transcript.speakers).toHaveLength(1);
     expect(transcript.speakers[0]!.reference_key && (await rt.store.has(transcript.speakers[0]!.reference_key))).toBe(true);
+    // The separated tracks the transcript was made from, for the generation stage.
+    expect(await rt.store.has(transcript.tracks!.speech)).toBe(true);
+    expect(await rt.store.has(transcript.tracks!.background)).toBe(true);
+    expect(transcript.tracks!.background).toMatch(/\/separation-[0-9a-f]+\/background\.wav$/);
     const prepared = eventsOf(rt, 'asset_prepared');
     expect(prepared).toEqual([
       { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },

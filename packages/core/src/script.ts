@@ -40,6 +40,8 @@ export const TranscriptSchema = Type.Object({
   duration: Type.Number(),
   speakers: Type.Array(SpeakerSchema),
   segments: Type.Array(TranscriptSegmentSchema),
+  /** Blob keys of the separated (or given) speech and background tracks this transcript was made from. */
+  tracks: Type.Optional(Type.Object({ speech: Type.String(), background: Type.String() })),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 

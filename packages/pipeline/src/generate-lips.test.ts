@@ -77,7 +77,7 @@ beforeAll(async () => {
   await store.put(blobKeys.script(VERSION), JSON.stringify(script));
   // separation output as prepare-asset stores it (the source audio stands in for the separated speech)
   const cache = new ArtifactCache(store, ASSET, { tmpDir: dir });
-  await cache.run('separation', { mix: 'test-mix' }, { logger: silentLogger }, async (out) => {
+  const separated = await cache.run('separation', { mix: 'test-mix' }, { logger: silentLogger }, async (out) => {
     const bg = path.join(out.dir, 'background.wav');
     await runFfmpeg(['-f', 'lavfi', '-i', `anoisesrc=d=${DURATION}:c=pink:a=0.005:r=44100`, '-ac', '2', bg]);
     const speech = path.join(out.dir, 'speech.wav');
@@ -86,6 +86,7 @@ beforeAll(async () => {
     out.addFile('speech.wav', speech);
     return { engine: 'test' };
   });
+  await store.put(blobKeys.transcript(ASSET), JSON.stringify({ ...transcript, tracks: { speech: separated.files['speech.wav']!, background: separated.files['background.wav']! } }));
 });
 
 afterAll(async () => {

@@ -11,7 +11,6 @@ import { blobKeys, type BlobStore, type GenerateVersionJob, type JobRuntime, typ
 import { lipSync, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash } from './artifacts.js';
-import { SEPARATION_STAGE } from './generate-inputs.js';
 import type { StageRunner } from './stage-runner.js';
 
 /** Bump when the lips output changes for the same inputs. */
@@ -24,6 +23,8 @@ export interface LipsStageInput {
   sourceIdentity: unknown;
   /** The dubbed speech timeline (speech.wav blob). */
   speechKey: string;
+  /** The source's separated speech (the transcript's tracks.speech), when known. */
+  sourceSpeechKey?: string;
   /** Target words placed in the video's time. */
   words: TimedWord[];
   media: MediaToolOptions;
@@ -39,21 +40,9 @@ export interface LipsStageResult {
   cached: boolean;
 }
 
-/** The separated speech of the asset's latest separation, if any. */
-export async function findSeparatedSpeech(store: BlobStore, assetId: string): Promise<string | undefined> {
-  const prefix = blobKeys.artifact(assetId, SEPARATION_STAGE, '', '').replace(/-\/$/, '-');
-  let best: { at: string; key: string } | undefined;
-  for (const key of (await store.list(prefix)).filter((k) => k.endsWith('/manifest.json'))) {
-    const m = JSON.parse((await store.getBuffer(key)).toString('utf8')) as { created_at?: string; files?: Record<string, string> };
-    const speech = m.files?.['speech.wav'];
-    if (speech && (!best || (m.created_at ?? '') > best.at)) best = { at: m.created_at ?? '', key: speech };
-  }
-  return best?.key;
-}
-
 export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: LipsStageInput): Promise<LipsStageResult> {
   const model = (input.job.options.lips_model ?? 'real_face') as LipsModel;
-  const sourceSpeechKey = await findSeparatedSpeech(rt.store, input.job.asset_id);
+  const sourceSpeechKey = input.sourceSpeechKey;
   const extra = input.options ?? {};
   const inputs = {
     v: LIPS_STAGE_VERSION,

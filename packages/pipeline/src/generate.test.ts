@@ -133,13 +133,14 @@ beforeAll(async () => {
 
   // The background as prepare-asset's separation stage stores it.
   const cache = new ArtifactCache(store, ASSET, { tmpDir: dir });
-  await cache.run('separation', { mix: 'test-mix' }, { logger: silentLogger }, async (out) => {
+  const separated = await cache.run('separation', { mix: 'test-mix' }, { logger: silentLogger }, async (out) => {
     const bg = path.join(out.dir, 'background.wav');
     await runFfmpeg(['-f', 'lavfi', '-i', `anoisesrc=d=${DURATION}:c=pink:a=0.01:r=44100`, '-ac', '2', bg]);
     out.addFile('background.wav', bg);
     out.addFile('speech.wav', speechFile);
     return { engine: 'test' };
   });
+  await store.put(blobKeys.transcript(ASSET), JSON.stringify({ ...transcript, tracks: { speech: separated.files['speech.wav']!, background: separated.files['background.wav']! } }));
 });
 
 afterAll(async () => {

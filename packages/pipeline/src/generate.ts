@@ -27,6 +27,7 @@ import {
   type GenerateVersionJob,
   type JobRuntime,
   type StageContext,
+  type Transcript,
   type VersionScript,
 } from '@dub/core';
 import { encodeAudio, mux, probe, writeWav, type MediaToolOptions } from '@dub/media';
@@ -34,7 +35,7 @@ import { mixReplace, mixVoiceOver, VOICE_OVER_DEFAULTS, type LoudnessTarget } fr
 import { createTtsEngine, detectStretchers, type TtsEngine, type TtsEngineConfig, type TtsEngineId } from '@dub/voice';
 import { ArtifactCache, inputsHash, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { findSeparatedBackground, loadScript, loadTranscript } from './generate-inputs.js';
+import { loadScript, loadTranscript } from './generate-inputs.js';
 import { planVoices, type VoicePlan } from './generate-voices.js';
 import { segmentSlots, synthesizeSegment, type SegmentSlot } from './generate-segments.js';
 import { renderSpeechTimeline } from './generate-timeline.js';
@@ -168,7 +169,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     if (voiceOver) {
       mixInputs = { mode: 'voice_over', original: sourceIdentity, duckDb: opts.voiceOver?.duckDb ?? VOICE_OVER_DEFAULTS.duckDb, delay: voiceOverDelay };
     } else {
-      backgroundKey = await backgroundOf(job, rt, runner, sourceIdentity, local);
+      backgroundKey = await backgroundOf(job, transcript, rt, runner, sourceIdentity, local);
       mixInputs = { mode: 'replace', background: backgroundKey };
     }
     const mixed = await runner.run('mix', { v: STAGE_VERSION, speech: speechKey, duration, loudness: opts.loudness ?? null, ...(mixInputs as object) }, async (out, ctx) => {
@@ -194,7 +195,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     let videoKey = sourceKey;
     if (withLips) {
       const words = segments.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.slot.start + w.start, end: s.slot.start + w.end })));
-      const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
+      const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, ...(transcript.tracks ? { sourceSpeechKey: transcript.tracks.speech } : {}), words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
       videoKey = lips.videoKey;
     }
     const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
@@ -247,13 +248,13 @@ async function localPath(rt: JobRuntime, key: string, work: string): Promise<str
 }
 
 /**
- * The separated background: prepare-asset's separation output; when the asset has none (an
- * asset prepared before separation was stored), it is separated here from the source video's
- * audio, as a cached stage of its own.
+ * The separated background: the track the transcript names (prepare-asset's separation output
+ * or the given clean track); when the transcript names none, it is separated here from the
+ * source video's audio, as a cached stage of its own.
  */
-async function backgroundOf(job: GenerateVersionJob, rt: JobRuntime, runner: StageRunner, sourceIdentity: unknown, local: (key: string) => Promise<string>): Promise<string> {
-  const found = await findSeparatedBackground(rt.store, job.asset_id);
-  if (found) {
+async function backgroundOf(job: GenerateVersionJob, transcript: Transcript, rt: JobRuntime, runner: StageRunner, sourceIdentity: unknown, local: (key: string) => Promise<string>): Promise<string> {
+  const found = transcript.tracks?.background;
+  if (found && (await rt.store.has(found))) {
     await runner.done('background', true, 0);
     return found;
   }

@@ -198,7 +198,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
 
     // The transcript, the event, the versions.
     const t0 = performance.now();
-    const transcript = validate<Transcript>(TranscriptSchema, buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys), 'transcript');
+    const transcript = validate<Transcript>(TranscriptSchema, buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }), 'transcript');
     const transcriptKey = blobKeys.transcript(job.asset_id);
     const json = JSON.stringify(transcript);
     const unchanged = (await rt.store.has(transcriptKey)) && (await rt.store.getBuffer(transcriptKey)).toString('utf8') === json;

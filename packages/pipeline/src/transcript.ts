@@ -14,6 +14,7 @@ export function buildTranscript(
   engine: string,
   turns: SpeakerTurns,
   referenceKeys: Record<string, string>,
+  tracks?: { speech: string; background: string },
 ): Transcript {
   const segments: TranscriptSegment[] = turns.segments.map((s, i) => ({
     id: segmentId(i),
@@ -28,5 +29,5 @@ export function buildTranscript(
     ...(referenceKeys[sp.id] ? { reference_key: referenceKeys[sp.id] } : {}),
     speech_seconds: r3(sp.speechSeconds),
   }));
-  return { v: 1, locale, engine, duration: r3(duration), speakers, segments };
+  return { v: 1, locale, engine, duration: r3(duration), speakers, segments, ...(tracks ? { tracks } : {}) };
 }
