@@ -63,7 +63,9 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
   }
   const config = loadConfig({ ...env, ...(values['data-dir'] ? { DUB_DATA_DIR: values['data-dir'] } : {}) });
   if (values.device) config.device = parseDevice(values.device);
-  config.warmup = !values['no-warmup'];
+  // The daemon warms up unless told not to (--no-warmup, or DUB_WARMUP=0 in the environment).
+  if (values['no-warmup']) config.warmup = false;
+  else if (env.DUB_WARMUP === undefined || env.DUB_WARMUP === '') config.warmup = true;
   const logger = createLogger({ level: config.logLevel, name: 'dub-worker' });
   const natsUrl = values.nats ?? config.natsUrl;
   if (!natsUrl) {
