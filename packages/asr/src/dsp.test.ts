@@ -1,44 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { Fft } from './dsp/fft.js';
 import { FbankExtractor, mfccFromLogMel } from './dsp/kaldi-fbank.js';
 import { hzToMelSlaney, kaldiMelBank, melToHzSlaney, slaneyMelBank } from './dsp/mel.js';
 import { resampleSinc } from './dsp/resample.js';
 import { WHISPER_N_FRAMES, WhisperFeatureExtractor } from './dsp/whisper-mel.js';
-
-function naiveDft(x: Float64Array): [Float64Array, Float64Array] {
-  const n = x.length;
-  const re = new Float64Array(n);
-  const im = new Float64Array(n);
-  for (let k = 0; k < n; k++) {
-    for (let t = 0; t < n; t++) {
-      re[k] = re[k]! + x[t]! * Math.cos((2 * Math.PI * k * t) / n);
-      im[k] = im[k]! - x[t]! * Math.sin((2 * Math.PI * k * t) / n);
-    }
-  }
-  return [re, im];
-}
 
 function tone(seconds: number, freq: number, amp = 0.5, rate = 16000): Float32Array {
   const x = new Float32Array(Math.round(seconds * rate));
   for (let i = 0; i < x.length; i++) x[i] = amp * Math.sin((2 * Math.PI * freq * i) / rate);
   return x;
 }
-
-describe('Fft', () => {
-  for (const n of [8, 400, 512]) {
-    it(`matches a direct DFT for n=${n}`, () => {
-      const x = Float64Array.from({ length: n }, (_, i) => Math.sin(i * 0.37) + 0.3 * Math.cos(i * 1.9) + (i % 7) / 10);
-      const [er, ei] = naiveDft(x);
-      const re = Float64Array.from(x);
-      const im = new Float64Array(n);
-      new Fft(n).transform(re, im);
-      for (let k = 0; k < n; k++) {
-        expect(re[k]).toBeCloseTo(er[k]!, 6);
-        expect(im[k]).toBeCloseTo(ei[k]!, 6);
-      }
-    });
-  }
-});
 
 describe('mel banks', () => {
   it('Slaney scale round-trips and is linear below 1 kHz', () => {

@@ -13,3 +13,4 @@ export { renderTimeline, renderTimelineBuffer, type Placement, type TimelineSpec
 export { trim, startsOnKeyframe, type TrimOptions, type TrimResult } from './trim.js';
 export { mux, encodeAudio, type MuxOptions, type MuxAudioTrack, type EncodeAudioOptions } from './mux.js';
 export { thumbnail, type ThumbnailOptions, type ThumbnailResult } from './thumbnail.js';
+export { Fft, hannWindow, nextPow2 } from './fft.js';

@@ -25,5 +25,5 @@ export { SegmentedSeparationEngine } from './segmented-engine.js';
 export { SegmentRunner, type SegmentModel, type SegmentSinks } from './segment-runner.js';
 export { planarSource, MemorySink, type AudioSink, type AudioSource } from './audio-io.js';
 export { planWindows, transitionWeight, type SegmentWindow, type WindowPlan } from './windowing.js';
-export { Fft, hannWindow } from './dsp/fft.js';
+export { Fft, hannWindow } from '@dub/media';
 export { DemucsSpectrogram } from './dsp/demucs-spectrogram.js';

@@ -5,7 +5,7 @@
  * bank (20 Hz to Nyquist), natural log floored at float epsilon; optionally cepstral mean
  * normalization over the utterance. Row-major [frames][nMels].
  */
-import { Fft, nextPow2 } from './fft.js';
+import { Fft, hannWindow, nextPow2 } from '@dub/media';
 import { applyMelBank, kaldiMelBank, type MelBank } from './mel.js';
 
 export interface FbankOptions {
@@ -63,8 +63,8 @@ export class FbankExtractor {
     const padded = nextPow2(this.frameLength);
     this.fft = new Fft(padded);
     this.bank = kaldiMelBank(o.sampleRate, padded, o.nMels, o.lowFreq, o.highFreq);
-    this.window = new Float64Array(this.frameLength);
-    for (let i = 0; i < this.frameLength; i++) this.window[i] = Math.pow(0.5 - 0.5 * Math.cos((2 * Math.PI * i) / (this.frameLength - 1)), 0.85);
+    // Kaldi's povey window: a symmetric Hann window raised to 0.85.
+    this.window = hannWindow(this.frameLength, false).map((w) => Math.pow(w, 0.85));
   }
 
   /** Number of frames of `samples` samples (snip_edges: only whole frames). */
@@ -77,12 +77,10 @@ export class FbankExtractor {
     const frames = this.frameCount(audio.length);
     const nMels = o.nMels;
     const data = new Float32Array(frames * nMels);
-    const padded = this.fft.n;
+    const padded = this.fft.size;
     const frame = new Float64Array(padded);
     const power = new Float64Array((padded >> 1) + 1);
     const mel = new Float64Array(nMels);
-    const re = new Float64Array(padded);
-    const im = new Float64Array(padded);
     const L = this.frameLength;
     for (let t = 0; t < frames; t++) {
       const off = t * this.frameShift;
@@ -99,7 +97,7 @@ export class FbankExtractor {
       }
       for (let i = 0; i < L; i++) frame[i] = frame[i]! * this.window[i]!;
       frame.fill(0, L);
-      this.fft.powerSpectrum(frame, power, re, im);
+      this.fft.powerSpectrum(frame, power);
       applyMelBank(this.bank, power, mel);
       for (let m = 0; m < nMels; m++) data[t * nMels + m] = Math.log(Math.max(mel[m]!, FLT_EPSILON));
     }

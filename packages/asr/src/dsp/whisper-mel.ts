@@ -5,7 +5,7 @@
  * (80 or 128 filters), log10 clamped at 1e-10, floored at max - 8, then (x + 4) / 4.
  * The result is row-major [nMels][3000], the layout of `input_features` [1, nMels, 3000].
  */
-import { Fft } from './fft.js';
+import { Fft, hannWindow } from '@dub/media';
 import { applyMelBank, slaneyMelBank, type MelBank } from './mel.js';
 
 export const WHISPER_SAMPLE_RATE = 16000;
@@ -20,13 +20,11 @@ export class WhisperFeatureExtractor {
   readonly nFrames = WHISPER_N_FRAMES;
   private readonly fft = new Fft(WHISPER_N_FFT);
   private readonly bank: MelBank;
-  private readonly window: Float64Array;
+  private readonly window = hannWindow(WHISPER_N_FFT);
 
   constructor(nMels: 80 | 128 | number = 80) {
     this.nMels = nMels;
     this.bank = slaneyMelBank(WHISPER_SAMPLE_RATE, WHISPER_N_FFT, nMels);
-    this.window = new Float64Array(WHISPER_N_FFT);
-    for (let i = 0; i < WHISPER_N_FFT; i++) this.window[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / WHISPER_N_FFT);
   }
 
   /** Features of up to 30 s of 16 kHz mono audio (longer input is cut, shorter is zero-padded). */
@@ -46,13 +44,11 @@ export class WhisperFeatureExtractor {
     const frame = new Float64Array(WHISPER_N_FFT);
     const power = new Float64Array((WHISPER_N_FFT >> 1) + 1);
     const mel = new Float64Array(nMels);
-    const re = new Float64Array(WHISPER_N_FFT);
-    const im = new Float64Array(WHISPER_N_FFT);
     let max = -Infinity;
     for (let t = 0; t < frames; t++) {
       const off = t * WHISPER_HOP;
       for (let i = 0; i < WHISPER_N_FFT; i++) frame[i] = x[off + i]! * this.window[i]!;
-      this.fft.powerSpectrum(frame, power, re, im);
+      this.fft.powerSpectrum(frame, power);
       applyMelBank(this.bank, power, mel);
       for (let m = 0; m < nMels; m++) {
         const v = Math.log10(Math.max(mel[m]!, 1e-10));

@@ -9,7 +9,10 @@
  * (frames cached briefly: neighbouring video frames share most of theirs), so memory does not grow
  * with the audio's length.
  */
-import { WavReader } from '@dub/media';
+import { Fft, hannWindow, WavReader } from '@dub/media';
+
+/** The periodic Hann window of the STFT, kept on this module's surface. */
+export { hannWindow };
 
 export const WAV2LIP_MEL = Object.freeze({
   sampleRate: 16000,
@@ -66,42 +69,6 @@ export function melFilterbank(sr = WAV2LIP_MEL.sampleRate, nFft = WAV2LIP_MEL.nF
   return out;
 }
 
-/** Periodic Hann window (scipy.signal.get_window('hann', n, fftbins=True)). */
-export function hannWindow(n: number): Float32Array {
-  return Float32Array.from({ length: n }, (_, i) => 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / n));
-}
-
-/** Real DFT magnitudes of one windowed frame, with precomputed tables (n_fft is not a power of two). */
-class Dft {
-  private readonly cos: Float32Array;
-  private readonly sin: Float32Array;
-  readonly bins: number;
-  constructor(readonly n: number) {
-    this.bins = n / 2 + 1;
-    this.cos = new Float32Array(n);
-    this.sin = new Float32Array(n);
-    for (let i = 0; i < n; i++) {
-      this.cos[i] = Math.cos((2 * Math.PI * i) / n);
-      this.sin[i] = Math.sin((2 * Math.PI * i) / n);
-    }
-  }
-  magnitudes(frame: Float32Array, out: Float32Array): void {
-    const n = this.n;
-    for (let k = 0; k < this.bins; k++) {
-      let re = 0;
-      let im = 0;
-      let idx = 0;
-      for (let t = 0; t < n; t++) {
-        re += frame[t] * this.cos[idx];
-        im -= frame[t] * this.sin[idx];
-        idx += k;
-        if (idx >= n) idx -= n;
-      }
-      out[k] = Math.sqrt(re * re + im * im);
-    }
-  }
-}
-
 /** Normalised log-mel of one STFT magnitude frame (Wav2Lip's _amp_to_db, -ref, _normalize). */
 export function normaliseMel(melAmp: number): number {
   const { minLevelDb, refLevelDb, maxAbsValue } = WAV2LIP_MEL;
@@ -113,7 +80,8 @@ export function normaliseMel(melAmp: number): number {
 
 /** Mel frames of a 16 kHz WAV, computed on demand. */
 export class MelWindows {
-  private readonly dft = new Dft(WAV2LIP_MEL.nFft);
+  private readonly fft = new Fft(WAV2LIP_MEL.nFft);
+  /** Periodic Hann window (scipy.signal.get_window('hann', n, fftbins=True)). */
   private readonly window = hannWindow(WAV2LIP_MEL.win);
   private readonly filters = melFilterbank();
   private readonly cache = new Map<number, Float32Array>();
@@ -178,12 +146,13 @@ export class MelWindows {
       if (j >= n) j = 2 * (n - 1) - j;
       return j >= 0 && j < n ? pre(j) : 0;
     };
-    const frame = new Float32Array(nFft);
-    const mag = new Float32Array(this.dft.bins);
+    const frame = new Float64Array(nFft);
+    const mag = new Float64Array(half + 1);
     for (const f of missing) {
       const c = f * hop - half;
       for (let t = 0; t < nFft; t++) frame[t] = at(c + t) * this.window[t];
-      this.dft.magnitudes(frame, mag);
+      this.fft.powerSpectrum(frame, mag);
+      for (let k = 0; k < mag.length; k++) mag[k] = Math.sqrt(mag[k]);
       const col = new Float32Array(this.filters.length);
       for (let m = 0; m < this.filters.length; m++) {
         const row = this.filters[m];

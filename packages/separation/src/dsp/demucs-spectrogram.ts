@@ -11,7 +11,7 @@
  * Both channels share one complex FFT per frame (a real pair packed as re + i*im). All buffers
  * are allocated once per instance; one instance serves every window of a run.
  */
-import { Fft, hannWindow } from './fft.js';
+import { Fft, hannWindow } from '@dub/media';
 
 export class DemucsSpectrogram {
   /** Samples per channel of a segment. */
