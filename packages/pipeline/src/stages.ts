@@ -100,7 +100,7 @@ export const defaultStages: PrepareStages = {
   },
   async detectSpeech(speech, env, ctx) {
     const { detectSpeech } = await import('@dub/asr');
-    const d = await detectSpeech(speech, { sessions: env.sessions, device: env.config.device, threads: env.config.onnxThreads, tmpDir: env.tmpDir, ...modelsOf(env) }, ctx);
+    const d = await detectSpeech(speech, asrEnv(env), ctx);
     return { engine: d.engine, duration: d.duration, frameSeconds: d.frameSeconds, regions: d.regions.map((r) => ({ start: r.start, end: r.end, probability: r.probability })) };
   },
   async transcribe(speech, request, env, ctx) {
@@ -111,11 +111,7 @@ export const defaultStages: PrepareStages = {
         locale: request.locale,
         ...(request.sourceSrt !== undefined ? { sourceSrt: request.sourceSrt } : {}),
         speech: { ...request.regions, probabilities: new Float32Array(0) },
-        sessions: env.sessions,
-        device: env.config.device,
-        threads: env.config.onnxThreads,
-        tmpDir: env.tmpDir,
-        ...modelsOf(env),
+        ...asrEnv(env),
       },
       ctx,
     );
@@ -131,11 +127,7 @@ export const defaultStages: PrepareStages = {
         speech: { ...request.regions, probabilities: new Float32Array(0) },
         ...(request.speakersCount !== undefined ? { speakersCount: request.speakersCount } : {}),
         referenceClips: { dir: request.outDir },
-        sessions: env.sessions,
-        device: env.config.device,
-        threads: env.config.onnxThreads,
-        tmpDir: env.tmpDir,
-        ...modelsOf(env),
+        ...asrEnv(env),
       },
       ctx,
     );
@@ -147,6 +139,13 @@ export const defaultStages: PrepareStages = {
   },
 };
 
-function modelsOf(env: StageEnv): { models?: { modelsDir: string } } {
-  return env.config.modelsDir ? { models: { modelsDir: env.config.modelsDir } } : {};
+/** What every @dub/asr stage takes from the worker: its sessions, device, threads, scratch dir and models dir. */
+function asrEnv(env: StageEnv) {
+  return {
+    sessions: env.sessions,
+    device: env.config.device,
+    threads: env.config.onnxThreads,
+    tmpDir: env.tmpDir,
+    ...(env.config.modelsDir ? { models: { modelsDir: env.config.modelsDir } } : {}),
+  };
 }
