@@ -37,7 +37,7 @@ import {
   type AssetErrorObject,
   type VersionErrorObject,
 } from '@dub/core';
-import { formatSubtitles, serializeSrt, type SubtitleSegment } from '@dub/srt';
+import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, type SubtitleSegment } from '@dub/srt';
 import { AssetViewCache, type AssetView } from './asset-view-cache.js';
 import * as cat from './catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from './catalog.js';
@@ -552,12 +552,11 @@ export class DubService {
       const key = a.transcript_key ?? blobKeys.transcript(a.asset_id);
       if (!(await this.store.has(key))) throw new ValidationError(`the source transcript of asset ${a.asset_id} is not ready yet (asset status ${assetStatusOf(a, [v])})`, { field: 'locality' });
       const t = JSON.parse((await this.store.getBuffer(key)).toString('utf8')) as Transcript;
-      segments = t.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, speaker: s.speaker, ...(s.words.length ? { words: s.words.map((w) => ({ text: w.text, start: w.start, end: w.end })) } : {}) }));
+      segments = transcriptSubtitles(t);
       locale = a.locale;
     } else {
       if (!v.script_key) throw new ValidationError(`version ${versionId} has no translation yet (status ${v.status})`, { field: 'locality' });
-      const s = await this.readScript(v);
-      segments = s.segments.map((x) => ({ start: x.start, end: x.end, text: x.target_text, speaker: x.speaker, ...(x.target_words?.length ? { words: x.target_words.map((w) => ({ text: w.text, start: w.start, end: w.end })) } : {}) }));
+      segments = scriptSubtitles(await this.readScript(v));
       locale = v.locale;
     }
     const cues = formatSubtitles(segments, profile, { locale, ...(a.duration ? { mediaDuration: a.duration } : {}) });

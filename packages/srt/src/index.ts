@@ -24,3 +24,4 @@ export {
   type SrtViolation,
   type SrtViolationKind,
 } from './format.js';
+export { transcriptSubtitles, scriptSubtitles } from './from-script.js';

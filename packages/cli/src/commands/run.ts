@@ -13,8 +13,8 @@ import {
   blobKeys, createLogger, FsBlobStore, isSourceLocale, isTargetLocale, loadConfig, newId, ValidationError,
   GENERATE_MODES, SRT_PROFILES, type GenerateMode, type Job, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
-import { createJobHandlers } from '@dub/pipeline';
-import { formatSubtitles, serializeSrt, validateSrt } from '@dub/srt';
+import { createJobHandlers, inputsHash } from '@dub/pipeline';
+import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, validateSrt } from '@dub/srt';
 import { createEmbeddedRuntime } from '@dub/worker';
 
 export const summary = 'dub one video here, end to end (embedded defaults), into an output folder';
@@ -90,7 +90,7 @@ export async function run(argv: string[]): Promise<number> {
 
   // Ids derived from the input, so a rerun on the same data dir resumes from finished stages.
   const stat = await fsp.stat(input);
-  const assetId = `ast_run_${(await import('@dub/pipeline')).inputsHash({ input, size: stat.size, mtime: stat.mtimeMs, from: values.from, start, end, speakers, sourceSrt })}`;
+  const assetId = `ast_run_${inputsHash({ input, size: stat.size, mtime: stat.mtimeMs, from: values.from, start, end, speakers, sourceSrt })}`;
   const versions = targets.map((locale) => ({ version_id: `ver_${assetId.slice(8)}_${locale.replace('-', '')}`, dubbing_id: `dub_${assetId.slice(8)}_${locale.replace('-', '')}`, locale }));
   const uploadKey = blobKeys.sourceUpload(assetId);
   if (!(await store.has(uploadKey))) await store.putFile(uploadKey, input);
@@ -141,8 +141,8 @@ export async function run(argv: string[]): Promise<number> {
     const transcript = JSON.parse((await store.getBuffer(blobKeys.transcript(assetId))).toString('utf8')) as Transcript;
     await fsp.writeFile(path.join(dir, 'script.json'), JSON.stringify(script, null, 2));
     await fsp.writeFile(path.join(out, 'transcript.json'), JSON.stringify(transcript, null, 2));
-    const target = formatSubtitles(script.segments.map((s) => ({ start: s.start, end: s.end, text: s.target_text, speaker: s.speaker, ...(s.target_words?.length ? { words: s.target_words } : {}) })), profile, { locale: v.locale });
-    const source = formatSubtitles(transcript.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, speaker: s.speaker, words: s.words })), profile, { locale: values.from! });
+    const target = formatSubtitles(scriptSubtitles(script), profile, { locale: v.locale });
+    const source = formatSubtitles(transcriptSubtitles(transcript), profile, { locale: values.from! });
     await fsp.writeFile(path.join(dir, 'target.srt'), serializeSrt(target));
     await fsp.writeFile(path.join(dir, 'source.srt'), serializeSrt(source));
     process.stdout.write(`${v.locale}: ${path.join(dir, 'dubbed.mp4')}\n`);
