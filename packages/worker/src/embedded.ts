@@ -252,8 +252,10 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
 
   private async finish(r: JobRecord): Promise<void> {
     r.finished = true;
-    r.state = 'finished';
     await this.persist(r);
+    // Only now may the file go: were the state 'finished' while the write is in flight, the last
+    // event's delivery could remove the file first and the write would then put it back.
+    r.state = 'finished';
     await this.maybeRemove(r);
   }
 
