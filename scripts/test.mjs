@@ -23,9 +23,10 @@ let passed = 0, failed = 0, skipped = 0;
 try {
   const r = JSON.parse(fs.readFileSync(results, 'utf8'));
   passed = r.numPassedTests;
-  failed = r.numFailedTests + (r.numFailedTestSuites ?? 0) - (r.testResults ?? []).filter((f) => f.status === 'failed' && f.assertionResults.some((a) => a.status === 'failed')).length;
+  // Failed tests, plus each test file that failed without a failing test (it did not load or a hook threw).
+  const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !f.assertionResults.some((t) => t.status === 'failed')).length;
+  failed = r.numFailedTests + brokenFiles;
   skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
-  if (failed < r.numFailedTests) failed = r.numFailedTests;
 } catch {
   failed = Math.max(1, failed);
 }
