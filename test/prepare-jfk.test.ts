@@ -67,7 +67,7 @@ describe('prepare jfk en-US -> es-ES', () => {
       { v: 1, type: 'prepare-version', job_id: 'ver_es-prepare', asset_id: ASSET, source_locale: 'en-US', version: job.versions[0] },
     ]);
     const done = eventsOf(rt, 'stage_done').map((e) => e.stage);
-    expect(done).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
+    expect(done).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
     expect(eventsOf(rt, 'stage_done').every((e) => !e.cached)).toBe(true);
     const fractions = rt.progress.map((p) => p.fraction);
     expect(fractions.at(-1)).toBeCloseTo(1, 5);
@@ -105,7 +105,7 @@ describe('prepare jfk en-US -> es-ES', () => {
     const again = sameStore(rt);
     const res = await prepareAsset(job, again);
     const done = eventsOf(again, 'stage_done');
-    expect(done.map((e) => e.stage)).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
+    expect(done.map((e) => e.stage)).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
     expect(done.every((e) => e.cached)).toBe(true);
     expect(res.versionJobs.map((j) => j.job_id)).toEqual(['ver_es-prepare']);
     const vrt = sameStore(rt);

@@ -31,6 +31,26 @@ export const TranscriptSegmentSchema = Type.Object({
 });
 export type TranscriptSegment = Static<typeof TranscriptSegmentSchema>;
 
+/**
+ * What the separation stage did: the engine (`htdemucs`, `none` when no model ran, `given_tracks`)
+ * and, when it was planned, where the model ran and the measurement that decided it.
+ */
+export const TranscriptSeparationSchema = Type.Object({
+  engine: Type.String(),
+  /** none: no model; spans: the model ran on `spans` only; full: everywhere. */
+  mode: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('spans'), Type.Literal('full')])),
+  /** Whether the source has a background worth keeping (none + false: the speech track is the source, the background silence). */
+  background: Type.Optional(Type.Boolean()),
+  background_kind: Type.Optional(Type.Union([Type.Literal('music'), Type.Literal('noise')])),
+  reason: Type.Optional(Type.String()),
+  /** Seconds of audio the model ran on. */
+  model_seconds: Type.Optional(Type.Number({ minimum: 0 })),
+  spans: Type.Optional(Type.Array(Type.Object({ start: Type.Number({ minimum: 0 }), end: Type.Number({ minimum: 0 }) }))),
+  /** Levels in dBFS / dB, flatness 0..1, seconds; null where there was nothing to measure. */
+  measurement: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()]))),
+});
+export type TranscriptSeparation = Static<typeof TranscriptSeparationSchema>;
+
 /** Source-language transcript of an asset (times relative to the trimmed source). */
 export const TranscriptSchema = Type.Object({
   v: Type.Literal(1),
@@ -42,6 +62,7 @@ export const TranscriptSchema = Type.Object({
   segments: Type.Array(TranscriptSegmentSchema),
   /** Blob keys of the separated (or given) speech and background tracks this transcript was made from. */
   tracks: Type.Optional(Type.Object({ speech: Type.String(), background: Type.String() })),
+  separation: Type.Optional(TranscriptSeparationSchema),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 

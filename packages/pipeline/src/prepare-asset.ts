@@ -2,7 +2,8 @@
  * prepare-asset: the source video becomes a transcript the versions translate.
  *
  *   media (blob or URL) -> probe + classify + limits -> checkTrim -> trim (source video blob)
- *   -> thumbnail -> audio -> separation (or given tracks) -> VAD -> ASR (or source_srt)
+ *   -> thumbnail -> audio -> separation plan (VAD of the mix, background measured outside the
+ *   speech) -> separation where the plan says (or given tracks) -> VAD -> ASR (or source_srt)
  *   -> speakers (speakers_count or estimated; reference clips) -> transcript blob
  *   -> event asset_prepared -> one prepare-version job per version.
  *
@@ -28,8 +29,9 @@ import { ArtifactCache } from './artifacts.js';
 import { copyBlob, LocalFiles } from './local-files.js';
 import { resolveMedia, type ResolvedMedia } from './media-input.js';
 import { StageRunner } from './stage-runner.js';
+import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
-import { buildTranscript } from './transcript.js';
+import { buildTranscript, separationRecord } from './transcript.js';
 
 export interface PrepareAssetOptions {
   stages?: Partial<PrepareStages>;
@@ -55,6 +57,7 @@ const WEIGHTS = {
   trim: 2,
   thumbnail: 0.3,
   audio: 0.5,
+  'separation-plan': 1,
   separation: 12,
   vad: 1,
   transcription: 6,
@@ -132,9 +135,20 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     if (job.speech) given.speech = await resolveMedia(job.speech, 'speech_url', rt.store, runner, { ...mediaOpts, maxBytes: undefined });
     if (job.background) given.background = await resolveMedia(job.background, 'background_url', rt.store, runner, { ...mediaOpts, maxBytes: undefined });
     const hasGiven = given.speech !== undefined || given.background !== undefined;
+    // Without given tracks: is there a background to separate, and where does the model run?
+    const planned = hasGiven
+      ? undefined
+      : await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { mix: audio.key }, async (_out, ctx) => {
+          const mix = await files.path(audio.files['mix.wav']!);
+          const vad = await stages.detectSpeech(mix, env, ctx);
+          const plan = await stages.planSeparation(mix, vad, env, ctx);
+          ctx.logger.info({ mode: plan.mode, reason: plan.reason, measurement: plan.measurement }, 'separation plan');
+          return { vad, plan };
+        });
+    const plan = planned?.value.plan;
     const separated = await runner.run(
       'separation',
-      { mix: audio.key, given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null },
+      { mix: audio.key, given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null, plan: planned?.key ?? null },
       async (out, ctx) => {
         const mix = await files.path(audio.files['mix.wav']!);
         const speech = path.join(out.dir, 'speech.wav');
@@ -150,8 +164,9 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
             tracks[kind] = file;
           }
         }
-        const run = () => stages.separate(mix, { speech, background }, tracks, env, ctx);
-        const engine = rt.withLimit ? await rt.withLimit('gpu', run) : await run();
+        const run = () => stages.separate(mix, { speech, background }, tracks, env, ctx, plan);
+        // No model, no GPU slot.
+        const engine = rt.withLimit && plan?.mode !== 'none' ? await rt.withLimit('gpu', run) : await run();
         out.addFile('speech.wav', speech);
         out.addFile('background.wav', background);
         return { engine };
@@ -160,7 +175,11 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const speechKey = separated.files['speech.wav']!;
 
     // Speech regions, transcript text, speakers.
-    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey }, async (_out, ctx) => stages.detectSpeech(await files.path(speechKey), env, ctx));
+    // When the speech track is the mix itself (no background), the mix's VAD is its VAD.
+    const mixIsSpeech = plan?.mode === 'none' && !plan.background;
+    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey, ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
+      mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx),
+    );
     const recognition = await runner.run<Recognition>(
       'transcription',
       { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null },
@@ -198,7 +217,12 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
 
     // The transcript, the event, the versions.
     const t0 = performance.now();
-    const transcript = validate<Transcript>(TranscriptSchema, buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }), 'transcript');
+    const separation = separationRecord(separated.value.engine, plan);
+    const transcript = validate<Transcript>(
+      TranscriptSchema,
+      buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation),
+      'transcript',
+    );
     const transcriptKey = blobKeys.transcript(job.asset_id);
     const json = JSON.stringify(transcript);
     const unchanged = (await rt.store.has(transcriptKey)) && (await rt.store.getBuffer(transcriptKey)).toString('utf8') === json;

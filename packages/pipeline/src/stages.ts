@@ -7,6 +7,7 @@
 import { copyFile } from 'node:fs/promises';
 import type { DubConfig, PartialContext, SessionCache, Word } from '@dub/core';
 import type { MediaInfo } from '@dub/media';
+import type { SeparationPlan } from '@dub/separation';
 
 export interface StageEnv {
   config: DubConfig;
@@ -56,8 +57,23 @@ export interface PrepareStages {
   thumbnail(video: string, output: string, env: StageEnv, ctx: PartialContext): Promise<void>;
   /** Audio of [range) as WAV at `sampleRate` with `channels`. */
   extractAudio(input: string, output: string, range: Region | undefined, format: { sampleRate: number; channels: number }, env: StageEnv, ctx: PartialContext): Promise<void>;
-  /** Split `mix` into speech and background files; given clean tracks replace the model. Returns the engine id. */
-  separate(mix: string, out: { speech: string; background: string }, given: { speech?: string; background?: string } | undefined, env: StageEnv, ctx: PartialContext): Promise<string>;
+  /**
+   * Whether `mix` has a background worth separating and where the model must run, measured outside
+   * the speech `regions` (a VAD of the mix); see @dub/separation `planSeparation`.
+   */
+  planSeparation(mix: string, regions: SpeechRegions, env: StageEnv, ctx: PartialContext): Promise<SeparationPlan>;
+  /**
+   * Split `mix` into speech and background files; given clean tracks replace the model, a `plan`
+   * limits where it runs (none, spans, full). Returns the engine id (`none` when no model ran).
+   */
+  separate(
+    mix: string,
+    out: { speech: string; background: string },
+    given: { speech?: string; background?: string } | undefined,
+    env: StageEnv,
+    ctx: PartialContext,
+    plan?: Pick<SeparationPlan, 'mode' | 'background' | 'spans'>,
+  ): Promise<string>;
   detectSpeech(speech: string, env: StageEnv, ctx: PartialContext): Promise<SpeechRegions>;
   /** ASR of the speech regions, or the source_srt as transcript. */
   transcribe(speech: string, request: { locale: string; sourceSrt?: string; regions: SpeechRegions }, env: StageEnv, ctx: PartialContext): Promise<Recognition>;
@@ -89,14 +105,18 @@ export const defaultStages: PrepareStages = {
     const { extractAudio } = await import('@dub/media');
     await extractAudio(input, output, { ...tools(env), ...format, ...(range ? { start: range.start, end: range.end } : {}) }, ctx);
   },
-  async separate(mix, out, given, env, ctx) {
+  async planSeparation(mix, regions, _env, _ctx) {
+    const { planSeparation } = await import('@dub/separation');
+    return planSeparation(mix, regions.regions);
+  },
+  async separate(mix, out, given, env, ctx, plan) {
     const { separate } = await import('@dub/separation');
     const base = { config: env.config, sessions: env.sessions, tmpDir: env.tmpDir, speechPath: out.speech, backgroundPath: out.background };
-    const r = given ? await separate(mix, { ...base, given }, ctx) : await separate(mix, base, ctx);
+    const r = given ? await separate(mix, { ...base, given }, ctx) : await separate(mix, { ...base, ...(plan ? { plan } : {}) }, ctx);
     // A given track is used in place: copy it to where the caller expects it.
     if (r.speech !== out.speech) await copyFile(r.speech, out.speech);
     if (r.background !== out.background) await copyFile(r.background, out.background);
-    return given ? 'given_tracks' : 'htdemucs';
+    return given ? 'given_tracks' : plan?.mode === 'none' ? 'none' : 'htdemucs';
   },
   async detectSpeech(speech, env, ctx) {
     const { detectSpeech } = await import('@dub/asr');

@@ -1,5 +1,6 @@
 /** Assembling the asset's transcript (core TranscriptSchema) from recognition and speaker turns. */
-import type { Speaker, Transcript, TranscriptSegment } from '@dub/core';
+import type { Speaker, Transcript, TranscriptSegment, TranscriptSeparation } from '@dub/core';
+import type { SeparationPlan } from '@dub/separation';
 import type { SpeakerTurns } from './stages.js';
 
 export function segmentId(i: number): string {
@@ -15,6 +16,7 @@ export function buildTranscript(
   turns: SpeakerTurns,
   referenceKeys: Record<string, string>,
   tracks?: { speech: string; background: string },
+  separation?: TranscriptSeparation,
 ): Transcript {
   const segments: TranscriptSegment[] = turns.segments.map((s, i) => ({
     id: segmentId(i),
@@ -29,5 +31,29 @@ export function buildTranscript(
     ...(referenceKeys[sp.id] ? { reference_key: referenceKeys[sp.id] } : {}),
     speech_seconds: r3(sp.speechSeconds),
   }));
-  return { v: 1, locale, engine, duration: r3(duration), speakers, segments, ...(tracks ? { tracks } : {}) };
+  return { v: 1, locale, engine, duration: r3(duration), speakers, segments, ...(tracks ? { tracks } : {}), ...(separation ? { separation } : {}) };
+}
+
+/** What the separation stage did and why: the engine that ran (`none`, `htdemucs`, `given_tracks`) and the plan's measurement. */
+export function separationRecord(engine: string, plan: SeparationPlan | undefined): TranscriptSeparation {
+  if (!plan) return { engine };
+  return {
+    engine,
+    mode: plan.mode,
+    background: plan.background,
+    ...(plan.backgroundKind ? { background_kind: plan.backgroundKind } : {}),
+    reason: plan.reason,
+    model_seconds: plan.modelSeconds,
+    spans: plan.spans,
+    measurement: {
+      duration: plan.measurement.duration,
+      speech_seconds: plan.measurement.speechSeconds,
+      gap_seconds: plan.measurement.gapSeconds,
+      speech_level_db: plan.measurement.speechLevelDb,
+      gap_level_db: plan.measurement.gapLevelDb,
+      gap_to_speech_db: plan.measurement.gapToSpeechDb,
+      gap_flatness: plan.measurement.gapFlatness,
+      gap_flux_db: plan.measurement.gapFlux,
+    },
+  };
 }

@@ -19,6 +19,7 @@ export {
   type SeparatedAudio,
   type SeparatedFiles,
   type WavSeparationInput,
+  type SeparationRunOptions,
   type PlanarAudio,
 } from './types.js';
 export { SegmentedSeparationEngine } from './segmented-engine.js';
@@ -27,3 +28,5 @@ export { planarSource, MemorySink, type AudioSink, type AudioSource } from './au
 export { planWindows, transitionWeight, type SegmentWindow, type WindowPlan } from './windowing.js';
 export { Fft, hannWindow } from '@dub/media';
 export { DemucsSpectrogram } from './dsp/demucs-spectrogram.js';
+export { planSeparation, frameStats, mergeSpans, DEFAULT_BACKGROUND_THRESHOLDS, type SeparationPlan, type SeparationMode, type BackgroundMeasurement, type BackgroundOptions, type BackgroundThresholds, type TimeSpan } from './background.js';
+export { passThrough, runSpans } from './plan-runner.js';

@@ -7,6 +7,7 @@ import os from 'node:os';
 import { loadConfig, ValidationError, type DeviceChoice, type DubConfig, type SessionCache } from '@dub/core';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { SeparationEngine } from './types.js';
+import type { SeparationPlan } from './background.js';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './registry.js';
 
 export type SeparationConfig = Pick<DubConfig, 'modelsDir' | 'device' | 'onnxThreads' | 'tmpDir' | 'ffmpegPath' | 'ffprobePath'>;
@@ -86,6 +87,12 @@ export interface SeparateOptions extends SeparationEngineOptions {
   backgroundPath?: string;
   /** For a WAV input: sample encoding of written tracks (default float32). */
   format?: WavWriteFormat;
+  /**
+   * Where the model runs (`planSeparation`): `none` loads no model (speech = the mix and
+   * background = silence, or the other way round when `background` is true), `spans` runs it on
+   * `spans` only, `full` (the default) everywhere.
+   */
+  plan?: Pick<SeparationPlan, 'mode' | 'background' | 'spans'>;
 }
 
 export interface ResolvedSeparateOptions {
@@ -95,6 +102,7 @@ export interface ResolvedSeparateOptions {
   speechPath: string | undefined;
   backgroundPath: string | undefined;
   format: WavWriteFormat;
+  plan: Pick<SeparationPlan, 'mode' | 'background' | 'spans'> | undefined;
   engineOptions: ResolvedEngineOptions;
 }
 
@@ -111,6 +119,16 @@ export function resolveSeparateOptions(opts: SeparateOptions = {}): ResolvedSepa
     speechPath: opts.speechPath,
     backgroundPath: opts.backgroundPath,
     format: opts.format ?? 'float32',
+    plan: checkPlan(opts.plan),
     engineOptions: resolveEngineOptions(opts),
   };
+}
+
+function checkPlan(plan: SeparateOptions['plan']): ResolvedSeparateOptions['plan'] {
+  if (plan === undefined) return undefined;
+  if (!['none', 'spans', 'full'].includes(plan.mode)) throw new ValidationError(`plan.mode must be none, spans or full, got "${String(plan.mode)}"`, { field: 'plan' });
+  for (const s of plan.spans) {
+    if (!(Number.isFinite(s.start) && Number.isFinite(s.end) && s.start >= 0 && s.end >= s.start)) throw new ValidationError(`plan span [${s.start}, ${s.end}] is not a time span`, { field: 'plan' });
+  }
+  return plan;
 }

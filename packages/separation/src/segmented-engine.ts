@@ -11,8 +11,10 @@ import { resolveContext, ValidationError, type PartialContext, type StageContext
 import { resample, WavReader, WavWriter, type PlanarAudio } from '@dub/media';
 import { MemorySink, planarSource } from './audio-io.js';
 import type { ResolvedEngineOptions } from './options.js';
-import { SegmentRunner, type SegmentModel } from './segment-runner.js';
-import { isWavInput, type SeparatedAudio, type SeparatedFiles, type SeparationEngine, type SeparationInput, type SeparationOutput, type WavSeparationInput } from './types.js';
+import { runSpans } from './plan-runner.js';
+import { SegmentRunner, type SegmentModel, type SegmentSinks } from './segment-runner.js';
+import { isWavInput, type SeparatedAudio, type SeparatedFiles, type SeparationEngine, type SeparationInput, type SeparationOutput, type SeparationRunOptions, type WavSeparationInput } from './types.js';
+import type { AudioSource } from './audio-io.js';
 
 export class SegmentedSeparationEngine implements SeparationEngine {
   readonly channels = 2;
@@ -33,29 +35,34 @@ export class SegmentedSeparationEngine implements SeparationEngine {
     return this.model.sampleRate;
   }
 
-  separate<I extends SeparationInput>(input: I, context: PartialContext = {}): Promise<SeparationOutput<I>> {
+  separate<I extends SeparationInput>(input: I, context: PartialContext = {}, opts: SeparationRunOptions = {}): Promise<SeparationOutput<I>> {
     if (this.disposed) return Promise.reject(new ValidationError(`separation engine ${this.id} is disposed`));
     const ctx = resolveContext(context);
-    const job = this.queue.then((): Promise<SeparatedAudio | SeparatedFiles> => (isWavInput(input) ? this.separateFile(input, ctx) : this.separateAudio(input, ctx)));
+    const job = this.queue.then((): Promise<SeparatedAudio | SeparatedFiles> => (isWavInput(input) ? this.separateFile(input, ctx, opts) : this.separateAudio(input, ctx, opts)));
     this.queue = job.catch(() => undefined);
     return job as Promise<SeparationOutput<I>>;
   }
 
-  private async separateAudio(audio: PlanarAudio, ctx: StageContext): Promise<SeparatedAudio> {
+  private async runOn(source: AudioSource, sinks: SegmentSinks, ctx: StageContext, opts: SeparationRunOptions): Promise<void> {
+    if (opts.spans) await runSpans(this.runner, source, sinks, opts.spans, this.options.overlap, ctx);
+    else await this.runner.run(source, sinks, this.options.overlap, ctx);
+  }
+
+  private async separateAudio(audio: PlanarAudio, ctx: StageContext, opts: SeparationRunOptions): Promise<SeparatedAudio> {
     if (audio.sampleRate !== this.sampleRate) {
       throw new ValidationError(`engine ${this.id} needs audio at ${this.sampleRate} Hz, got ${audio.sampleRate} Hz (resample it first, or pass a WAV file)`, { field: 'input' });
     }
     const source = planarSource(audio);
     const speech = new MemorySink(2, source.frames);
     const background = new MemorySink(2, source.frames);
-    await this.runner.run(source, { speech, background }, this.options.overlap, ctx);
+    await this.runOn(source, { speech, background }, ctx, opts);
     return {
       speech: { sampleRate: this.sampleRate, channels: speech.channels },
       background: { sampleRate: this.sampleRate, channels: background.channels },
     };
   }
 
-  private async separateFile(input: WavSeparationInput, ctx: StageContext): Promise<SeparatedFiles> {
+  private async separateFile(input: WavSeparationInput, ctx: StageContext, opts: SeparationRunOptions): Promise<SeparatedFiles> {
     let reader = await WavReader.open(input.path);
     let converted: string | undefined;
     try {
@@ -70,7 +77,7 @@ export class SegmentedSeparationEngine implements SeparationEngine {
       const speech = await WavWriter.create(input.speechPath, { sampleRate: this.sampleRate, channels: 2, format });
       const background = await WavWriter.create(input.backgroundPath, { sampleRate: this.sampleRate, channels: 2, format });
       try {
-        await this.runner.run(reader, { speech, background }, this.options.overlap, ctx);
+        await this.runOn(reader, { speech, background }, ctx, opts);
         await Promise.all([speech.close(), background.close()]);
       } catch (e) {
         await Promise.allSettled([speech.close(), background.close()]);

@@ -3,8 +3,14 @@
  * (created for this call, or the caller's `engineInstance`) splits the input into speech and
  * background.
  */
-import { resolveContext, ValidationError, type PartialContext } from '@dub/core';
-import type { PlanarAudio } from '@dub/media';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { resolveContext, ValidationError, type PartialContext, type StageContext } from '@dub/core';
+import { resample, WavReader, WavWriter, type PlanarAudio } from '@dub/media';
+import { MemorySink, planarSource } from './audio-io.js';
+import { passThrough } from './plan-runner.js';
+import type { ResolvedSeparateOptions } from './options.js';
 import { defaultTrackPath, fromGivenTracks } from './given-tracks.js';
 import { resolveSeparateOptions, type SeparateOptions } from './options.js';
 import { loadSeparationEngine } from './registry.js';
@@ -35,16 +41,62 @@ export async function separate(input: PlanarAudio | string, options: SeparateOpt
     }
     return fromGivenTracks({ mix: input, ...(speech !== undefined ? { speech } : {}), ...(background !== undefined ? { background } : {}) }, {}, ctx);
   }
+  if (o.plan?.mode === 'none') return withoutModel(input, o, o.plan.background ? 'background' : 'speech', ctx);
   const engine = o.engineInstance ?? (await loadSeparationEngine(o.engine, o.engineOptions, ctx));
+  const run = o.plan?.mode === 'spans' ? { spans: o.plan.spans } : {};
   try {
     if (typeof input === 'string') {
       return await engine.separate(
         { path: input, speechPath: o.speechPath ?? defaultTrackPath(input, 'speech'), backgroundPath: o.backgroundPath ?? defaultTrackPath(input, 'background'), format: o.format },
         ctx,
+        run,
       );
     }
-    return await engine.separate(input, ctx);
+    return await engine.separate(input, ctx, run);
   } finally {
     if (!o.engineInstance) await engine.dispose();
+  }
+}
+
+/** Rate of the tracks written without a model: the engines' (44.1 kHz), as with one. */
+const OUTPUT_RATE = 44100;
+
+/** No model: the mix to one track, silence to the other (stereo, 44.1 kHz, the input's length). */
+async function withoutModel(input: PlanarAudio | string, o: ResolvedSeparateOptions, mixTo: 'speech' | 'background', ctx: StageContext): Promise<SeparatedAudio | SeparatedFiles> {
+  ctx.logger.info({ mixTo }, 'separation without a model');
+  if (typeof input !== 'string') {
+    if (input.sampleRate !== OUTPUT_RATE) throw new ValidationError(`audio in memory must be at ${OUTPUT_RATE} Hz, got ${input.sampleRate} Hz`, { field: 'input' });
+    const source = planarSource(input);
+    const speech = new MemorySink(2, source.frames);
+    const background = new MemorySink(2, source.frames);
+    await passThrough(source, { speech, background }, mixTo, ctx);
+    return { speech: { sampleRate: OUTPUT_RATE, channels: speech.channels }, background: { sampleRate: OUTPUT_RATE, channels: background.channels } };
+  }
+  const speechPath = o.speechPath ?? defaultTrackPath(input, 'speech');
+  const backgroundPath = o.backgroundPath ?? defaultTrackPath(input, 'background');
+  let reader = await WavReader.open(input);
+  let converted: string | undefined;
+  try {
+    if (reader.sampleRate !== OUTPUT_RATE) {
+      await reader.close();
+      const e = o.engineOptions;
+      converted = path.join(e.tmpDir, `dub-separation-${randomUUID()}.wav`);
+      await resample(input, converted, { sampleRate: OUTPUT_RATE, channels: Math.min(2, reader.channelCount), format: 'float32', ffmpegPath: e.ffmpegPath, ffprobePath: e.ffprobePath }, { logger: ctx.logger, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      reader = await WavReader.open(converted);
+    }
+    const speech = await WavWriter.create(speechPath, { sampleRate: OUTPUT_RATE, channels: 2, format: o.format });
+    const background = await WavWriter.create(backgroundPath, { sampleRate: OUTPUT_RATE, channels: 2, format: o.format });
+    try {
+      await passThrough(reader, { speech, background }, mixTo, ctx);
+      await Promise.all([speech.close(), background.close()]);
+    } catch (e) {
+      await Promise.allSettled([speech.close(), background.close()]);
+      await Promise.allSettled([fs.rm(speechPath, { force: true }), fs.rm(backgroundPath, { force: true })]);
+      throw e;
+    }
+    return { speech: speechPath, background: backgroundPath };
+  } finally {
+    await reader.close();
+    if (converted) await fs.rm(converted, { force: true });
   }
 }

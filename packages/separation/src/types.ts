@@ -4,6 +4,7 @@
  */
 import type { PartialContext } from '@dub/core';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
+import type { TimeSpan } from './background.js';
 
 export type { PlanarAudio } from '@dub/media';
 
@@ -29,6 +30,15 @@ export interface SeparatedFiles {
 }
 
 export type SeparationInput = PlanarAudio | WavSeparationInput;
+
+/** Per-call options of `SeparationEngine.separate`. */
+export interface SeparationRunOptions {
+  /**
+   * Run the model only on these spans (seconds; see `planSeparation`): outside them the mix is
+   * the background and the speech is silence. Default: everywhere.
+   */
+  spans?: readonly TimeSpan[];
+}
 export type SeparationOutput<I extends SeparationInput> = I extends WavSeparationInput ? SeparatedFiles : SeparatedAudio;
 
 /**
@@ -46,7 +56,7 @@ export interface SeparationEngine {
    * the second are ignored); a WAV file is converted when it is not. Outputs have the input's
    * length. Progress is reported per window, the signal is checked between windows.
    */
-  separate<I extends SeparationInput>(input: I, ctx?: PartialContext): Promise<SeparationOutput<I>>;
+  separate<I extends SeparationInput>(input: I, ctx?: PartialContext, opts?: SeparationRunOptions): Promise<SeparationOutput<I>>;
   dispose(): Promise<void>;
 }
 

@@ -1,0 +1,121 @@
+/**
+ * planSeparation on real recordings (../shared/media), with the speech regions of the
+ * two-speaker call's ground-truth RTTM (no VAD in this package): the clean call has no background,
+ * the call over music-coffee at 10 dB speech-to-music has one (the model runs on spans around
+ * the speech, the speech-free stretch is background as it is), music alone has no speech. The
+ * thresholds were fitted on these and on jfk.wav; the pipeline test checks held-out recordings.
+ */
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readWav, runFfmpeg, type PlanarAudio } from '@dub/media';
+import { mergeSpans, planSeparation, type TimeSpan } from './background.js';
+
+const MEDIA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../shared/media');
+const haveMedia = fs.existsSync(path.join(MEDIA, 'two-speakers-call.wav')) && fs.existsSync(path.join(MEDIA, 'music-coffee.wav'));
+if (!haveMedia) console.warn(`skipping planSeparation on real recordings: ${MEDIA} is absent`);
+
+function rttmRegions(text: string): TimeSpan[] {
+  return text.trim().split('\n').map((l) => l.split(/\s+/)).map((f) => ({ start: Number(f[3]), end: Number(f[3]) + Number(f[4]) }));
+}
+
+function rms(a: PlanarAudio): number {
+  let s = 0;
+  let n = 0;
+  for (const c of a.channels) for (const v of c) (s += v * v), n++;
+  return Math.sqrt(s / n);
+}
+
+describe('mergeSpans', () => {
+  it('sorts, clips and joins spans closer than the join distance', () => {
+    expect(mergeSpans([{ start: 5, end: 7 }, { start: -1, end: 1 }, { start: 7.5, end: 12 }], 1, 10)).toEqual([
+      { start: 0, end: 1 },
+      { start: 5, end: 10 },
+    ]);
+  });
+});
+
+describe.skipIf(!haveMedia)('planSeparation on real recordings', () => {
+  let dir: string;
+  let call: PlanarAudio;
+  let music: PlanarAudio;
+  let regions: TimeSpan[];
+
+  const convert = async (name: string, seconds: number): Promise<PlanarAudio> => {
+    const out = path.join(dir, `${name}.wav`);
+    await runFfmpeg(['-i', path.join(MEDIA, `${name}.wav`), '-t', String(seconds), '-ac', '2', '-ar', '44100', '-c:a', 'pcm_f32le', '-f', 'wav', out]);
+    return readWav(out);
+  };
+
+  beforeAll(async () => {
+    dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-background-'));
+    call = await convert('two-speakers-call', 30);
+    music = await convert('music-coffee', 60);
+    regions = rttmRegions(await fsp.readFile(path.join(MEDIA, 'two-speakers-call.rttm'), 'utf8'));
+  });
+  afterAll(async () => {
+    if (dir) await fsp.rm(dir, { recursive: true, force: true });
+  });
+
+  /** The call with `seconds` of speech-free music before it, music under it at `snrDb`. */
+  const withMusic = (snrDb: number, leadSeconds: number): { audio: PlanarAudio; regions: TimeSpan[] } => {
+    const lead = Math.round(leadSeconds * 44100);
+    const n = call.channels[0]!.length + lead;
+    const gain = rms(call) / rms(music) / 10 ** (snrDb / 20);
+    const channels = [0, 1].map((c) => {
+      const out = new Float32Array(n);
+      const m = music.channels[c]!;
+      const s = call.channels[c]!;
+      for (let i = 0; i < n; i++) out[i] = gain * m[i % m.length]! + (i >= lead ? s[i - lead]! : 0);
+      return out;
+    });
+    return { audio: { sampleRate: 44100, channels }, regions: regions.map((r) => ({ start: r.start + leadSeconds, end: r.end + leadSeconds })) };
+  };
+
+  it('clean speech: no background, no model, with the measurement that decided it', async () => {
+    const plan = await planSeparation(call, regions);
+    expect(plan.mode).toBe('none');
+    expect(plan.background).toBe(false);
+    expect(plan.spans).toEqual([]);
+    expect(plan.modelSeconds).toBe(0);
+    expect(plan.measurement.gapSeconds).toBeGreaterThan(1);
+    expect(plan.measurement.gapToSpeechDb!).toBeLessThan(plan.thresholds.levelDb);
+    expect(plan.reason).toMatch(/no background/);
+  });
+
+  it('speech over music: background, the model on the speech spans only', async () => {
+    const { audio, regions: r } = withMusic(10, 20);
+    const plan = await planSeparation(audio, r);
+    expect(plan.background).toBe(true);
+    expect(plan.mode).toBe('spans');
+    expect(plan.measurement.gapToSpeechDb!).toBeGreaterThan(plan.thresholds.levelDb);
+    // The 20 s music intro (less the padding) is left to the mix; the speech is all inside spans.
+    expect(plan.spans[0]!.start).toBeGreaterThan(18);
+    expect(plan.spans[0]!.start).toBeLessThan(r[0]!.start);
+    for (const s of r) expect(plan.spans.some((p) => p.start <= s.start && p.end >= Math.min(s.end, audio.channels[0]!.length / 44100))).toBe(true);
+    expect(plan.modelSeconds).toBeLessThan(35);
+  });
+
+  it('speech over music throughout: the model runs everywhere', async () => {
+    const { audio, regions: r } = withMusic(10, 0);
+    const plan = await planSeparation(audio, r);
+    expect(plan.background).toBe(true);
+    expect(plan.mode).toBe('full');
+    expect(plan.spans).toEqual([{ start: 0, end: 30 }]);
+  });
+
+  it('music only: no speech, the mix is the background', async () => {
+    const plan = await planSeparation(music, []);
+    expect(plan.mode).toBe('none');
+    expect(plan.background).toBe(true);
+    expect(plan.measurement.speechLevelDb).toBeNull();
+    expect(plan.measurement.gapLevelDb!).toBeGreaterThan(-40);
+  });
+
+  it('rejects a region that is not a time span', async () => {
+    await expect(planSeparation(call, [{ start: 3, end: 1 }])).rejects.toMatchObject({ code: 'validation_error' });
+  });
+});

@@ -1,0 +1,101 @@
+/**
+ * Separate only what needs separating, on real recordings from ../shared/media that the
+ * thresholds were NOT fitted on (fitted: two-speakers-call, jfk and their mixes with
+ * music-coffee; held out: voice-ref-b, and music-coffee on its own):
+ *  - clean speech (voice-ref-b as a video): prepare runs no model; the speech track is the source
+ *    audio, the background silence; the transcript records the decision and its measurement;
+ *  - the same speech over music-coffee (10 dB under it, with a 20 s music intro): background
+ *    found, the model planned on the speech only, the intro left to the mix;
+ *  - music only: no speech, the mix is background.
+ * The plans use the real Silero VAD on the mix, as prepare does; the model itself is not run here
+ * (the separation package's tests run HTDemucs on spans).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { blobKeys, TranscriptSchema, validate, type PrepareAssetJob, type Transcript } from '@dub/core';
+import { readWav, runFfmpeg, writeWav, type PlanarAudio } from '@dub/media';
+import { defaultStages, prepareAsset } from '@dub/pipeline';
+import { eventsOf, makeRuntime, MEDIA, videoFromWav, type TestRuntime } from './prepare-helpers.js';
+
+const haveMedia = ['voice-ref-b.mp3', 'music-coffee.wav'].every((f) => fs.existsSync(path.join(MEDIA, f)));
+if (!haveMedia) console.warn(`skipping the separation-plan tests: ${MEDIA} is absent`);
+
+let rt: TestRuntime;
+let speechWav: string;
+let musicWav: string;
+
+beforeAll(async () => {
+  if (!haveMedia) return;
+  rt = makeRuntime();
+  speechWav = path.join(rt.dir, 'voice.wav');
+  musicWav = path.join(rt.dir, 'music.wav');
+  await runFfmpeg(['-i', path.join(MEDIA, 'voice-ref-b.mp3'), '-ac', '2', '-ar', '44100', '-c:a', 'pcm_f32le', '-f', 'wav', speechWav]);
+  await runFfmpeg(['-i', path.join(MEDIA, 'music-coffee.wav'), '-t', '60', '-ac', '2', '-ar', '44100', '-c:a', 'pcm_f32le', '-f', 'wav', musicWav]);
+}, 120_000);
+
+afterAll(async () => {
+  if (!rt) return;
+  await rt.sessions.disposeAll();
+  fs.rmSync(rt.dir, { recursive: true, force: true });
+});
+
+function rms(x: Float32Array): number {
+  let s = 0;
+  for (const v of x) s += v * v;
+  return Math.sqrt(s / Math.max(1, x.length));
+}
+
+const env = () => ({ config: rt.config, sessions: rt.sessions, tmpDir: path.join(rt.dir, 'tmp') });
+
+async function planOf(file: string) {
+  const vad = await defaultStages.detectSpeech(file, env(), {});
+  return defaultStages.planSeparation(file, vad, env(), {});
+}
+
+describe.skipIf(!haveMedia)('separation plan on held-out recordings', () => {
+  it('clean speech: prepare runs no model, speech = the source audio, background = silence, recorded in the transcript', async () => {
+    const asset = 'ast_clean';
+    const video = videoFromWav(speechWav, path.join(rt.dir, 'clean.mp4'));
+    await rt.store.putFile(blobKeys.sourceUpload(asset), video);
+    const job: PrepareAssetJob = { v: 1, type: 'prepare-asset', job_id: 'job-clean', asset_id: asset, locale: 'en-US', media: { blob: blobKeys.sourceUpload(asset) }, speakers_count: 1, versions: [] };
+    const res = await prepareAsset(job, rt);
+    const transcript = validate<Transcript>(TranscriptSchema, JSON.parse((await rt.store.getBuffer(blobKeys.transcript(asset))).toString('utf8')), 'transcript');
+    expect(transcript.separation).toMatchObject({ engine: 'none', mode: 'none', background: false, model_seconds: 0 });
+    expect(transcript.separation!.reason).toMatch(/no background/);
+    expect(transcript.separation!.measurement!.gap_to_speech_db as number).toBeLessThan(-30);
+    expect(res.transcript.segments.length).toBeGreaterThan(0);
+    // Speech track = the source's audio; background = silence of the same length.
+    const speech = await readWav(rt.store.localPath(transcript.tracks!.speech)!);
+    const background = await readWav(rt.store.localPath(transcript.tracks!.background)!);
+    const done = eventsOf(rt, 'stage_done').map((e) => e.stage);
+    expect(done.slice(0, 6)).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation']);
+    expect(background.channels[0]!.length).toBe(speech.channels[0]!.length);
+    expect(background.channels.every((c) => c.every((v) => v === 0))).toBe(true);
+    expect(rms(speech.channels[0]!)).toBeGreaterThan(0.01);
+  });
+
+  it('speech over music with a music intro: background found, the model planned on the speech only', async () => {
+    const voice = await readWav(speechWav);
+    const music = await readWav(musicWav);
+    const lead = 20 * 44100;
+    const n = voice.channels[0]!.length + lead;
+    const gain = rms(voice.channels[0]!) / rms(music.channels[0]!) / 10 ** (10 / 20);
+    const channels = [0, 1].map((c) => Float32Array.from({ length: n }, (_, i) => gain * music.channels[c]![i % music.channels[c]!.length]! + (i >= lead ? voice.channels[c]![i - lead]! : 0)));
+    const mix = path.join(rt.dir, 'speech-music.wav');
+    await writeWav(mix, { sampleRate: 44100, channels } satisfies PlanarAudio, { format: 'float32' });
+    const plan = await planOf(mix);
+    expect(plan.background).toBe(true);
+    expect(plan.mode).toBe('spans');
+    expect(plan.spans[0]!.start).toBeGreaterThan(15);
+    expect(plan.spans.at(-1)!.end).toBeCloseTo(n / 44100, 1);
+    expect(plan.modelSeconds).toBeLessThan(n / 44100 - 15);
+  });
+
+  it('music only: no speech, the mix is the background', async () => {
+    const plan = await planOf(musicWav);
+    expect(plan.mode).toBe('none');
+    expect(plan.background).toBe(true);
+    expect(plan.modelSeconds).toBe(0);
+  });
+});
