@@ -36,7 +36,8 @@ try {
     const speechPath = path.join(dir, `ours-${tag}-speech.wav`);
     const backgroundPath = path.join(dir, `ours-${tag}-background.wav`);
     const t0 = performance.now();
-    const engine = await createSeparationEngine('htdemucs', options);
+    // The CLI's overlap (0.25), so both do the same work; bench/separation-fast.mjs compares overlaps.
+    const engine = await createSeparationEngine('htdemucs', { overlap: 0.25, ...options });
     await engine.separate({ path: fx.mixPath, speechPath, backgroundPath });
     await engine.dispose();
     const s = (performance.now() - t0) / 1000;

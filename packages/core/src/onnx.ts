@@ -33,6 +33,12 @@ export interface SessionOptions {
    * keep several GB in the arena; without it memory goes back after each run.
    */
   cpuMemArena?: boolean;
+  /**
+   * onnxruntime's memory pattern (default true): one block planned for all of a run's activations.
+   * Off, each activation is allocated when produced and freed after its last use: HTDemucs on CPU
+   * then peaks ~0.3 GB lower and runs a segment faster (measured ~2.1 s against ~3.0 s on 2 cores).
+   */
+  memPattern?: boolean;
   logger?: Logger;
 }
 
@@ -84,8 +90,8 @@ export class SessionCache {
 
   constructor(private readonly defaults: SessionOptions = {}) {}
 
-  private key(file: string, device: DeviceChoice, threads: number, arena: boolean): string {
-    return `${file}|${device}|${threads}${arena ? '' : '|no-arena'}`;
+  private key(file: string, device: DeviceChoice, threads: number, arena: boolean, pattern: boolean): string {
+    return `${file}|${device}|${threads}${arena ? '' : '|no-arena'}${pattern ? '' : '|no-mem-pattern'}`;
   }
 
   /** The session for `file`, created on first use. Concurrent calls share one load. */
@@ -94,10 +100,11 @@ export class SessionCache {
     const threads = opts.threads ?? this.defaults.threads ?? 0;
     const logger = opts.logger ?? this.defaults.logger ?? silentLogger;
     const arena = opts.cpuMemArena ?? this.defaults.cpuMemArena ?? true;
-    const k = this.key(file, device, threads, arena);
+    const pattern = opts.memPattern ?? this.defaults.memPattern ?? true;
+    const k = this.key(file, device, threads, arena, pattern);
     let p = this.entries.get(k);
     if (!p) {
-      p = this.create(file, device, threads, logger, arena);
+      p = this.create(file, device, threads, logger, arena, pattern);
       this.entries.set(k, p);
       p.then(
         (m) => this.providers.set(file, m.provider),
@@ -109,10 +116,11 @@ export class SessionCache {
     return p;
   }
 
-  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger, arena = true): Promise<OnnxModel> {
+  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger, arena = true, pattern = true): Promise<OnnxModel> {
     const o = ort();
     const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all' };
     if (!arena) base.enableCpuMemArena = false;
+    if (!pattern) base.enableMemPattern = false;
     if (threads > 0) {
       base.intraOpNumThreads = threads;
       base.interOpNumThreads = 1;

@@ -139,11 +139,9 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const planned = hasGiven
       ? undefined
       : await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { mix: audio.key }, async (_out, ctx) => {
-          const mix = await files.path(audio.files['mix.wav']!);
-          const vad = await stages.detectSpeech(mix, env, ctx);
-          const plan = await stages.planSeparation(mix, vad, env, ctx);
-          ctx.logger.info({ mode: plan.mode, reason: plan.reason, measurement: plan.measurement }, 'separation plan');
-          return { vad, plan };
+          const r = await stages.planSeparation(await files.path(audio.files['mix.wav']!), env, ctx);
+          ctx.logger.info({ mode: r.plan.mode, reason: r.plan.reason, measurement: r.plan.measurement }, 'separation plan');
+          return r;
         });
     const plan = planned?.value.plan;
     const separated = await runner.run(

@@ -99,6 +99,17 @@ describe.skipIf(!haveMedia)('planSeparation on real recordings', () => {
     expect(plan.modelSeconds).toBeLessThan(35);
   });
 
+  it('spanRegions (a more sensitive VAD) add spans; the measurement keeps the regions', async () => {
+    const { audio, regions: r } = withMusic(10, 20);
+    // The measured regions miss the last speaker turns; the sensitive ones have them.
+    const heard = r.filter((x) => x.end < 40);
+    const plain = await planSeparation(audio, heard);
+    const sensitive = await planSeparation(audio, heard, { spanRegions: r });
+    expect(sensitive.measurement).toEqual(plain.measurement);
+    expect(plain.spans.at(-1)!.end).toBeLessThan(48);
+    expect(sensitive.spans.at(-1)!.end).toBeCloseTo(50, 1);
+  });
+
   it('speech over music throughout: the model runs everywhere', async () => {
     const { audio, regions: r } = withMusic(10, 0);
     const plan = await planSeparation(audio, r);

@@ -43,6 +43,12 @@ export interface BackgroundThresholds {
 }
 
 export interface BackgroundOptions extends Partial<BackgroundThresholds> {
+  /**
+   * Speech regions the spans are built from (default: the regions measured with). Give regions
+   * of a more sensitive VAD threshold here: speech that the VAD barely hears under loud music
+   * must still go through the model, or it would be lost from the speech track.
+   */
+  spanRegions?: readonly TimeSpan[];
   /** Seconds around each speech region left out of the gaps (default 0.3). */
   margin?: number;
   /** Seconds of context added on each side of a speech region the model runs on (default 1). */
@@ -306,8 +312,9 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
     const why = gapLevelDb <= t.floorDb ? `gaps at ${gapLevelDb.toFixed(1)} dBFS (floor ${t.floorDb})` : `gaps ${rel.toFixed(1)} dB under the speech (${kind === 'noise' ? 'broadband' : 'tonal'}, flatness ${gapFlatness?.toFixed(2) ?? 'n/a'}; limit ${limit} dB)`;
     return plan('none', false, null, `no background worth keeping: ${why}; the speech track is the source, the background is silence`, []);
   }
+  const spanSource = options.spanRegions ? checkRegions(options.spanRegions) : speech;
   const spans = mergeSpans(
-    speech.map((s) => ({ start: s.start - padding, end: s.end + padding })),
+    [...speech, ...spanSource].map((s) => ({ start: s.start - padding, end: s.end + padding })),
     minPassthrough,
     duration,
   );

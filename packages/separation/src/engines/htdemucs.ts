@@ -124,7 +124,7 @@ export async function createEngine(options: ResolvedEngineOptions, ctx: StageCon
   const owned = options.sessions === undefined;
   const sessions = options.sessions ?? new SessionCache({ logger: ctx.logger });
   // Without the CPU arena the process keeps ~0.6 GB instead of ~5 GB between segments.
-  const onnx = await sessions.get(file, { device: options.device, threads: options.threads, cpuMemArena: options.cpuMemArena, logger: ctx.logger });
+  const onnx = await sessions.get(file, { device: options.device, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern, logger: ctx.logger });
   let model: HtdemucsModel;
   try {
     model = new HtdemucsModel(onnx);
@@ -132,6 +132,6 @@ export async function createEngine(options: ResolvedEngineOptions, ctx: StageCon
     if (owned) await sessions.disposeAll();
     throw e;
   }
-  ctx.logger.info({ model: file, provider: onnx.provider, threads: options.threads, cpuMemArena: options.cpuMemArena }, 'htdemucs separation engine ready');
+  ctx.logger.info({ model: file, provider: onnx.provider, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern }, 'htdemucs separation engine ready');
   return new SegmentedSeparationEngine(HTDEMUCS_MODEL_ID, model, options, owned ? () => sessions.disposeAll() : () => Promise.resolve());
 }

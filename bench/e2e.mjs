@@ -1,0 +1,193 @@
+// The whole job: `dub run` (en-US -> es-ES) on real clips of 1, 8 and 30 minutes made from
+// ../shared/media: the face of talking-head-480.mp4 looped under real English speech (voice-ref-a,
+// voice-ref-b, jfk and the two-speaker call, one after the other with 0.6 s pauses, looped), with
+// and without music-coffee.wav under it (-6 dB, about 14 dB under the speech). Prints, in one
+// table: wall seconds, real-time factor, peak RSS of the whole process tree (dub run and every
+// ffmpeg/espeak/pocketsphinx child, sampled every 100 ms from /proc), the separation decision
+// the transcript records, and the media floor measured in the same run: ffmpeg decoding the
+// clip's audio to WAV and encoding it to AAC muxed with the copied video. Then seconds per stage
+// (from the "stage done" log lines) and the 8 min / 1 min time ratio per variant.
+//
+// Usage (after `npm run build`): node bench/e2e.mjs [--minutes 1,8,30] [--variants clean,music]
+//   [--lips] (adds with_lips runs of the clean variant) [--keep DIR] (reuse prepared clips there)
+// Defaults: --minutes 1,8 --variants clean,music. The 30-minute clip takes long on 2 cores.
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ROOT = path.resolve(here, '..');
+const MEDIA = path.resolve(ROOT, '..', 'shared', 'media');
+const DUB = path.join(ROOT, 'packages', 'cli', 'bin', 'dub.js');
+
+const { values } = parseArgs({
+  options: { minutes: { type: 'string', default: '1,8' }, variants: { type: 'string', default: 'clean,music' }, lips: { type: 'boolean', default: false }, keep: { type: 'string' } },
+});
+const minutes = values.minutes.split(',').map(Number);
+if (minutes.some((m) => !(m > 0))) throw new Error(`--minutes must be positive numbers, got ${values.minutes}`);
+const variants = values.variants.split(',');
+for (const v of variants) if (!['clean', 'music'].includes(v)) throw new Error(`unknown variant ${v} (clean, music)`);
+const needed = ['talking-head-480.mp4', 'voice-ref-a.mp3', 'voice-ref-b.mp3', 'jfk.wav', 'two-speakers-call.wav', 'music-coffee.wav'];
+const missing = needed.filter((f) => !fs.existsSync(path.join(MEDIA, f)));
+if (missing.length) {
+  console.log(`bench e2e skipped: ${MEDIA} lacks ${missing.join(', ')}`);
+  process.exit(0);
+}
+
+const clips = values.keep ? path.resolve(values.keep) : await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-e2e-'));
+await fsp.mkdir(clips, { recursive: true });
+const f2 = (x) => (x === undefined || x === null ? '—' : Number(x).toFixed(2));
+const load = () => os.loadavg()[0].toFixed(1);
+
+function ffmpeg(args) {
+  const r = spawnSync('ffmpeg', ['-v', 'error', '-y', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`ffmpeg ${args.join(' ')}: ${r.stderr}`);
+}
+
+/** ~92 s of real English speech, 44.1 kHz stereo. */
+function speechLoop() {
+  const out = path.join(clips, 'speech-loop.wav');
+  if (fs.existsSync(out)) return out;
+  const inputs = ['voice-ref-a.mp3', 'voice-ref-b.mp3', 'jfk.wav', 'two-speakers-call.wav'];
+  const chains = inputs.map((_, i) => `[${i}:a]aresample=44100,aformat=channel_layouts=stereo,apad=pad_dur=0.6[a${i}]`).join(';');
+  ffmpeg([...inputs.flatMap((f) => ['-i', path.join(MEDIA, f)]), '-filter_complex', `${chains};${inputs.map((_, i) => `[a${i}]`).join('')}concat=n=${inputs.length}:v=0:a=1[out]`, '-map', '[out]', '-c:a', 'pcm_s16le', out]);
+  return out;
+}
+
+/** The face looped for `m` minutes under the looped speech (and the music). */
+function clip(m, variant) {
+  const out = path.join(clips, `clip-${m}min-${variant}.mp4`);
+  if (fs.existsSync(out)) return out;
+  const seconds = String(m * 60);
+  const speech = speechLoop();
+  const args = ['-stream_loop', '-1', '-i', path.join(MEDIA, 'talking-head-480.mp4'), '-stream_loop', '-1', '-i', speech];
+  if (variant === 'music') {
+    args.push('-stream_loop', '-1', '-i', path.join(MEDIA, 'music-coffee.wav'));
+    args.push('-filter_complex', '[2:a]aresample=44100,aformat=channel_layouts=stereo,volume=0.5[m];[1:a][m]amix=inputs=2:duration=first:normalize=0[a]', '-map', '0:v', '-map', '[a]');
+  } else {
+    args.push('-map', '0:v', '-map', '1:a');
+  }
+  args.push('-t', seconds, '-c:v', 'copy', '-c:a', 'aac', '-b:a', '128k', '-shortest', out);
+  ffmpeg(args);
+  return out;
+}
+
+/** The media floor: decode the audio to WAV, encode it to AAC muxed with the copied video. */
+function floor(input, dir) {
+  const t0 = performance.now();
+  ffmpeg(['-i', input, '-vn', '-ac', '2', '-ar', '44100', path.join(dir, 'floor.wav')]);
+  ffmpeg(['-i', input, '-i', path.join(dir, 'floor.wav'), '-map', '0:v', '-map', '1:a', '-c:v', 'copy', '-c:a', 'aac', '-b:a', '128k', path.join(dir, 'floor.mp4')]);
+  return (performance.now() - t0) / 1000;
+}
+
+/** RSS (bytes) of `pid` and all its descendants, now. */
+function treeRss(pid) {
+  const children = new Map();
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(d));
+    } catch {
+      // gone
+    }
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length) {
+    const p = stack.pop();
+    try {
+      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
+      if (m) total += Number(m[1]) * 1024;
+    } catch {
+      // gone
+    }
+    stack.push(...(children.get(p) ?? []));
+  }
+  return total;
+}
+
+async function dubRun(input, dir, mode) {
+  const out = path.join(dir, 'out');
+  const t0 = performance.now();
+  const child = spawn(process.execPath, [DUB, 'run', '--input', input, '--from', 'en-US', '--to', 'es-ES', '--out', out, '--mode', mode], {
+    env: { ...process.env, DUB_LOG_LEVEL: 'info', DUB_TMP_DIR: dir },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let peak = 0;
+  const timer = setInterval(() => (peak = Math.max(peak, treeRss(child.pid))), 100);
+  const stages = {};
+  let tail = '';
+  let buf = '';
+  child.stderr.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      tail = (tail + line + '\n').slice(-4000);
+      if (!line.startsWith('{')) continue;
+      try {
+        const j = JSON.parse(line);
+        if (j.msg === 'stage done' && typeof j.seconds === 'number') stages[j.stage] = (stages[j.stage] ?? 0) + j.seconds;
+      } catch {
+        // not JSON
+      }
+    }
+  });
+  const code = await new Promise((resolve) => child.on('close', resolve));
+  clearInterval(timer);
+  const wall = (performance.now() - t0) / 1000;
+  if (code !== 0) throw new Error(`dub run exited with ${code}:\n${tail}`);
+  const transcript = JSON.parse(await fsp.readFile(path.join(out, 'transcript.json'), 'utf8'));
+  return { wall, peak, stages, separation: transcript.separation ?? {} };
+}
+
+const runs = [];
+const loadBefore = load();
+for (const variant of variants) {
+  for (const m of minutes) {
+    for (const mode of variant === 'clean' && values.lips ? ['no_lips', 'with_lips'] : ['no_lips']) {
+      const input = clip(m, variant);
+      const dir = await fsp.mkdtemp(path.join(clips, `run-${m}-${variant}-${mode}-`));
+      try {
+        const floorSeconds = floor(input, dir);
+        process.stderr.write(`e2e: ${m} min ${variant} ${mode} ...\n`);
+        const r = await dubRun(input, dir, mode);
+        runs.push({ m, variant, mode, floorSeconds, ...r });
+        process.stderr.write(`e2e: ${m} min ${variant} ${mode}: ${f2(r.wall)} s, peak ${(r.peak / 2 ** 20).toFixed(0)} MiB\n`);
+      } finally {
+        await fsp.rm(dir, { recursive: true, force: true });
+      }
+    }
+  }
+}
+
+console.log(`\n### e2e: dub run en-US -> es-ES, ${os.cpus().length} cores, load ${loadBefore} -> ${load()}\n`);
+console.log('| clip | mode | wall s | real-time factor | peak RSS MiB (tree) | separation (model s) | media floor s | floor RTF | wall / floor |');
+console.log('|---|---|---|---|---|---|---|---|---|');
+for (const r of runs) {
+  const sep = `${r.separation.engine ?? '?'} ${r.separation.mode ?? ''} (${f2(r.separation.model_seconds)})`;
+  console.log(`| ${r.m} min ${r.variant} | ${r.mode} | ${f2(r.wall)} | ${f2(r.wall / (r.m * 60))} | ${(r.peak / 2 ** 20).toFixed(0)} | ${sep} | ${f2(r.floorSeconds)} | ${f2(r.floorSeconds / (r.m * 60))} | ${f2(r.wall / r.floorSeconds)}x |`);
+}
+const stageNames = [...new Set(runs.flatMap((r) => Object.keys(r.stages)))];
+console.log(`\nseconds per stage:\n`);
+console.log(`| stage | ${runs.map((r) => `${r.m} min ${r.variant} ${r.mode}`).join(' | ')} |`);
+console.log(`|---|${runs.map(() => '---').join('|')}|`);
+for (const s of stageNames) console.log(`| ${s} | ${runs.map((r) => f2(r.stages[s])).join(' | ')} |`);
+console.log('');
+for (const variant of variants) {
+  for (const mode of ['no_lips', 'with_lips']) {
+    const one = runs.find((r) => r.m === 1 && r.variant === variant && r.mode === mode);
+    const eight = runs.find((r) => r.m === 8 && r.variant === variant && r.mode === mode);
+    if (one && eight) console.log(`time ratio 8 min / 1 min, ${variant} ${mode}: ${f2(eight.wall / one.wall)}`);
+  }
+}
+if (!values.keep) await fsp.rm(clips, { recursive: true, force: true });

@@ -1,0 +1,100 @@
+// Faster HTDemucs options against today's default, in one run, on the same real speech-over-music
+// mixes: jfk.wav (looped) and voice-ref-b.mp3 each over music-coffee.wav (../shared/media), the
+// music 6 dB under the speech, 44.1 kHz stereo; the clean speech is the reference. Each variant
+// runs in its own process (so its peak RSS is its own): engine creation (session load) is timed
+// apart from separation. Reported: separation seconds and real-time factor, peak RSS, SI-SDR of
+// the speech stem and its difference from the baseline (a variant may become the default only
+// within 0.5 dB of it). No int8 model: onnxruntime's Python quantization tools are not in Debian
+// (`apt-cache search onnxruntime` finds nothing here), so the variants are onnxruntime's memory
+// pattern (off) and fewer overlaps (0.25 = demucs' default, 0.1, 0).
+// Run after `npm run build`: node bench/separation-fast.mjs [seconds per mix, default 24]
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const MEDIA = path.resolve(here, '..', '..', 'shared', 'media');
+const f2 = (x) => Number(x).toFixed(2);
+
+if (process.argv[2] === '--variant') {
+  // Child: one variant on every mix; prints one JSON line.
+  const { createSeparationEngine } = await import('@dub/separation');
+  const { siSdr } = await import('@dub/separation/testing/fixtures');
+  const { readWav } = await import('@dub/media');
+  const v = JSON.parse(process.argv[3]);
+  const mixes = JSON.parse(process.argv[4]);
+  const t0 = performance.now();
+  const engine = await createSeparationEngine('htdemucs', { overlap: v.overlap, memPattern: v.memPattern });
+  const load = (performance.now() - t0) / 1000;
+  const out = [];
+  for (const m of mixes) {
+    const speechPath = `${m.mix}.${v.id}.speech.wav`;
+    const t1 = performance.now();
+    await engine.separate({ path: m.mix, speechPath, backgroundPath: `${m.mix}.${v.id}.background.wav` });
+    const seconds = (performance.now() - t1) / 1000;
+    const est = await readWav(speechPath);
+    const ref = await readWav(m.speech);
+    out.push({ seconds, sdr: siSdr(est.channels, ref.channels) });
+  }
+  await engine.dispose();
+  const hwm = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
+  console.log(JSON.stringify({ load, out, hwm }));
+  process.exit(0);
+}
+
+const seconds = Number(process.argv[2] ?? 24);
+for (const f of ['jfk.wav', 'voice-ref-b.mp3', 'music-coffee.wav']) {
+  if (!fs.existsSync(path.join(MEDIA, f))) {
+    console.log(`bench separation-fast skipped: ${MEDIA}/${f} is absent`);
+    process.exit(0);
+  }
+}
+const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-sepfast-'));
+try {
+  const { readWav, writeWav, runFfmpeg } = await import('@dub/media');
+  const conv = async (name, out, start = 0) => {
+    await runFfmpeg(['-stream_loop', '-1', '-ss', String(start), '-i', path.join(MEDIA, name), '-t', String(seconds), '-ac', '2', '-ar', '44100', '-c:a', 'pcm_f32le', '-f', 'wav', out]);
+    return readWav(out);
+  };
+  const rms = (ch) => Math.sqrt(ch.reduce((s, c) => s + c.reduce((a, v) => a + v * v, 0), 0) / ch.reduce((n, c) => n + c.length, 0));
+  const mixes = [];
+  for (const [name, start] of [['jfk.wav', 5], ['voice-ref-b.mp3', 30]]) {
+    const speechPath = path.join(dir, `${name}.speech.wav`);
+    const speech = await conv(name, speechPath);
+    const music = await conv('music-coffee.wav', path.join(dir, `${name}.music.wav`), start);
+    const n = Math.min(speech.channels[0].length, music.channels[0].length);
+    const g = rms(speech.channels) / rms(music.channels) / 10 ** (6 / 20);
+    const mix = path.join(dir, `${name}.mix.wav`);
+    await writeWav(mix, { sampleRate: 44100, channels: [0, 1].map((c) => Float32Array.from({ length: n }, (_, i) => speech.channels[c][i] + g * music.channels[c][i])) }, { format: 'float32' });
+    await writeWav(speechPath, { sampleRate: 44100, channels: speech.channels.map((c) => c.slice(0, n)) }, { format: 'float32' });
+    mixes.push({ name, mix, speech: speechPath });
+  }
+  const variants = [
+    { id: 'base', label: 'overlap 0.25, memory pattern on (previous default)', overlap: 0.25, memPattern: true },
+    { id: 'nopattern', label: 'overlap 0.25, memory pattern off', overlap: 0.25, memPattern: false },
+    { id: 'ov10', label: 'overlap 0.1, memory pattern off', overlap: 0.1, memPattern: false },
+    { id: 'ov0', label: 'overlap 0, memory pattern off', overlap: 0, memPattern: false },
+  ];
+  const loadBefore = os.loadavg()[0].toFixed(1);
+  const results = [];
+  for (const v of variants) {
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--variant', JSON.stringify(v), JSON.stringify(mixes)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    if (r.status !== 0) throw new Error(`variant ${v.id} failed (${r.status})`);
+    results.push({ v, ...JSON.parse(r.stdout.trim().split('\n').pop()) });
+  }
+  const base = results[0];
+  console.log(`\n### HTDemucs variants: ${mixes.length} mixes of ${seconds} s (speech 6 dB over music-coffee), ${os.cpus().length} cores, load ${loadBefore} -> ${os.loadavg()[0].toFixed(1)}\n`);
+  console.log(`| variant | separation s (RTF) | vs baseline time | peak RSS MiB | ${mixes.map((m) => `SI-SDR speech ${m.name} dB (vs baseline)`).join(' | ')} |`);
+  console.log(`|---|---|---|---|${mixes.map(() => '---').join('|')}|`);
+  for (const r of results) {
+    const s = r.out.reduce((a, o) => a + o.seconds, 0);
+    const bs = base.out.reduce((a, o) => a + o.seconds, 0);
+    console.log(`| ${r.v.label} | ${f2(s)} (${f2(s / (seconds * mixes.length))}) | ${f2(s / bs)}x | ${r.hwm.toFixed(0)} | ${r.out.map((o, i) => `${f2(o.sdr)} (${o.sdr - base.out[i].sdr >= 0 ? '+' : ''}${f2(o.sdr - base.out[i].sdr)})`).join(' | ')} |`);
+  }
+} finally {
+  await fsp.rm(dir, { recursive: true, force: true });
+}
