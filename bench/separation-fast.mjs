@@ -75,6 +75,7 @@ try {
   }
   const variants = [
     { id: 'base', label: 'overlap 0.25, memory pattern on (previous default)', overlap: 0.25, memPattern: true },
+    { id: 'ov10on', label: 'overlap 0.1, memory pattern on (default)', overlap: 0.1, memPattern: true },
     { id: 'nopattern', label: 'overlap 0.25, memory pattern off', overlap: 0.25, memPattern: false },
     { id: 'ov10', label: 'overlap 0.1, memory pattern off', overlap: 0.1, memPattern: false },
     { id: 'ov0', label: 'overlap 0, memory pattern off', overlap: 0, memPattern: false },

@@ -12,7 +12,7 @@ describe('separation options', () => {
     expect(o.engine).toBe('htdemucs');
     expect(o.format).toBe('float32');
     expect(o.given).toBeUndefined();
-    expect(o.engineOptions).toMatchObject({ device: 'cuda:1', threads: 3, modelsDir: '/models', overlap: 0.25, tmpDir: '/scratch' });
+    expect(o.engineOptions).toMatchObject({ device: 'cuda:1', threads: 3, modelsDir: '/models', overlap: 0.1, memPattern: true, tmpDir: '/scratch' });
     const e = resolveEngineOptions({ config: loadConfig({}), device: 'cpu', threads: 0, overlap: 0.5 });
     expect(e.threads).toBe(os.availableParallelism());
     expect(e.overlap).toBe(0.5);

@@ -32,8 +32,10 @@ export interface SeparationEngineOptions {
    */
   cpuMemArena?: boolean;
   /**
-   * Keep onnxruntime's memory pattern (default false): off, HTDemucs on CPU peaks ~0.3 GB lower
-   * and runs a segment ~30% faster on 2 cores (bench/separation-fast.mjs).
+   * onnxruntime's memory pattern (default true: one planned block per run, returned to the system
+   * after it). Off, HTDemucs on CPU peaks ~0.3 GB lower and runs a segment ~6% faster
+   * (bench/separation-fast.mjs), but its many smaller blocks stay in the C heap between segments,
+   * so the resident size between segments is higher and varies.
    */
   memPattern?: boolean;
   /** Session cache to create the engine's session in (default: one owned by the engine). */
@@ -71,7 +73,7 @@ export function resolveEngineOptions(opts: SeparationEngineOptions = {}): Resolv
     modelsDir: opts.modelsDir ?? config.modelsDir,
     overlap,
     cpuMemArena: opts.cpuMemArena ?? false,
-    memPattern: opts.memPattern ?? false,
+    memPattern: opts.memPattern ?? true,
     sessions: opts.sessions,
     tmpDir: opts.tmpDir ?? config.tmpDir,
     ffmpegPath: opts.ffmpegPath ?? config.ffmpegPath,
