@@ -27,6 +27,12 @@ try {
   const brokenFiles = (r.testResults ?? []).filter((f) => f.status === 'failed' && !f.assertionResults.some((t) => t.status === 'failed')).length;
   failed = r.numFailedTests + brokenFiles;
   skipped = (r.numPendingTests ?? 0) + (r.numTodoTests ?? 0);
+  // Every skipped test by name: a skip says why in its title (e.g. a recording or a server that is absent).
+  for (const f of r.testResults ?? []) {
+    for (const t of f.assertionResults ?? []) {
+      if (t.status === 'skipped' || t.status === 'pending' || t.status === 'todo') console.log(`skipped: ${path.relative(root, f.name)} > ${t.fullName}`);
+    }
+  }
 } catch {
   failed = Math.max(1, failed);
 }

@@ -12,16 +12,18 @@ import { blobKeys, type PrepareAssetJob } from '@dub/core';
 import { createJobHandlers, jobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
 import { loadHandlersModule } from '@dub/worker';
-import { eventsOf, makeRuntime, MEDIA, videoFromWav } from './prepare-helpers.js';
+import { eventsOf, makeRuntime, spokenWav, videoFromWav } from './prepare-helpers.js';
 
 const rt = makeRuntime();
 let video: string;
 let silentVideo: string;
+let speechWav: string;
 let server: http.Server;
 let base: string;
 
 beforeAll(async () => {
-  video = videoFromWav(path.join(MEDIA, 'jfk.wav'), path.join(rt.dir, 'jfk.mp4'));
+  speechWav = spokenWav('And so, my fellow Americans: ask not what your country can do for you. Ask what you can do for your country. My fellow citizens of the world: ask not what America will do for you, but what together we can do for the freedom of man.', path.join(rt.dir, 'speech.wav'));
+  video = videoFromWav(speechWav, path.join(rt.dir, 'speech.mp4'));
   silentVideo = videoFromWav('', path.join(rt.dir, 'silent.mp4'), { audio: false });
   fs.writeFileSync(path.join(rt.dir, 'notes.txt'), 'this is not a video\n'.repeat(50));
   server = http.createServer((req, res) => {
@@ -64,7 +66,7 @@ describe('bad media', () => {
     expect(await failure(await jobFor(path.join(rt.dir, 'notes.txt')))).toMatchObject({ name: 'AssetError', code: 'unsupported_media', retryable: false });
   });
   it('audio without video is unsupported_media', async () => {
-    expect(await failure(await jobFor(path.join(MEDIA, 'jfk.wav')))).toMatchObject({ code: 'unsupported_media' });
+    expect(await failure(await jobFor(speechWav))).toMatchObject({ code: 'unsupported_media' });
   });
   it('video without audio is missing_audio_track', async () => {
     expect(await failure(await jobFor(silentVideo))).toMatchObject({ code: 'missing_audio_track' });

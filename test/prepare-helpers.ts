@@ -17,9 +17,11 @@ import {
   type JobRuntime,
   type Progress,
 } from '@dub/core';
+import { MEDIA_DIR } from './support/media.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const MEDIA = path.resolve(ROOT, '../shared/media');
+/** The real recordings (DUB_TEST_MEDIA, default ../shared/media); see ./support/media.ts. */
+export const MEDIA = MEDIA_DIR;
 
 export interface TestRuntime extends JobRuntime {
   events: EmittedEvent[];
@@ -65,6 +67,12 @@ export function videoFromWav(wav: string, out: string, opts: { video?: boolean; 
   else args.push('-shortest');
   args.push(out);
   execFileSync('ffmpeg', args);
+  return out;
+}
+
+/** English speech spoken by espeak-ng into a WAV file, for tests that need some speech rather than a particular recording (they then run without the real recordings too). */
+export function spokenWav(text: string, out: string): string {
+  execFileSync('espeak-ng', ['-v', 'en-us', '-w', out, text]);
   return out;
 }
 

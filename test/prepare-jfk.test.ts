@@ -10,157 +10,160 @@ import { detectSpeech } from '@dub/asr';
 import { createJobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
 import { eventsOf, makeRuntime, MEDIA, sameStore, spanishWords, videoFromWav, type TestRuntime } from './prepare-helpers.js';
+import { describeWithMedia } from './support/media.js';
 
-const ASSET = 'ast_jfk';
-const translate = loadTranslateConfig({});
-let rt: TestRuntime;
-let job: PrepareAssetJob;
-let speech: { start: number; end: number }[];
+describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
+  const ASSET = 'ast_jfk';
+  const translate = loadTranslateConfig({});
+  let rt: TestRuntime;
+  let job: PrepareAssetJob;
+  let speech: { start: number; end: number }[];
 
-beforeAll(async () => {
-  rt = makeRuntime();
-  const video = videoFromWav(path.join(MEDIA, 'jfk.wav'), path.join(rt.dir, 'jfk.mp4'));
-  await rt.store.putFile(blobKeys.sourceUpload(ASSET), video);
-  job = {
-    v: 1,
-    type: 'prepare-asset',
-    job_id: 'job-jfk',
-    asset_id: ASSET,
-    locale: 'en-US',
-    media: { blob: blobKeys.sourceUpload(ASSET) },
-    speakers_count: 1,
-    versions: [{ version_id: 'ver_es', dubbing_id: 'dub_es', locale: 'es-ES' }],
-  };
-  speech = (await detectSpeech(path.join(MEDIA, 'jfk.wav'))).regions;
-}, 600_000);
+  beforeAll(async () => {
+    rt = makeRuntime();
+    const video = videoFromWav(path.join(MEDIA, 'jfk.wav'), path.join(rt.dir, 'jfk.mp4'));
+    await rt.store.putFile(blobKeys.sourceUpload(ASSET), video);
+    job = {
+      v: 1,
+      type: 'prepare-asset',
+      job_id: 'job-jfk',
+      asset_id: ASSET,
+      locale: 'en-US',
+      media: { blob: blobKeys.sourceUpload(ASSET) },
+      speakers_count: 1,
+      versions: [{ version_id: 'ver_es', dubbing_id: 'dub_es', locale: 'es-ES' }],
+    };
+    speech = (await detectSpeech(path.join(MEDIA, 'jfk.wav'))).regions;
+  }, 600_000);
 
-afterAll(async () => {
-  await rt.sessions.disposeAll();
-  fs.rmSync(rt.dir, { recursive: true, force: true });
-});
-
-const readJson = async <T>(key: string): Promise<T> => JSON.parse((await rt.store.getBuffer(key)).toString('utf8')) as T;
-
-describe('prepare jfk en-US -> es-ES', () => {
-  it('prepares the asset: source video, thumbnail, transcript, event, one version job', async () => {
-    const res = await prepareAsset(job, rt);
-    expect(res.duration).toBeGreaterThan(10.5);
-    expect(res.duration).toBeLessThan(11.5);
-    expect(await rt.store.has(blobKeys.sourceVideo(ASSET))).toBe(true);
-    expect(await rt.store.has(blobKeys.thumbnail(ASSET))).toBe(true);
-    const transcript = validate<Transcript>(TranscriptSchema, await readJson(blobKeys.transcript(ASSET)), 'transcript');
-    expect(transcript.locale).toBe('en-US');
-    expect(transcript.engine).not.toBe('source_srt');
-    const words = transcript.segments.map((s) => s.text).join(' ').toLowerCase();
-    expect(words).toMatch(/country/);
-    expect(transcript.speakers).toHaveLength(1);
-    expect(transcript.speakers[0]!.reference_key && (await rt.store.has(transcript.speakers[0]!.reference_key))).toBe(true);
-    // The separated tracks the transcript was made from, for the generation stage.
-    expect(await rt.store.has(transcript.tracks!.speech)).toBe(true);
-    expect(await rt.store.has(transcript.tracks!.background)).toBe(true);
-    expect(transcript.tracks!.background).toMatch(/\/separation-[0-9a-f]+\/background\.wav$/);
-    const prepared = eventsOf(rt, 'asset_prepared');
-    expect(prepared).toEqual([
-      { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },
-    ]);
-    expect(rt.jobs).toEqual([
-      { v: 1, type: 'prepare-version', job_id: 'ver_es-prepare', asset_id: ASSET, source_locale: 'en-US', version: job.versions[0] },
-    ]);
-    const done = eventsOf(rt, 'stage_done').map((e) => e.stage);
-    expect(done).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
-    expect(eventsOf(rt, 'stage_done').every((e) => !e.cached)).toBe(true);
-    const fractions = rt.progress.map((p) => p.fraction);
-    expect(fractions.at(-1)).toBeCloseTo(1, 5);
-    for (let i = 1; i < fractions.length; i++) expect(fractions[i]!).toBeGreaterThanOrEqual(fractions[i - 1]! - 1e-9);
+  afterAll(async () => {
+    await rt.sessions.disposeAll();
+    fs.rmSync(rt.dir, { recursive: true, force: true });
   });
 
-  it('prepares the Spanish version: a Spanish script whose segments lie in the speech', async () => {
-    const vrt = sameStore(rt);
-    await createJobHandlers({ translate })['prepare-version'](rt.jobs[0] as PrepareVersionJob, vrt);
-    const ev = eventsOf(vrt, 'version_prepared');
-    expect(ev).toEqual([{ type: 'version_prepared', version_id: 'ver_es', script_key: blobKeys.script('ver_es') }]);
-    const script = validate<VersionScript>(VersionScriptSchema, await readJson(blobKeys.script('ver_es')), 'script');
-    expect(script).toMatchObject({ asset_id: ASSET, version_id: 'ver_es', source_locale: 'en-US', target_locale: 'es-ES', translation_engine: 'apertium' });
-    expect(script.segments.length).toBeGreaterThan(0);
-    const spanish = script.segments.map((s) => s.target_text).join(' ');
-    expect(spanishWords(spanish)).toBeGreaterThanOrEqual(3);
-    for (const s of script.segments) {
-      expect(s.target_text.length).toBeGreaterThan(0);
-      expect(s.target_text).not.toBe(s.source_text);
-      expect(s.source_words!.length).toBeGreaterThan(0);
-      // Starts and ends inside speech regions (VAD of the original recording, 0.3 s tolerance),
-      // and most of it is speech.
-      const within = (t: number) => speech.some((r) => t >= r.start - 0.3 && t <= r.end + 0.3);
-      const overlap = speech.reduce((a, r) => a + Math.max(0, Math.min(r.end, s.end) - Math.max(r.start, s.start)), 0);
-      const where = `segment ${s.start}-${s.end} vs ${JSON.stringify(speech)}`;
-      expect(within(s.start) && within(s.end), where).toBe(true);
-      expect(overlap / (s.end - s.start), where).toBeGreaterThan(0.7);
-    }
-    const covered = script.segments.reduce((a, s) => a + (s.end - s.start), 0);
-    const spoken = speech.reduce((a, r) => a + (r.end - r.start), 0);
-    expect(covered).toBeGreaterThan(0.6 * spoken);
-  });
+  const readJson = async <T>(key: string): Promise<T> => JSON.parse((await rt.store.getBuffer(key)).toString('utf8')) as T;
 
-  it('a rerun on the same blob store skips every finished stage', async () => {
-    const again = sameStore(rt);
-    const res = await prepareAsset(job, again);
-    const done = eventsOf(again, 'stage_done');
-    expect(done.map((e) => e.stage)).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
-    expect(done.every((e) => e.cached)).toBe(true);
-    expect(res.versionJobs.map((j) => j.job_id)).toEqual(['ver_es-prepare']);
-    const vrt = sameStore(rt);
-    const v = await prepareVersion(res.versionJobs[0]!, vrt, { translate });
-    expect(v.kept).toBe(true);
-    expect(eventsOf(vrt, 'stage_done')).toEqual([expect.objectContaining({ stage: 'script', cached: true })]);
-    expect(eventsOf(vrt, 'version_prepared')).toHaveLength(1);
-  });
+  describe('prepare jfk en-US -> es-ES', () => {
+    it('prepares the asset: source video, thumbnail, transcript, event, one version job', async () => {
+      const res = await prepareAsset(job, rt);
+      expect(res.duration).toBeGreaterThan(10.5);
+      expect(res.duration).toBeLessThan(11.5);
+      expect(await rt.store.has(blobKeys.sourceVideo(ASSET))).toBe(true);
+      expect(await rt.store.has(blobKeys.thumbnail(ASSET))).toBe(true);
+      const transcript = validate<Transcript>(TranscriptSchema, await readJson(blobKeys.transcript(ASSET)), 'transcript');
+      expect(transcript.locale).toBe('en-US');
+      expect(transcript.engine).not.toBe('source_srt');
+      const words = transcript.segments.map((s) => s.text).join(' ').toLowerCase();
+      expect(words).toMatch(/country/);
+      expect(transcript.speakers).toHaveLength(1);
+      expect(transcript.speakers[0]!.reference_key && (await rt.store.has(transcript.speakers[0]!.reference_key))).toBe(true);
+      // The separated tracks the transcript was made from, for the generation stage.
+      expect(await rt.store.has(transcript.tracks!.speech)).toBe(true);
+      expect(await rt.store.has(transcript.tracks!.background)).toBe(true);
+      expect(transcript.tracks!.background).toMatch(/\/separation-[0-9a-f]+\/background\.wav$/);
+      const prepared = eventsOf(rt, 'asset_prepared');
+      expect(prepared).toEqual([
+        { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },
+      ]);
+      expect(rt.jobs).toEqual([
+        { v: 1, type: 'prepare-version', job_id: 'ver_es-prepare', asset_id: ASSET, source_locale: 'en-US', version: job.versions[0] },
+      ]);
+      const done = eventsOf(rt, 'stage_done').map((e) => e.stage);
+      expect(done).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
+      expect(eventsOf(rt, 'stage_done').every((e) => !e.cached)).toBe(true);
+      const fractions = rt.progress.map((p) => p.fraction);
+      expect(fractions.at(-1)).toBeCloseTo(1, 5);
+      for (let i = 1; i < fractions.length; i++) expect(fractions[i]!).toBeGreaterThanOrEqual(fractions[i - 1]! - 1e-9);
+    });
 
-  it('source_srt replaces ASR and reuses the separated audio', async () => {
-    const srt = '1\n00:00:00,300 --> 00:00:04,000\nAnd so, my fellow Americans,\n\n2\n00:00:04,200 --> 00:00:10,500\nask not what your country can do for you, ask what you can do for your country.\n';
-    const srtRt = sameStore(rt);
-    const res = await prepareAsset({ ...job, job_id: 'job-jfk-srt', source_srt: srt, versions: [{ version_id: 'ver_es2', dubbing_id: 'dub_es', locale: 'es-ES' }] }, srtRt);
-    const done = Object.fromEntries(eventsOf(srtRt, 'stage_done').map((e) => [e.stage, e.cached]));
-    expect(done).toMatchObject({ probe: true, trim: true, audio: true, separation: true, vad: true, transcription: false, speakers: false });
-    expect(res.transcript.engine).toBe('source_srt');
-    expect(res.transcript.segments.map((s) => s.text)).toEqual(['And so, my fellow Americans,', 'ask not what your country can do for you, ask what you can do for your country.']);
-    expect(res.transcript.segments[0]!.start).toBeCloseTo(0.3, 3);
-  });
+    it('prepares the Spanish version: a Spanish script whose segments lie in the speech', async () => {
+      const vrt = sameStore(rt);
+      await createJobHandlers({ translate })['prepare-version'](rt.jobs[0] as PrepareVersionJob, vrt);
+      const ev = eventsOf(vrt, 'version_prepared');
+      expect(ev).toEqual([{ type: 'version_prepared', version_id: 'ver_es', script_key: blobKeys.script('ver_es') }]);
+      const script = validate<VersionScript>(VersionScriptSchema, await readJson(blobKeys.script('ver_es')), 'script');
+      expect(script).toMatchObject({ asset_id: ASSET, version_id: 'ver_es', source_locale: 'en-US', target_locale: 'es-ES', translation_engine: 'apertium' });
+      expect(script.segments.length).toBeGreaterThan(0);
+      const spanish = script.segments.map((s) => s.target_text).join(' ');
+      expect(spanishWords(spanish)).toBeGreaterThanOrEqual(3);
+      for (const s of script.segments) {
+        expect(s.target_text.length).toBeGreaterThan(0);
+        expect(s.target_text).not.toBe(s.source_text);
+        expect(s.source_words!.length).toBeGreaterThan(0);
+        // Starts and ends inside speech regions (VAD of the original recording, 0.3 s tolerance),
+        // and most of it is speech.
+        const within = (t: number) => speech.some((r) => t >= r.start - 0.3 && t <= r.end + 0.3);
+        const overlap = speech.reduce((a, r) => a + Math.max(0, Math.min(r.end, s.end) - Math.max(r.start, s.start)), 0);
+        const where = `segment ${s.start}-${s.end} vs ${JSON.stringify(speech)}`;
+        expect(within(s.start) && within(s.end), where).toBe(true);
+        expect(overlap / (s.end - s.start), where).toBeGreaterThan(0.7);
+      }
+      const covered = script.segments.reduce((a, s) => a + (s.end - s.start), 0);
+      const spoken = speech.reduce((a, r) => a + (r.end - r.start), 0);
+      expect(covered).toBeGreaterThan(0.6 * spoken);
+    });
 
-  it('a reference srt becomes the translation, aligned to the segments', async () => {
-    const vrt = sameStore(rt);
-    const srt = '1\n00:00:00,500 --> 00:00:03,500\nY así, mis compatriotas estadounidenses,\n\n2\n00:00:04,500 --> 00:00:10,000\nno preguntéis qué puede hacer vuestro país por vosotros.\n';
-    const r = await prepareVersion(
-      { v: 1, type: 'prepare-version', job_id: 'ver_ref-prepare', asset_id: ASSET, source_locale: 'en-US', version: { version_id: 'ver_ref', dubbing_id: 'dub_es', locale: 'es-ES', srt } },
-      vrt,
-      { translate },
-    );
-    expect(r.script.translation_engine).toBe('reference_srt');
-    expect(r.script.segments.map((s) => s.target_text)).toEqual(['Y así, mis compatriotas estadounidenses,', 'no preguntéis qué puede hacer vuestro país por vosotros.']);
-  });
+    it('a rerun on the same blob store skips every finished stage', async () => {
+      const again = sameStore(rt);
+      const res = await prepareAsset(job, again);
+      const done = eventsOf(again, 'stage_done');
+      expect(done.map((e) => e.stage)).toEqual(['probe', 'trim', 'thumbnail', 'audio', 'separation-plan', 'separation', 'vad', 'transcription', 'speakers', 'transcript']);
+      expect(done.every((e) => e.cached)).toBe(true);
+      expect(res.versionJobs.map((j) => j.job_id)).toEqual(['ver_es-prepare']);
+      const vrt = sameStore(rt);
+      const v = await prepareVersion(res.versionJobs[0]!, vrt, { translate });
+      expect(v.kept).toBe(true);
+      expect(eventsOf(vrt, 'stage_done')).toEqual([expect.objectContaining({ stage: 'script', cached: true })]);
+      expect(eventsOf(vrt, 'version_prepared')).toHaveLength(1);
+    });
 
-  it('copy_from_version_id copies that version\'s script', async () => {
-    const vrt = sameStore(rt);
-    const r = await prepareVersion(
-      { v: 1, type: 'prepare-version', job_id: 'ver_copy-prepare', asset_id: ASSET, source_locale: 'en-US', copy_from_version_id: 'ver_ref', version: { version_id: 'ver_copy', dubbing_id: 'dub_es', locale: 'es-ES' } },
-      vrt,
-      { translate },
-    );
-    const from = await readJson<VersionScript>(blobKeys.script('ver_ref'));
-    expect(r.script.version_id).toBe('ver_copy');
-    expect(r.script.segments).toEqual(from.segments);
-    expect(await rt.store.has(blobKeys.script('ver_copy'))).toBe(true);
-  });
+    it('source_srt replaces ASR and reuses the separated audio', async () => {
+      const srt = '1\n00:00:00,300 --> 00:00:04,000\nAnd so, my fellow Americans,\n\n2\n00:00:04,200 --> 00:00:10,500\nask not what your country can do for you, ask what you can do for your country.\n';
+      const srtRt = sameStore(rt);
+      const res = await prepareAsset({ ...job, job_id: 'job-jfk-srt', source_srt: srt, versions: [{ version_id: 'ver_es2', dubbing_id: 'dub_es', locale: 'es-ES' }] }, srtRt);
+      const done = Object.fromEntries(eventsOf(srtRt, 'stage_done').map((e) => [e.stage, e.cached]));
+      expect(done).toMatchObject({ probe: true, trim: true, audio: true, separation: true, vad: true, transcription: false, speakers: false });
+      expect(res.transcript.engine).toBe('source_srt');
+      expect(res.transcript.segments.map((s) => s.text)).toEqual(['And so, my fellow Americans,', 'ask not what your country can do for you, ask what you can do for your country.']);
+      expect(res.transcript.segments[0]!.start).toBeCloseTo(0.3, 3);
+    });
 
-  it('a pair with no engine fails the version with unsupported_language_pair', async () => {
-    const vrt = sameStore(rt);
-    const err = await prepareVersion(
-      { v: 1, type: 'prepare-version', job_id: 'ver_de-prepare', asset_id: ASSET, source_locale: 'en-US', version: { version_id: 'ver_de', dubbing_id: 'dub_de', locale: 'de-DE' } },
-      vrt,
-      { translate },
-    ).catch((e: unknown) => e);
-    expect(err).toMatchObject({ name: 'VersionError', code: 'unsupported_language_pair', retryable: false });
-    expect((err as Error).message).toContain('DUB_TRANSLATE_ENGINE_EN_DE');
-    expect(await rt.store.has(blobKeys.script('ver_de'))).toBe(false);
-    expect(eventsOf(vrt, 'version_prepared')).toHaveLength(0);
+    it('a reference srt becomes the translation, aligned to the segments', async () => {
+      const vrt = sameStore(rt);
+      const srt = '1\n00:00:00,500 --> 00:00:03,500\nY así, mis compatriotas estadounidenses,\n\n2\n00:00:04,500 --> 00:00:10,000\nno preguntéis qué puede hacer vuestro país por vosotros.\n';
+      const r = await prepareVersion(
+        { v: 1, type: 'prepare-version', job_id: 'ver_ref-prepare', asset_id: ASSET, source_locale: 'en-US', version: { version_id: 'ver_ref', dubbing_id: 'dub_es', locale: 'es-ES', srt } },
+        vrt,
+        { translate },
+      );
+      expect(r.script.translation_engine).toBe('reference_srt');
+      expect(r.script.segments.map((s) => s.target_text)).toEqual(['Y así, mis compatriotas estadounidenses,', 'no preguntéis qué puede hacer vuestro país por vosotros.']);
+    });
+
+    it('copy_from_version_id copies that version\'s script', async () => {
+      const vrt = sameStore(rt);
+      const r = await prepareVersion(
+        { v: 1, type: 'prepare-version', job_id: 'ver_copy-prepare', asset_id: ASSET, source_locale: 'en-US', copy_from_version_id: 'ver_ref', version: { version_id: 'ver_copy', dubbing_id: 'dub_es', locale: 'es-ES' } },
+        vrt,
+        { translate },
+      );
+      const from = await readJson<VersionScript>(blobKeys.script('ver_ref'));
+      expect(r.script.version_id).toBe('ver_copy');
+      expect(r.script.segments).toEqual(from.segments);
+      expect(await rt.store.has(blobKeys.script('ver_copy'))).toBe(true);
+    });
+
+    it('a pair with no engine fails the version with unsupported_language_pair', async () => {
+      const vrt = sameStore(rt);
+      const err = await prepareVersion(
+        { v: 1, type: 'prepare-version', job_id: 'ver_de-prepare', asset_id: ASSET, source_locale: 'en-US', version: { version_id: 'ver_de', dubbing_id: 'dub_de', locale: 'de-DE' } },
+        vrt,
+        { translate },
+      ).catch((e: unknown) => e);
+      expect(err).toMatchObject({ name: 'VersionError', code: 'unsupported_language_pair', retryable: false });
+      expect((err as Error).message).toContain('DUB_TRANSLATE_ENGINE_EN_DE');
+      expect(await rt.store.has(blobKeys.script('ver_de'))).toBe(false);
+      expect(eventsOf(vrt, 'version_prepared')).toHaveLength(0);
+    });
   });
 });

@@ -12,21 +12,19 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { blobKeys, TranscriptSchema, validate, type PrepareAssetJob, type Transcript } from '@dub/core';
 import { readWav, runFfmpeg, writeWav, type PlanarAudio } from '@dub/media';
 import { defaultStages, prepareAsset } from '@dub/pipeline';
 import { eventsOf, makeRuntime, MEDIA, videoFromWav, type TestRuntime } from './prepare-helpers.js';
-
-const haveMedia = ['voice-ref-b.mp3', 'music-coffee.wav'].every((f) => fs.existsSync(path.join(MEDIA, f)));
-if (!haveMedia) console.warn(`skipping the separation-plan tests: ${MEDIA} is absent`);
+import { describeWithMedia, hasMedia } from './support/media.js';
 
 let rt: TestRuntime;
 let speechWav: string;
 let musicWav: string;
 
 beforeAll(async () => {
-  if (!haveMedia) return;
+  if (!hasMedia('voice-ref-b.mp3', 'music-coffee.wav')) return;
   rt = makeRuntime();
   speechWav = path.join(rt.dir, 'voice.wav');
   musicWav = path.join(rt.dir, 'music.wav');
@@ -52,7 +50,7 @@ async function planOf(file: string) {
   return (await defaultStages.planSeparation(file, env(), {})).plan;
 }
 
-describe.skipIf(!haveMedia)('separation plan on held-out recordings', () => {
+describeWithMedia(['voice-ref-b.mp3', 'music-coffee.wav'], 'separation plan on held-out recordings', () => {
   it('clean speech: prepare runs no model, speech = the source audio, background = silence, recorded in the transcript', async () => {
     const asset = 'ast_clean';
     const video = videoFromWav(speechWav, path.join(rt.dir, 'clean.mp4'));

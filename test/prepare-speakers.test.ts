@@ -5,10 +5,11 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { afterAll, expect, it } from 'vitest';
+import { afterAll, expect } from 'vitest';
 import { blobKeys } from '@dub/core';
 import { prepareAsset } from '@dub/pipeline';
 import { makeRuntime, MEDIA, videoFromWav } from './prepare-helpers.js';
+import { itWithMedia } from './support/media.js';
 
 const rt = makeRuntime();
 afterAll(async () => {
@@ -16,7 +17,7 @@ afterAll(async () => {
   fs.rmSync(rt.dir, { recursive: true, force: true });
 });
 
-it('two-speakers-call gives two speakers, each with a reference clip and turns of its own', async () => {
+itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, each with a reference clip and turns of its own', async () => {
   const video = videoFromWav(path.join(MEDIA, 'two-speakers-call.wav'), path.join(rt.dir, 'call.mp4'));
   await rt.store.putFile(blobKeys.sourceUpload('ast_call'), video);
   await rt.store.putFile(blobKeys.speechUpload('ast_call'), path.join(MEDIA, 'two-speakers-call.wav'));

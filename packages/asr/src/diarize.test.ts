@@ -16,11 +16,11 @@ import { speakerWindows } from './speakers/windows.js';
 import { embeddingConformance } from './testing/embedding-conformance.js';
 import type { AsrSegment } from './asr/types.js';
 import { spreadWords } from './asr/text-words.js';
+import { describeWithMedia, media } from '../../../test/support/media.js';
 
-const MEDIA = fileURLToPath(new URL('../../../../shared/media/', import.meta.url));
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
-const call = path.join(MEDIA, 'two-speakers-call.wav');
-const jfk = path.join(MEDIA, 'jfk.wav');
+const call = media('two-speakers-call.wav');
+const jfk = media('jfk.wav');
 const sessions = new SessionCache();
 afterAll(() => sessions.disposeAll());
 
@@ -70,12 +70,12 @@ describe('windows and re-segmentation', () => {
   });
 });
 
-describe('diarize on real recordings', () => {
+describeWithMedia(['two-speakers-call.wav', 'two-speakers-call.rttm', 'two-speakers-call.stm', 'jfk.wav'], 'diarize on real recordings', () => {
   it('estimates 2 speakers in two-speakers-call.wav and matches the reference turns', async () => {
     const d = await diarize(call, { referenceClips: false, sessions });
     expect(d.count).toBe('estimated');
     expect(d.speakers.length).toBe(2);
-    const ref = parseRttm(await readFile(path.join(MEDIA, 'two-speakers-call.rttm'), 'utf8'));
+    const ref = parseRttm(await readFile(media('two-speakers-call.rttm'), 'utf8'));
     const der = diarizationErrorRate(ref, d.turns, 0.25);
     expect(der.der).toBeLessThan(0.15); // measured 0.03 with a 0.25 s collar
   });
@@ -97,7 +97,7 @@ describe('diarize on real recordings', () => {
 
   it('labels transcript segments and splits them at speaker changes', async () => {
     // One segment spanning the whole call, words from the reference transcript (.stm) at their times.
-    const stm = (await readFile(path.join(MEDIA, 'two-speakers-call.stm'), 'utf8')).trim().split('\n').map((l) => l.split(' '));
+    const stm = (await readFile(media('two-speakers-call.stm'), 'utf8')).trim().split('\n').map((l) => l.split(' '));
     const words = stm.flatMap((f) => spreadWords(f.slice(5), Number(f[3]), Number(f[4])));
     const d = await diarize(call, { referenceClips: false, sessions, segments: [{ start: 6.68, end: 30, text: words.map((w) => w.text).join(' '), words }] });
     expect(d.segments.length).toBeGreaterThanOrEqual(4);
@@ -172,5 +172,7 @@ const voices = async (): Promise<[Float32Array, Float32Array]> => {
   return [sec(10.6, 13.6), sec(14.6, 17.6)]; // Diane, then Sheila (reference .rttm)
 };
 const { env } = createEngineEnv({ sessions, models: { searchDirs: [FIXTURES] } }, resolveContext().logger);
-embeddingConformance('mfcc', () => createMfccStats(resolveMfccStatsOptions(), env), { voices });
-embeddingConformance('onnx (tiny test model)', () => createOnnxEmbedding(resolveOnnxEmbeddingOptions({ model: 'speaker-embedding-tiny-test', fileName: 'embedding.onnx' }), env), { voices });
+describeWithMedia(['two-speakers-call.wav'], 'speaker embedding conformance on two real voices', () => {
+  embeddingConformance('mfcc', () => createMfccStats(resolveMfccStatsOptions(), env), { voices });
+  embeddingConformance('onnx (tiny test model)', () => createOnnxEmbedding(resolveOnnxEmbeddingOptions({ model: 'speaker-embedding-tiny-test', fileName: 'embedding.onnx' }), env), { voices });
+});

@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { resolveContext } from '@dub/core';
 import { createEngineEnv } from './engine-env.js';
@@ -10,10 +8,10 @@ import { cleanPocketsphinxWord, parseContinuousTimes, parseCtm } from './asr/poc
 import { transcribe } from './asr/transcribe.js';
 import { wordErrorRate } from './asr/wer.js';
 import { asrConformance } from './testing/asr-conformance.js';
+import { describeWithMedia, media } from '../../../test/support/media.js';
 
-const MEDIA = fileURLToPath(new URL('../../../../shared/media/', import.meta.url));
-const jfk = path.join(MEDIA, 'jfk.wav');
-/** Reference transcript from /work/shared/media/README.md. */
+const jfk = media('jfk.wav');
+/** Reference transcript from ../shared/media/README.md. */
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
 describe('pocketsphinx output parsing', () => {
@@ -36,7 +34,7 @@ describe('pocketsphinx output parsing', () => {
   });
 });
 
-describe('pocketsphinx on jfk.wav', () => {
+describeWithMedia(['jfk.wav'], 'pocketsphinx on jfk.wav', () => {
   it('transcribes by VAD regions with word times inside the file and a WER below 0.6 (measured 0.36)', async () => {
     const r = await transcribe(jfk, { locale: 'en-US', engine: 'pocketsphinx' });
     expect(r.engine).toBe('pocketsphinx');
@@ -60,6 +58,9 @@ describe('pocketsphinx on jfk.wav', () => {
     expect(r.segments.length).toBeGreaterThan(1);
   });
 
+});
+
+describe('pocketsphinx availability', () => {
   it('supports English only, and only when installed', async () => {
     const { env } = createEngineEnv({}, resolveContext().logger);
     const o = resolvePocketsphinxOptions();
@@ -71,10 +72,12 @@ describe('pocketsphinx on jfk.wav', () => {
 });
 
 const { env } = createEngineEnv({}, resolveContext().logger);
-asrConformance('pocketsphinx', () => pocketsphinxProvider.create(resolvePocketsphinxOptions(), env), {
-  audio: () => openSpeechAudio(jfk),
-  regions: async () => (await detectSpeech(jfk)).regions,
-  locale: 'en-US',
-  language: 'en',
-  minWords: 10,
+describeWithMedia(['jfk.wav'], 'pocketsphinx conformance on jfk.wav', () => {
+  asrConformance('pocketsphinx', () => pocketsphinxProvider.create(resolvePocketsphinxOptions(), env), {
+    audio: () => openSpeechAudio(jfk),
+    regions: async () => (await detectSpeech(jfk)).regions,
+    locale: 'en-US',
+    language: 'en',
+    minWords: 10,
+  });
 });

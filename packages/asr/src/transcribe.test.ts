@@ -1,14 +1,12 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { AssetError, ValidationError } from '@dub/core';
 import { asrEnginesFor, transcribe } from './asr/transcribe.js';
 import { detectSourceTextFormat, parseCuesLenient, parseSourceTranscript, spreadPlainText } from './asr/source-text.js';
 import { splitWords, spreadWords } from './asr/text-words.js';
 import { wordErrorRate } from './asr/wer.js';
+import { describeWithMedia, media } from '../../../test/support/media.js';
 
-const MEDIA = fileURLToPath(new URL('../../../../shared/media/', import.meta.url));
-const jfk = path.join(MEDIA, 'jfk.wav');
+const jfk = media('jfk.wav');
 
 const SRT = '1\n00:00:00,300 --> 00:00:02,300\nAnd so my fellow Americans,\n\n2\n00:00:03,200 --> 00:00:10,700\n<i>ask not</i> what your country\ncan do for you\n';
 
@@ -61,7 +59,7 @@ describe('source text', () => {
   });
 });
 
-describe('transcribe', () => {
+describeWithMedia(['jfk.wav', 'japanese.wav', 'music-coffee.wav'], 'transcribe', () => {
   it('uses source_srt as the transcript', async () => {
     const r = await transcribe(jfk, { locale: 'en-US', sourceSrt: SRT });
     expect(r.engine).toBe('source_srt');
@@ -81,12 +79,12 @@ describe('transcribe', () => {
   });
 
   it('accepts source_srt in a language no engine speaks', async () => {
-    const r = await transcribe(path.join(MEDIA, 'japanese.wav'), { locale: 'ja-JP', sourceSrt: '1\n00:00:00,500 --> 00:00:04,000\n今日はいい天気です。\n' });
+    const r = await transcribe(media('japanese.wav'), { locale: 'ja-JP', sourceSrt: '1\n00:00:00,500 --> 00:00:04,000\n今日はいい天気です。\n' });
     expect(r.segments[0]!.text).toBe('今日はいい天気です。');
   });
 
   it('fails with unsupported_source_language naming what to install when no engine speaks the locale', async () => {
-    const err = await transcribe(path.join(MEDIA, 'japanese.wav'), { locale: 'ja-JP' }).catch((e: unknown) => e);
+    const err = await transcribe(media('japanese.wav'), { locale: 'ja-JP' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AssetError);
     expect((err as AssetError).code).toBe('unsupported_source_language');
     expect((err as AssetError).message).toMatch(/dub models fetch whisper/);
@@ -96,7 +94,7 @@ describe('transcribe', () => {
   });
 
   it('fails with empty_transcript on music and on silence', async () => {
-    await expect(transcribe(path.join(MEDIA, 'music-coffee.wav'), { locale: 'en-US' })).rejects.toMatchObject({ code: 'empty_transcript' });
+    await expect(transcribe(media('music-coffee.wav'), { locale: 'en-US' })).rejects.toMatchObject({ code: 'empty_transcript' });
     await expect(transcribe({ samples: new Float32Array(16000 * 3), sampleRate: 16000 }, { locale: 'en-US' })).rejects.toMatchObject({ code: 'empty_transcript' });
     await expect(transcribe(jfk, { locale: 'en-US', sourceSrt: 'WEBVTT\n\n' })).rejects.toMatchObject({ code: 'empty_transcript' });
   });

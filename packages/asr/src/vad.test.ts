@@ -1,5 +1,3 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { readWav } from '@dub/media';
 import { resolveContext, SessionCache } from '@dub/core';
@@ -9,9 +7,9 @@ import { createEnergyVad } from './vad/energy.js';
 import { speechRegions, speechSeconds } from './vad/regions.js';
 import { createSileroVad } from './vad/silero.js';
 import { vadConformance } from './testing/vad-conformance.js';
+import { describeWithMedia, media } from '../../../test/support/media.js';
 
-const MEDIA = fileURLToPath(new URL('../../../../shared/media/', import.meta.url));
-const jfk = path.join(MEDIA, 'jfk.wav');
+const jfk = media('jfk.wav');
 
 describe('speechRegions (hysteresis)', () => {
   const o = { threshold: 0.5, negThreshold: 0.35, minSpeech: 0.1, minSilence: 0.1, padding: 0 };
@@ -34,7 +32,7 @@ describe('speechRegions (hysteresis)', () => {
   });
 });
 
-describe('detectSpeech (silero v5)', () => {
+describeWithMedia(['jfk.wav', 'music-coffee.wav', 'two-speakers-call.wav'], 'detectSpeech (silero v5)', () => {
   it('finds the speech of jfk.wav', async () => {
     const r = await detectSpeech(jfk);
     expect(r.engine).toBe('silero');
@@ -51,14 +49,14 @@ describe('detectSpeech (silero v5)', () => {
   });
 
   it('finds little speech in instrumental music', async () => {
-    const r = await detectSpeech(path.join(MEDIA, 'music-coffee.wav'));
+    const r = await detectSpeech(media('music-coffee.wav'));
     expect(r.duration).toBeGreaterThan(70);
     expect(speechSeconds(r.regions)).toBeLessThan(0.1 * r.duration);
   });
 
   it('reads non-16 kHz input through ffmpeg and samples in memory through the resampler', async () => {
-    const viaFile = await detectSpeech(path.join(MEDIA, 'two-speakers-call.wav'));
-    const w = await readWav(path.join(MEDIA, 'jfk.wav'));
+    const viaFile = await detectSpeech(media('two-speakers-call.wav'));
+    const w = await readWav(jfk);
     const mem = await detectSpeech({ sampleRate: 16000, channels: w.channels });
     const file = await detectSpeech(jfk);
     expect(mem.regions).toEqual(file.regions);
@@ -85,5 +83,7 @@ describe('detectSpeech (silero v5)', () => {
 
 const speech = async () => (await readWav(jfk)).channels[0]!.subarray(0, 16000 * 8);
 const { env } = createEngineEnv({}, resolveContext().logger);
-vadConformance('silero', () => createSileroVad(env), { speech });
-vadConformance('energy', () => createEnergyVad(env), { speech });
+describeWithMedia(['jfk.wav'], 'VAD conformance on jfk.wav', () => {
+  vadConformance('silero', () => createSileroVad(env), { speech });
+  vadConformance('energy', () => createEnergyVad(env), { speech });
+});

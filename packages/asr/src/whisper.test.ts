@@ -3,7 +3,6 @@
  * output names and shapes as the real onnx-community exports, scripted logits.
  */
 import { fileURLToPath } from 'node:url';
-import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { resolveContext, SessionCache } from '@dub/core';
 import { asrConformance } from './testing/asr-conformance.js';
@@ -17,8 +16,9 @@ import { resolveWhisperOptions } from './whisper/options.js';
 import { tokensToSegments } from './whisper/segments.js';
 import { applyTimestampRules } from './whisper/timestamp-rules.js';
 
+import { describeWithMedia, itWithMedia, media } from '../../../test/support/media.js';
+
 const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
-const MEDIA = fileURLToPath(new URL('../../../../shared/media/', import.meta.url));
 const sessions = new SessionCache();
 const { env } = createEngineEnv({ sessions, models: { searchDirs: [FIXTURES] } }, resolveContext().logger);
 const options = resolveWhisperOptions({ model: 'whisper-tiny-test' });
@@ -96,8 +96,8 @@ describe('whisper ONNX plumbing (tiny models)', () => {
     expect(l[99]).toBe(-Infinity);
   });
 
-  it('transcribe() picks whisper when its files resolve and offsets chunk times', async () => {
-    const r = await transcribe(path.join(MEDIA, 'jfk.wav'), { locale: 'de-DE', models: { searchDirs: [FIXTURES] }, whisper: { model: 'whisper-tiny-test' }, sessions });
+  itWithMedia(['jfk.wav'], 'transcribe() picks whisper when its files resolve and offsets chunk times', async () => {
+    const r = await transcribe(media('jfk.wav'), { locale: 'de-DE', models: { searchDirs: [FIXTURES] }, whisper: { model: 'whisper-tiny-test' }, sessions });
     expect(r.engine).toBe('whisper');
     expect(r.detectedLanguage?.language).toBe('de');
     const speech = r.speech!.regions;
@@ -112,10 +112,12 @@ describe('whisper ONNX plumbing (tiny models)', () => {
   });
 });
 
-asrConformance('whisper (tiny test model)', () => whisperProvider.create(options, env), {
-  audio: () => openSpeechAudio(path.join(MEDIA, 'jfk.wav')),
-  regions: async () => (await detectSpeech(path.join(MEDIA, 'jfk.wav'))).regions,
-  locale: 'de-DE',
-  language: 'de',
-  minWords: 1,
+describeWithMedia(['jfk.wav'], 'whisper conformance on jfk.wav', () => {
+  asrConformance('whisper (tiny test model)', () => whisperProvider.create(options, env), {
+    audio: () => openSpeechAudio(media('jfk.wav')),
+    regions: async () => (await detectSpeech(media('jfk.wav'))).regions,
+    locale: 'de-DE',
+    language: 'de',
+    minWords: 1,
+  });
 });

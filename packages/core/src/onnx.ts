@@ -83,6 +83,15 @@ class Model implements OnnxModel {
   }
 }
 
+/**
+ * ONNX Runtime's own log threshold for new sessions: errors only (3), unless the process logs at
+ * debug or trace (`DUB_LOG_LEVEL`, `--verbose`), where its warnings (2) are shown too.
+ */
+export function onnxLogSeverity(env: NodeJS.ProcessEnv = process.env): 0 | 1 | 2 | 3 | 4 {
+  const level = (env.DUB_LOG_LEVEL ?? '').toLowerCase();
+  return level === 'debug' || level === 'trace' ? 2 : 3;
+}
+
 export class SessionCache {
   private readonly entries = new Map<string, Promise<OnnxModel>>();
   /** Provider each model got, for the worker's start-up log. */
@@ -118,7 +127,7 @@ export class SessionCache {
 
   private async create(file: string, device: DeviceChoice, threads: number, logger: Logger, arena = true, pattern = true): Promise<OnnxModel> {
     const o = ort();
-    const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all' };
+    const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all', logSeverityLevel: onnxLogSeverity() };
     if (!arena) base.enableCpuMemArena = false;
     if (!pattern) base.enableMemPattern = false;
     if (threads > 0) {

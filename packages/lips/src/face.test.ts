@@ -11,6 +11,7 @@ import { OneEuroFilter } from './face/one-euro.js';
 import { readFrames } from './video/frame-reader.js';
 import { videoInfo } from './video/video-info.js';
 import { requireBlazeFace, testsrc, TALKING_HEAD, trim, VERTICAL } from './media.test-helper.js';
+import { describeWithMedia } from '../../../test/support/media.js';
 
 describe('BlazeFace anchors and decoding', () => {
   it('896 anchors for both models, 16x16x2 then 8x8x6, cell centres', () => {
@@ -54,7 +55,7 @@ describe('BlazeFace anchors and decoding', () => {
   });
 });
 
-describe('face detection and tracking on real talking heads', () => {
+describeWithMedia(['talking-head-480.mp4', 'talking-head-vertical.mp4'], 'face detection and tracking on real talking heads', () => {
   let dir: string;
   let head: string;
   let vertical: string;

@@ -8,85 +8,88 @@ import { lipSync } from './lip-sync.js';
 import { resolveLipsOptions, LIPS_PROFILES } from './options.js';
 import { chooseLipsEngine, createLipsEngine, LIPS_ENGINE_IDS } from './registry.js';
 import { dubbedSpeech, requireBlazeFace, TALKING_HEAD, TINY_WAV2LIP, trim } from './media.test-helper.js';
+import { describeWithMedia } from '../../../test/support/media.js';
 
-let dir: string;
-let clip: string;
-let speech: string;
-const sessions = new SessionCache({ threads: 1 });
+describeWithMedia(['talking-head-480.mp4'], 'lipSync on a real talking head', () => {
+  let dir: string;
+  let clip: string;
+  let speech: string;
+  const sessions = new SessionCache({ threads: 1 });
 
-beforeAll(async () => {
-  requireBlazeFace();
-  dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'lips-sync-'));
-  clip = await trim(TALKING_HEAD, path.join(dir, 'head.mp4'), 12, 3, '320:320');
-  speech = await dubbedSpeech(path.join(dir, 'dub.wav'), 3);
-});
-afterAll(async () => {
-  await sessions.disposeAll();
-  await fsp.rm(dir, { recursive: true, force: true });
-});
-
-describe('options and engine choice', () => {
-  it('resolves the two contract models into profiles; rejects bad values', () => {
-    const rf = resolveLipsOptions();
-    expect(rf.model).toBe('real_face');
-    expect(rf.detectEvery).toBe(LIPS_PROFILES.real_face.detectEvery);
-    const turbo = resolveLipsOptions({ model: 'real_face_turbo' });
-    expect(turbo.detectEvery).toBe(2 * rf.detectEvery);
-    expect(turbo.workScale).toBe(0.5);
-    expect(turbo.trackingRange).toBe('short');
-    expect(resolveLipsOptions({ model: 'real_face_turbo', detectEvery: 1 }).detectEvery).toBe(1);
-    expect(() => resolveLipsOptions({ model: 'fast' as never })).toThrow(ValidationError);
-    expect(() => resolveLipsOptions({ workScale: 2 })).toThrow(ValidationError);
-    expect(LIPS_ENGINE_IDS).toEqual(['wav2lip', 'viseme-warp']);
+  beforeAll(async () => {
+    requireBlazeFace();
+    dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'lips-sync-'));
+    clip = await trim(TALKING_HEAD, path.join(dir, 'head.mp4'), 12, 3, '320:320');
+    speech = await dubbedSpeech(path.join(dir, 'dub.wav'), 3);
+  });
+  afterAll(async () => {
+    await sessions.disposeAll();
+    await fsp.rm(dir, { recursive: true, force: true });
   });
 
-  it('real_face picks wav2lip when its model resolves, viseme-warp otherwise; unknown engines are refused', async () => {
-    expect(await chooseLipsEngine(resolveLipsOptions({ searchDirs: [dir] }), silentLogger)).toBe('viseme-warp');
-    expect(await chooseLipsEngine(resolveLipsOptions({ wav2lip: { modelPath: TINY_WAV2LIP } }), silentLogger)).toBe('wav2lip');
-    expect(await chooseLipsEngine(resolveLipsOptions({ engine: 'viseme-warp', wav2lip: { modelPath: TINY_WAV2LIP } }), silentLogger)).toBe('viseme-warp');
-    await expect(createLipsEngine('nope' as never)).rejects.toBeInstanceOf(ValidationError);
-  });
-});
+  describe('options and engine choice', () => {
+    it('resolves the two contract models into profiles; rejects bad values', () => {
+      const rf = resolveLipsOptions();
+      expect(rf.model).toBe('real_face');
+      expect(rf.detectEvery).toBe(LIPS_PROFILES.real_face.detectEvery);
+      const turbo = resolveLipsOptions({ model: 'real_face_turbo' });
+      expect(turbo.detectEvery).toBe(2 * rf.detectEvery);
+      expect(turbo.workScale).toBe(0.5);
+      expect(turbo.trackingRange).toBe('short');
+      expect(resolveLipsOptions({ model: 'real_face_turbo', detectEvery: 1 }).detectEvery).toBe(1);
+      expect(() => resolveLipsOptions({ model: 'fast' as never })).toThrow(ValidationError);
+      expect(() => resolveLipsOptions({ workScale: 2 })).toThrow(ValidationError);
+      expect(LIPS_ENGINE_IDS).toEqual(['wav2lip', 'viseme-warp']);
+    });
 
-describe('lipSync end to end', () => {
-  it('real_face: tracked faces, re-rendered mouth, same size/fps/frames, the given audio muxed in', async () => {
-    const out = path.join(dir, 'out.mp4');
-    const progress: number[] = [];
-    const stages: string[] = [];
-    const r = await lipSync({ video: clip, speech: { file: speech }, output: out, audio: [{ file: speech, language: 'spa' }] }, { sessions, tmpDir: dir }, { onProgress: (p) => { progress.push(p.fraction); stages.push(`${p.stage}:${p.fraction.toFixed(3)}`); } });
-    expect(r.engine).toBe('viseme-warp');
-    expect(r.frames).toBe(90);
-    expect(r.facesFound).toBe(r.detectedFrames);
-    expect(r.changedFrames).toBeGreaterThan(30);
-    expect(r.detectionMsPerFrame).toBeGreaterThan(0);
-    const [src, res] = await Promise.all([probe(clip), probe(out)]);
-    expect(res.video!.width).toBe(src.video!.width);
-    expect(res.video!.height).toBe(src.video!.height);
-    expect(res.video!.fps).toBe(src.video!.fps);
-    expect(res.video!.frames).toBe(90);
-    expect(res.audio).toHaveLength(1);
-    expect(Math.abs(res.duration - src.video!.duration!)).toBeLessThan(0.1);
-    expect(progress.at(-1)).toBe(1);
-    for (let i = 1; i < progress.length; i++) expect(progress[i], stages.join(" ")).toBeGreaterThanOrEqual(progress[i - 1] - 1e-9);
+    it('real_face picks wav2lip when its model resolves, viseme-warp otherwise; unknown engines are refused', async () => {
+      expect(await chooseLipsEngine(resolveLipsOptions({ searchDirs: [dir] }), silentLogger)).toBe('viseme-warp');
+      expect(await chooseLipsEngine(resolveLipsOptions({ wav2lip: { modelPath: TINY_WAV2LIP } }), silentLogger)).toBe('wav2lip');
+      expect(await chooseLipsEngine(resolveLipsOptions({ engine: 'viseme-warp', wav2lip: { modelPath: TINY_WAV2LIP } }), silentLogger)).toBe('viseme-warp');
+      await expect(createLipsEngine('nope' as never)).rejects.toBeInstanceOf(ValidationError);
+    });
   });
 
-  it('real_face_turbo runs the same engine with half the detections; wav2lip when asked', async () => {
-    const fast = await lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'turbo.mp4') }, { model: 'real_face_turbo', sessions, tmpDir: dir });
-    expect(fast.engine).toBe('viseme-warp');
-    expect(fast.frames).toBe(90);
-    expect(fast.detectedFrames).toBe(Math.ceil(90 / LIPS_PROFILES.real_face_turbo.detectEvery));
-    expect(fast.changedFrames).toBeGreaterThan(30);
-    const info = await probe(path.join(dir, 'turbo.mp4'));
-    expect(info.audio).toHaveLength(0);
-    expect(info.video!.frames).toBe(90);
-    const w2l = await lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'w2l.mp4') }, { model: 'real_face_turbo', sessions, tmpDir: dir, wav2lip: { modelPath: TINY_WAV2LIP } });
-    expect(w2l.engine).toBe('wav2lip');
-    expect(w2l.changedFrames).toBeGreaterThan(80);
-  });
+  describe('lipSync end to end', () => {
+    it('real_face: tracked faces, re-rendered mouth, same size/fps/frames, the given audio muxed in', async () => {
+      const out = path.join(dir, 'out.mp4');
+      const progress: number[] = [];
+      const stages: string[] = [];
+      const r = await lipSync({ video: clip, speech: { file: speech }, output: out, audio: [{ file: speech, language: 'spa' }] }, { sessions, tmpDir: dir }, { onProgress: (p) => { progress.push(p.fraction); stages.push(`${p.stage}:${p.fraction.toFixed(3)}`); } });
+      expect(r.engine).toBe('viseme-warp');
+      expect(r.frames).toBe(90);
+      expect(r.facesFound).toBe(r.detectedFrames);
+      expect(r.changedFrames).toBeGreaterThan(30);
+      expect(r.detectionMsPerFrame).toBeGreaterThan(0);
+      const [src, res] = await Promise.all([probe(clip), probe(out)]);
+      expect(res.video!.width).toBe(src.video!.width);
+      expect(res.video!.height).toBe(src.video!.height);
+      expect(res.video!.fps).toBe(src.video!.fps);
+      expect(res.video!.frames).toBe(90);
+      expect(res.audio).toHaveLength(1);
+      expect(Math.abs(res.duration - src.video!.duration!)).toBeLessThan(0.1);
+      expect(progress.at(-1)).toBe(1);
+      for (let i = 1; i < progress.length; i++) expect(progress[i], stages.join(" ")).toBeGreaterThanOrEqual(progress[i - 1] - 1e-9);
+    });
 
-  it('an aborted signal stops it', async () => {
-    const ac = new AbortController();
-    ac.abort('test');
-    await expect(lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'x.mp4') }, { sessions, tmpDir: dir }, { signal: ac.signal })).rejects.toMatchObject({ code: 'aborted' });
+    it('real_face_turbo runs the same engine with half the detections; wav2lip when asked', async () => {
+      const fast = await lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'turbo.mp4') }, { model: 'real_face_turbo', sessions, tmpDir: dir });
+      expect(fast.engine).toBe('viseme-warp');
+      expect(fast.frames).toBe(90);
+      expect(fast.detectedFrames).toBe(Math.ceil(90 / LIPS_PROFILES.real_face_turbo.detectEvery));
+      expect(fast.changedFrames).toBeGreaterThan(30);
+      const info = await probe(path.join(dir, 'turbo.mp4'));
+      expect(info.audio).toHaveLength(0);
+      expect(info.video!.frames).toBe(90);
+      const w2l = await lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'w2l.mp4') }, { model: 'real_face_turbo', sessions, tmpDir: dir, wav2lip: { modelPath: TINY_WAV2LIP } });
+      expect(w2l.engine).toBe('wav2lip');
+      expect(w2l.changedFrames).toBeGreaterThan(80);
+    });
+
+    it('an aborted signal stops it', async () => {
+      const ac = new AbortController();
+      ac.abort('test');
+      await expect(lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'x.mp4') }, { sessions, tmpDir: dir }, { signal: ac.signal })).rejects.toMatchObject({ code: 'aborted' });
+    });
   });
 });

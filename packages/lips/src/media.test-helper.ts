@@ -3,15 +3,15 @@
  * ../shared/media (made with ffmpeg here, never copied into the repo), a synthetic "dubbed
  * speech" track that is loud in known frames and silent in others, and a face-less testsrc clip.
  */
-import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { runFfmpeg, writeWav } from '@dub/media';
 import { resolveModelFile } from '@dub/core';
+import { MEDIA_DIR } from '../../../test/support/media.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const REPO = path.resolve(here, '..', '..', '..');
-export const MEDIA = path.resolve(REPO, '../shared/media');
+export const MEDIA = MEDIA_DIR;
 export const TALKING_HEAD = path.join(MEDIA, 'talking-head-480.mp4');
 export const VERTICAL = path.join(MEDIA, 'talking-head-vertical.mp4');
 export const TINY_WAV2LIP = path.resolve(here, '..', 'fixtures', 'tiny-wav2lip.onnx');
@@ -61,8 +61,4 @@ export async function dubbedSpeech(out: string, seconds: number): Promise<string
 
 export function isLoudAt(t: number): boolean {
   return LOUD.some(([a, b]) => t >= a && t < b);
-}
-
-export function mediaPresent(): boolean {
-  return fs.existsSync(TALKING_HEAD) && fs.existsSync(VERTICAL);
 }

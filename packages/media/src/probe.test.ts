@@ -1,13 +1,10 @@
 import { writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AssetError } from '@dub/core';
 import { assertDubbable, checkTrim, probe, probeSource } from './index.js';
 import { ffmpeg, makeTone, makeVideo, tempDir } from '../test-support/media-fixtures.js';
+import { itWithMedia, media } from '../../../test/support/media.js';
 
-const sharedMedia = path.resolve(fileURLToPath(new URL('../../../', import.meta.url)), '../shared/media');
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
   tmp = await tempDir();
@@ -48,8 +45,8 @@ describe('probe', () => {
     expect(info.video?.displayHeight).toBe(320);
   });
 
-  it.runIf(existsSync(path.join(sharedMedia, 'talking-head-vertical.mp4')))('probes a real recording', async () => {
-    const info = await probeSource(path.join(sharedMedia, 'talking-head-vertical.mp4'));
+  itWithMedia(['talking-head-vertical.mp4'], 'probes a real recording', async () => {
+    const info = await probeSource(media('talking-head-vertical.mp4'));
     expect(info.video).toMatchObject({ codec: 'h264', width: 720, height: 1080, fps: 25 });
     expect(info.audio[0]).toMatchObject({ codec: 'aac', sampleRate: 44100, channels: 2 });
     expect(info.duration).toBeCloseTo(4.1, 0);

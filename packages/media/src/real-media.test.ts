@@ -1,13 +1,9 @@
 /** The same operations on real recordings from the shared media folder (skipped where absent). */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect } from 'vitest';
 import { extractAudio, probeSource, readWav, thumbnail, WavReader } from './index.js';
 import { tempDir } from '../test-support/media-fixtures.js';
+import { itWithMedia, media } from '../../../test/support/media.js';
 
-const media = path.resolve(fileURLToPath(new URL('../../../', import.meta.url)), '../shared/media');
-const has = (f: string): boolean => existsSync(path.join(media, f));
 let tmp: Awaited<ReturnType<typeof tempDir>>;
 beforeAll(async () => {
   tmp = await tempDir();
@@ -17,8 +13,8 @@ afterAll(async () => {
 });
 
 describe('real recordings', () => {
-  it.runIf(has('talking-head-480.mp4'))('talking-head-480.mp4: probe, 16 kHz mono speech, poster frame', async () => {
-    const file = path.join(media, 'talking-head-480.mp4');
+  itWithMedia(['talking-head-480.mp4'], 'talking-head-480.mp4: probe, 16 kHz mono speech, poster frame', async () => {
+    const file = media('talking-head-480.mp4');
     const info = await probeSource(file);
     expect(info.video).toMatchObject({ width: 480, height: 480 });
     expect(info.duration).toBeCloseTo(33.6, 0);
@@ -33,13 +29,13 @@ describe('real recordings', () => {
     expect(thumb.time).toBeCloseTo(info.duration * 0.1, 3);
   });
 
-  it.runIf(has('talking-head-vertical.mp4'))('talking-head-vertical.mp4: portrait thumbnail', async () => {
-    const thumb = await thumbnail(path.join(media, 'talking-head-vertical.mp4'), tmp.file('v.jpg'), { width: 360 });
+  itWithMedia(['talking-head-vertical.mp4'], 'talking-head-vertical.mp4: portrait thumbnail', async () => {
+    const thumb = await thumbnail(media('talking-head-vertical.mp4'), tmp.file('v.jpg'), { width: 360 });
     expect(thumb).toMatchObject({ width: 360, height: 540 });
   });
 
-  it.runIf(has('jfk.wav'))('jfk.wav: the streaming reader matches the whole-file read', async () => {
-    const file = path.join(media, 'jfk.wav');
+  itWithMedia(['jfk.wav'], 'jfk.wav: the streaming reader matches the whole-file read', async () => {
+    const file = media('jfk.wav');
     const whole = await readWav(file);
     const r = await WavReader.open(file);
     expect(r.sampleRate).toBe(whole.sampleRate);

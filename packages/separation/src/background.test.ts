@@ -5,18 +5,15 @@
  * the speech, the speech-free stretch is background as it is), music alone has no speech. The
  * thresholds were fitted on these and on jfk.wav; the pipeline test checks held-out recordings.
  */
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWav, runFfmpeg, type PlanarAudio } from '@dub/media';
 import { mergeSpans, planSeparation, type TimeSpan } from './background.js';
+import { describeWithMedia, MEDIA_DIR } from '../../../test/support/media.js';
 
-const MEDIA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../shared/media');
-const haveMedia = fs.existsSync(path.join(MEDIA, 'two-speakers-call.wav')) && fs.existsSync(path.join(MEDIA, 'music-coffee.wav'));
-if (!haveMedia) console.warn(`skipping planSeparation on real recordings: ${MEDIA} is absent`);
+const MEDIA = MEDIA_DIR;
 
 function rttmRegions(text: string): TimeSpan[] {
   return text.trim().split('\n').map((l) => l.split(/\s+/)).map((f) => ({ start: Number(f[3]), end: Number(f[3]) + Number(f[4]) }));
@@ -38,7 +35,7 @@ describe('mergeSpans', () => {
   });
 });
 
-describe.skipIf(!haveMedia)('planSeparation on real recordings', () => {
+describeWithMedia(['two-speakers-call.wav', 'music-coffee.wav'], 'planSeparation on real recordings', () => {
   let dir: string;
   let call: PlanarAudio;
   let music: PlanarAudio;

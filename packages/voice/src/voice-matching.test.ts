@@ -1,7 +1,6 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { resolveContext } from '@dub/core';
 import { extractAudio, readWav, type PlanarAudio } from '@dub/media';
@@ -11,9 +10,9 @@ import { anonymizedTarget } from './matching/anonymize.js';
 import { analyzeVoice } from './analysis/voice-profile.js';
 import { medianPitch, semitones } from './analysis/pitch.js';
 import { DEFAULT_VOICE, type VoiceSettings } from './types.js';
+import { itWithMedia, media } from '../../../test/support/media.js';
 
 const ctx = resolveContext();
-const MEDIA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..', 'shared', 'media');
 const LINE = 'Hola, me llamo Laura y trabajo en una oficina en el centro de la ciudad.';
 const engine = createEspeakEngine();
 const matcher = new VoiceMatcher(engine);
@@ -57,11 +56,11 @@ describe('voice matching', () => {
     expect(Math.abs(semitones(ph.medianF0, dh))).toBeLessThan(Math.abs(semitones(ph.medianF0, d0)));
   });
 
-  it('follows the real reference clips: the lower speaker gets a lower pitch and a lower dubbed F0', async () => {
+  itWithMedia(['voice-ref-a.mp3', 'voice-ref-b.mp3'], 'follows the real reference clips: the lower speaker gets a lower pitch and a lower dubbed F0', async () => {
     const profiles = [];
     for (const name of ['voice-ref-a', 'voice-ref-b']) {
       const wav = path.join(dir, `${name}.wav`);
-      await extractAudio(path.join(MEDIA, `${name}.mp3`), wav, { sampleRate: 16000, channels: 1, end: 12 });
+      await extractAudio(media(`${name}.mp3`), wav, { sampleRate: 16000, channels: 1, end: 12 });
       profiles.push(analyzeVoice(await readWav(wav)));
     }
     const [a, b] = profiles as [ReturnType<typeof analyzeVoice>, ReturnType<typeof analyzeVoice>];

@@ -4,21 +4,18 @@
  * several dB of SI-SDR, and before the span the background is the mix sample for sample and the
  * speech silence.
  */
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { readWav, runFfmpeg, type PlanarAudio } from '@dub/media';
 import { separate } from '../separate.js';
 import { siSdr } from '../testing/metrics.js';
+import { describeWithMedia, MEDIA_DIR } from '../../../../test/support/media.js';
 
-const MEDIA = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../../shared/media');
-const haveMedia = fs.existsSync(path.join(MEDIA, 'jfk.wav')) && fs.existsSync(path.join(MEDIA, 'music-coffee.wav'));
-if (!haveMedia) console.warn(`skipping HTDemucs on spans: ${MEDIA} is absent`);
+const MEDIA = MEDIA_DIR;
 
-describe.skipIf(!haveMedia)('htdemucs on spans', () => {
+describeWithMedia(['jfk.wav', 'music-coffee.wav'], 'htdemucs on spans', () => {
   let dir: string;
   let speech: PlanarAudio;
   let music: PlanarAudio;

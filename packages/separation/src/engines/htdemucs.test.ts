@@ -1,9 +1,7 @@
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { createSeparationEngine } from '../registry.js';
 import { separationConformance } from '../testing/conformance.js';
+import { describeWithMedia, MEDIA_DIR } from '../../../../test/support/media.js';
 
-const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', '..');
-const mediaDir = path.resolve(repoRoot, '../shared/media');
-
-separationConformance('htdemucs', () => createSeparationEngine('htdemucs'), { mediaDir });
+describeWithMedia(['jfk.wav', 'music-coffee.wav'], 'htdemucs on a speech + music mix', () => {
+  separationConformance('htdemucs', () => createSeparationEngine('htdemucs'), { mediaDir: MEDIA_DIR });
+});
