@@ -10,6 +10,7 @@
 //
 // Usage (after `npm run build`): node bench/e2e.mjs [--minutes 1,8,30] [--variants clean,music]
 //   [--lips] (adds with_lips runs of the clean variant) [--keep DIR] (reuse prepared clips there)
+//   [--prepare-only] (write the clips into --keep and stop)
 // Defaults: --minutes 1,8 --variants clean,music. The 30-minute clip takes long on 2 cores.
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,7 +27,13 @@ const MEDIA = path.resolve(ROOT, '..', 'shared', 'media');
 const DUB = path.join(ROOT, 'packages', 'cli', 'bin', 'dub.js');
 
 const { values } = parseArgs({
-  options: { minutes: { type: 'string', default: '1,8' }, variants: { type: 'string', default: 'clean,music' }, lips: { type: 'boolean', default: false }, keep: { type: 'string' } },
+  options: {
+    minutes: { type: 'string', default: '1,8' },
+    variants: { type: 'string', default: 'clean,music' },
+    lips: { type: 'boolean', default: false },
+    keep: { type: 'string' },
+    'prepare-only': { type: 'boolean', default: false },
+  },
 });
 const minutes = values.minutes.split(',').map(Number);
 if (minutes.some((m) => !(m > 0))) throw new Error(`--minutes must be positive numbers, got ${values.minutes}`);
@@ -148,6 +155,11 @@ async function dubRun(input, dir, mode) {
   if (code !== 0) throw new Error(`dub run exited with ${code}:\n${tail}`);
   const transcript = JSON.parse(await fsp.readFile(path.join(out, 'transcript.json'), 'utf8'));
   return { wall, peak, stages, separation: transcript.separation ?? {} };
+}
+
+if (values['prepare-only']) {
+  for (const variant of variants) for (const m of minutes) console.log(clip(m, variant));
+  process.exit(0);
 }
 
 const runs = [];

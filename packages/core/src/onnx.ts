@@ -36,7 +36,7 @@ export interface SessionOptions {
   /**
    * onnxruntime's memory pattern (default true): one block planned for all of a run's activations.
    * Off, each activation is allocated when produced and freed after its last use: HTDemucs on CPU
-   * then peaks ~0.3 GB lower and runs a bit faster, but the freed blocks stay in the C heap.
+   * then peaks ~0.3 GB lower in about the same time, but the freed blocks stay in the C heap.
    */
   memPattern?: boolean;
   logger?: Logger;

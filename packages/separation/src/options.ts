@@ -33,8 +33,7 @@ export interface SeparationEngineOptions {
   cpuMemArena?: boolean;
   /**
    * onnxruntime's memory pattern (default true: one planned block per run, returned to the system
-   * after it). Off, HTDemucs on CPU peaks ~0.3 GB lower and runs a segment ~6% faster
-   * (bench/separation-fast.mjs), but its many smaller blocks stay in the C heap between segments,
+   * after it). Off, HTDemucs on CPU peaks ~0.3 GB lower (bench/separation-fast.mjs), but its many smaller blocks stay in the C heap between segments,
    * so the resident size between segments is higher and varies.
    */
   memPattern?: boolean;
