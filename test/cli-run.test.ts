@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseSrt } from '@dub/srt';
-import { DUB, ffprobeJson, makeSample } from './e2e-helpers.js';
+import { DUB, ffprobeJson, makeSample, ROOT } from './e2e-helpers.js';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-cli-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -36,54 +36,142 @@ describe('dub CLI', () => {
     expect(dub(['models', 'list', 'no-such-model']).status).not.toBe(0);
   });
 
-  it('dub run answers bad input with a clear error and writes nothing', () => {
+  it('npx dub prints no npm warning about the repository\'s own configuration', () => {
+    const r = spawnSync('npx', ['--no-install', 'dub', '--version'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^dub \d+\.\d+\.\d+\n$/);
+    expect(r.stderr).not.toMatch(/Unknown project config/);
+  });
+
+  it('answers --version, --help of every command, and refuses unknown flags with exit 2 and one line', () => {
+    const v = dub(['--version']);
+    expect(v.status).toBe(0);
+    expect(v.stdout).toMatch(/^dub \d+\.\d+\.\d+\n$/);
+    for (const c of ['run', 'serve', 'worker', 'models', 'keys']) {
+      const h = dub([c, '--help']);
+      expect(h.status, c).toBe(0);
+      expect(h.stdout, c).toMatch(new RegExp(`usage: dub ${c}`));
+      const bad = dub([c, '--no-such-flag']);
+      expect(bad.status, c).toBe(2);
+      expect(bad.stderr.trimEnd().split('\n'), c).toEqual([expect.stringMatching(new RegExp(`^dub ${c}: Unknown option '--no-such-flag' \\(see dub ${c} --help\\)$`))]);
+    }
+  });
+
+  it('dub run answers usage and input errors with exit 2, one stderr line naming the problem, and writes nothing', () => {
     const out = path.join(dir, 'bad-out');
+    const silent = path.join(dir, 'silent.mp4');
+    spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=10', '-t', '1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', silent]);
+    const badSrt = path.join(dir, 'bad.srt');
+    fs.writeFileSync(badSrt, '1\n00:00:01,000 --> 00:00:00,500\nends before it starts\n');
     const cases: [string[], RegExp][] = [
-      [['--input', path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /does not exist/],
-      [['--input', DUB, '--from', 'th-TH', '--to', 'es-ES'], /not a supported source locale/],
-      [['--input', DUB, '--from', 'en-US', '--to', 'he-IL'], /not a supported target locale/],
-      [['--input', DUB, '--from', 'en-US', '--to', 'es-ES', '--voice-over'], /voice_over_library_required/],
-      [['--input', DUB, '--from', 'en-US', '--to', 'es-ES', '--speakers', '0'], /--speakers must be a whole number >= 1/],
-      [['--input', DUB, '--from', 'en-US', '--to', 'es-ES', '--anonymize', '2'], /--anonymize must be a number >= 0 <= 1/],
+      [[path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*missing\.mp4 does not exist$/],
+      [['--input', path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*missing\.mp4 does not exist$/],
+      [[silent, '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*silent\.mp4 has no audio track: .*missing_audio_track/],
+      [[DUB, '--from', 'th-TH', '--to', 'es-ES'], /^dub run: --from th-TH is not a supported source locale/],
+      [[DUB, '--from', 'en-US', '--to', 'he-IL'], /^dub run: --to he-IL is not a supported target locale/],
+      [[DUB, '--to', 'es-ES'], /^dub run: --from LOCALE is needed: /],
+      [[DUB, '--from', 'en-US'], /^dub run: --to LOCALE.* is needed/],
+      [['--from', 'en-US', '--to', 'es-ES'], /^dub run: no input video given/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--frobnicate'], /^dub run: Unknown option '--frobnicate'/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--source-srt', badSrt], /^dub run: --source-srt .*bad\.srt is not valid SRT: /],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--voice-over'], /voice_over_library_required/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--speakers', '0'], /--speakers must be a whole number >= 1/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--anonymize', '2'], /--anonymize must be a number >= 0 <= 1/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--log-format', 'xml'], /--log-format must be text or json/],
     ];
     for (const [args, msg] of cases) {
       const r = dub(['run', ...args, '--out', out]);
-      expect(r.status, args.join(' ')).not.toBe(0);
-      expect(r.stderr).toMatch(msg);
+      expect(r.status, args.join(' ')).toBe(2);
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, args.join(' ')).toHaveLength(1);
+      expect(lines[0]).toMatch(msg);
     }
     expect(fs.existsSync(out)).toBe(false);
-    expect(dub(['run']).status).toBe(2);
   });
 
-  it('dub run fails a file that is not a video with unsupported_media', () => {
+  it('dub run fails a file that is not a video with exit 1 and the contract code unsupported_media', () => {
     const notVideo = path.join(dir, 'notes.mp4');
     fs.writeFileSync(notVideo, 'this is text, not a video');
-    const r = dub(['run', '--input', notVideo, '--from', 'en-US', '--to', 'es-ES', '--out', path.join(dir, 'nv')]);
+    const r = dub(['run', notVideo, '--from', 'en-US', '--to', 'es-ES', '--out', path.join(dir, 'nv')]);
     expect(r.status).toBe(1);
-    expect(r.stderr).toMatch(/unsupported_media/);
+    expect(r.stderr).toMatch(/^dub run: unsupported_media: /m);
   });
 
-  it('dub run dubs the sample video into Spanish: video, audio track, script and subtitles', () => {
-    const video = makeSample(path.join(dir, 'sample.mp4'));
+  describe('dub run on the sample video', () => {
+    let video: string;
     const out = path.join(dir, 'out');
-    const r = dub(['run', '--input', video, '--from', 'en-US', '--to', 'es-ES', '--out', out, '--srt-profile', 'global_regular']);
-    expect(r.status, r.stderr.slice(-2000)).toBe(0);
-    const es = path.join(out, 'es-ES');
-    const probe = ffprobeJson;
-    const src = probe(video);
-    const res = probe(path.join(es, 'dubbed.mp4'));
-    expect(res.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
-    expect(Math.abs(Number(res.format.duration) - Number(src.format.duration))).toBeLessThan(0.2);
-    expect(probe(path.join(es, 'dubbed.m4a')).streams.map((s) => s.codec_type)).toEqual(['audio']);
-    const target = parseSrt(fs.readFileSync(path.join(es, 'target.srt'), 'utf8'));
-    const source = parseSrt(fs.readFileSync(path.join(es, 'source.srt'), 'utf8'));
-    expect(target.length).toBeGreaterThan(0);
-    expect(source.length).toBeGreaterThan(0);
-    const script = JSON.parse(fs.readFileSync(path.join(es, 'script.json'), 'utf8')) as { target_locale: string; segments: { target_text: string }[] };
-    expect(script.target_locale).toBe('es-ES');
-    expect(script.segments.some((s) => s.target_text.trim().length > 0)).toBe(true);
-    // The sample has two voices (espeak-ng male and female).
-    const transcript = JSON.parse(fs.readFileSync(path.join(out, 'transcript.json'), 'utf8')) as { speakers: unknown[] };
-    expect(transcript.speakers).toHaveLength(2);
-  }, 420_000);
+    it('dubs it into Spanish (positional input, -o): video, audio track, script, subtitles, progress lines and the summary', () => {
+      video = makeSample(path.join(dir, 'sample.mp4'));
+      const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', out, '--srt-profile', 'global_regular']);
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      const es = path.join(out, 'es-ES');
+      expect(r.stdout).toBe(`es-ES: ${path.join(es, 'dubbed.mp4')}\n`);
+      const probe = ffprobeJson;
+      const src = probe(video);
+      const res = probe(path.join(es, 'dubbed.mp4'));
+      expect(res.streams.map((s) => s.codec_type).sort()).toEqual(['audio', 'video']);
+      expect(Math.abs(Number(res.format.duration) - Number(src.format.duration))).toBeLessThan(0.2);
+      expect(probe(path.join(es, 'dubbed.m4a')).streams.map((s) => s.codec_type)).toEqual(['audio']);
+      const target = parseSrt(fs.readFileSync(path.join(es, 'target.srt'), 'utf8'));
+      const source = parseSrt(fs.readFileSync(path.join(es, 'source.srt'), 'utf8'));
+      expect(target.length).toBeGreaterThan(0);
+      expect(source.length).toBeGreaterThan(0);
+      const script = JSON.parse(fs.readFileSync(path.join(es, 'script.json'), 'utf8')) as { target_locale: string; segments: { target_text: string }[] };
+      expect(script.target_locale).toBe('es-ES');
+      expect(script.segments.some((s) => s.target_text.trim().length > 0)).toBe(true);
+      // The sample has two voices (espeak-ng male and female).
+      const transcript = JSON.parse(fs.readFileSync(path.join(out, 'transcript.json'), 'utf8')) as { speakers: unknown[] };
+      expect(transcript.speakers).toHaveLength(2);
+      // Not a terminal: plain progress lines (no carriage returns), no JSON logs, then the summary.
+      expect(r.stderr).not.toMatch(/\r/);
+      expect(r.stderr).not.toMatch(/^\{/m);
+      expect(r.stderr).toMatch(/^prepare +separation-plan +\d+% +\d+:\d\d/m);
+      expect(r.stderr).toMatch(/^es-ES +synthesis +\d+% +\d+:\d\d/m);
+      const summary = r.stderr.slice(r.stderr.indexOf('\noutputs:\n'));
+      const dubbedLine = summary.split('\n').find((l) => l.includes(path.join('es-ES', 'dubbed.mp4')))!;
+      expect(dubbedLine).toMatch(/ \d+\.\d (KiB|MiB) +\d+\.\d{3} s$/);
+      expect(Number(/(\d+\.\d{3}) s$/.exec(dubbedLine)![1])).toBeCloseTo(Number(res.format.duration), 2);
+      expect(summary).toMatch(/\nstages:\n(.*\n)*  prepare +transcription +\d+\.\d s\n/);
+      expect(summary).toMatch(/\n  total +\d+\.\d s\n/);
+      expect(summary).toMatch(/\nwarnings: none\n$|\nwarnings \(\d+\):\n/);
+    }, 420_000);
+
+    it('--input, --quiet: only the result path (a rerun resumes from the finished stages)', () => {
+      const r = dub(['run', '--input', video, '--from', 'en-US', '--to', 'es-ES', '-o', out, '--quiet']);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout).toBe(`es-ES: ${path.join(out, 'es-ES', 'dubbed.mp4')}\n`);
+      expect(r.stderr).toBe('');
+    }, 120_000);
+
+    it('--log-format json: pino JSON log lines on stderr', () => {
+      const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', out, '--log-format', 'json'], { DUB_LOG_LEVEL: 'info' });
+      expect(r.status, r.stderr).toBe(0);
+      const logs = r.stderr.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; msg: string; name: string });
+      expect(logs.length).toBeGreaterThan(0);
+      expect(logs.every((l) => typeof l.level === 'number' && l.name === 'dub-run')).toBe(true);
+      expect(logs.some((l) => l.msg === 'job done')).toBe(true);
+    }, 120_000);
+
+    it('on a terminal: one live progress line per stage, rewritten in place', () => {
+      // util-linux script(1) runs the command under a pseudo-terminal.
+      const typescript = path.join(dir, 'tty.txt');
+      const cmd = [process.execPath, DUB, 'run', video, '--from', 'en-US', '--to', 'es-ES', '-o', out].map((a) => `'${a}'`).join(' ');
+      const r = spawnSync('script', ['-qfec', cmd, typescript], { encoding: 'utf8', timeout: 120_000, env: { ...process.env, DUB_LOG_LEVEL: 'warn' } });
+      expect(r.status, r.stderr).toBe(0);
+      const text = fs.readFileSync(typescript, 'utf8');
+      expect(text).toMatch(/\r\x1b\[Kprepare +transcript +100% +\d+:\d\d/);
+      expect(text).toMatch(/\r\x1b\[Kes-ES +publish +100%/);
+      expect(text).toMatch(/outputs:/);
+    }, 120_000);
+
+    it('several inputs are dubbed one after another, each into OUT/<input name>/<locale>/', () => {
+      const second = path.join(dir, 'second.mp4');
+      fs.copyFileSync(video, second);
+      const multi = path.join(dir, 'multi');
+      const r = dub(['run', video, second, '--from', 'en-US', '--to', 'es-ES', '-o', multi, '--quiet']);
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      expect(r.stdout).toBe(`es-ES: ${path.join(multi, 'sample', 'es-ES', 'dubbed.mp4')}\nes-ES: ${path.join(multi, 'second', 'es-ES', 'dubbed.mp4')}\n`);
+      for (const name of ['sample', 'second']) expect(fs.existsSync(path.join(multi, name, 'es-ES', 'dubbed.m4a')), name).toBe(true);
+    }, 420_000);
+  });
 });

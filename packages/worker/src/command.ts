@@ -54,7 +54,7 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
       },
     }).values;
   } catch (e) {
-    process.stderr.write(`dub worker: ${(e as Error).message}\n${WORKER_USAGE}\n`);
+    process.stderr.write(`dub worker: ${(e as Error).message.split('\n')[0]} (see dub worker --help)\n`);
     return 2;
   }
   if (values.help) {

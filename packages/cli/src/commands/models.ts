@@ -12,9 +12,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { parseCommand, UsageError } from '../cli-args.js';
 import { loadConfig, loadManifest, REPO_MODELS_DIR, resolveModelFile, type ModelEntry } from '@dub/core';
 
 const run_ = promisify(execFile);
@@ -57,21 +57,32 @@ async function sha256(file: string): Promise<string> {
   return h.digest('hex');
 }
 
+const MODELS_USAGE = `usage: dub models [list|verify|fetch] [MODEL...] [--json]
+
+  list      each model file, whether it is present and where (default)
+  verify    also check each present file's sha256 against models/manifest.json (exit 1 on a mismatch or a missing file)
+  fetch     download the missing files of the named models (all when none is named) and check them
+  --json    list/verify as JSON
+`;
+
 function pick(ids: string[]): ModelEntry[] {
   const all = loadManifest().models;
   if (ids.length === 0) return all;
   const out: ModelEntry[] = [];
   for (const id of ids) {
     const m = all.find((x) => x.id === id);
-    if (!m) throw new Error(`unknown model "${id}"; known: ${all.map((x) => x.id).join(', ')}`);
+    if (!m) throw new UsageError(`unknown model "${id}"; known: ${all.map((x) => x.id).join(', ')}`);
     out.push(m);
   }
   return out;
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean' } } });
+  const args = parseCommand('models', MODELS_USAGE, argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, { positionals: true });
+  if (!args) return 0;
+  const { positionals, values } = args;
   const [action = 'list', ...ids] = positionals;
+  if (!['list', 'verify', 'fetch'].includes(action)) throw new UsageError(`unknown action "${action}": list, verify or fetch (see dub models --help)`);
   const cfg = loadConfig();
   const models = pick(ids);
   if (action === 'list' || action === 'verify') {

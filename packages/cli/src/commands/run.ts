@@ -1,40 +1,59 @@
 /**
- * `dub run`: dub one video on this machine with the embedded defaults (no server, no NATS):
+ * `dub run`: dub videos on this machine with the embedded defaults (no server, no NATS):
  * prepare (probe, trim, separation, VAD, ASR, speakers, translation) then generate (synthesis,
  * duration fitting, mixing, mux) for each target language, through the same job handlers and
  * in-process queue that `dub serve` uses. Writes, per target locale, `<out>/<locale>/`:
  * dubbed.mp4, dubbed.m4a, source.srt, target.srt, script.json; and `<out>/transcript.json`.
+ * With several inputs, each goes to `<out>/<input name>/` and they are dubbed one after another.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import {
-  blobKeys, createLogger, FsBlobStore, isSourceLocale, isTargetLocale, loadConfig, newId, ValidationError,
-  GENERATE_MODES, SRT_PROFILES, type GenerateMode, type Job, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
+  blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, loadConfig, ValidationError,
+  GENERATE_MODES, SRT_PROFILES, type GenerateMode, type Job, type Logger, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
+import { probe } from '@dub/media';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
 import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, validateSrt } from '@dub/srt';
 import { createEmbeddedRuntime } from '@dub/worker';
+import { parseCommand, UsageError } from '../cli-args.js';
+import { createRunLogger, ProgressDisplay, type LogFormat, type ProgressMode } from '../progress.js';
 
-export const summary = 'dub one video here, end to end (embedded defaults), into an output folder';
+export const summary = 'dub videos here, end to end (embedded defaults), into an output folder';
 
-const USAGE = `usage: dub run --input FILE --from LOCALE --to LOCALE[,LOCALE...] [options]
+const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [options]
 
-  --input FILE          source video (required)
-  --from LOCALE         source locale, e.g. en-US (required)
+  INPUT                 source video(s); several are dubbed one after another, each into OUT/<input name>/
+  --input FILE          a source video (same as a positional INPUT; repeatable)
+  --from LOCALE         source locale, e.g. en-US (required: dub run does not identify the spoken language)
   --to LOCALES          target locales, comma-separated, e.g. es-ES,fr-FR (required)
-  --out DIR             output folder (default ./dub-output)
+  -o, --out DIR         output folder (default ./dub-output): OUT/<locale>/dubbed.mp4, dubbed.m4a, ...
   --mode MODE           no_lips (default) or with_lips
   --speakers N          number of speakers (default: estimated)
   --start S, --end S    trim the source (seconds)
-  --source-srt FILE     use this transcript instead of speech recognition
+  --source-srt FILE     use this SRT transcript instead of speech recognition
   --voice-over          keep the original audio under the dubbed vocals (needs --voice)
   --voice ID            library voice narrating every speaker (see GET /v1/voices)
   --anonymize X         voice anonymization 0..1 (default 0)
   --srt-profile NAME    regular (default), mobile, global_regular, global_mobile
-  --data-dir DIR        working data (default <out>/.work; reused, so a rerun resumes)
+  --data-dir DIR        working data (default OUT/.work; reused, so a rerun resumes)
+  -q, --quiet           print only errors and the paths of the results
+  --log-format F        text (default) or json (pino JSON lines on stderr; also DUB_LOG_FORMAT=json)
+  -v, --verbose         debug logs (also DUB_LOG_LEVEL=debug), ONNX Runtime warnings included
+  -h, --help            this text
+
+exit status: 0 done; 2 a usage or input error (unknown flag, missing file, unsupported locale,
+no audio track, bad SRT); 1 a failure while dubbing (the message names the error code).
 `;
+
+const OPTIONS = {
+  input: { type: 'string', multiple: true }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string', short: 'o' },
+  mode: { type: 'string' }, speakers: { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
+  'source-srt': { type: 'string' }, 'voice-over': { type: 'boolean' }, voice: { type: 'string' }, anonymize: { type: 'string' },
+  'srt-profile': { type: 'string' }, 'data-dir': { type: 'string' }, quiet: { type: 'boolean', short: 'q' },
+  'log-format': { type: 'string' }, verbose: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' },
+} as const;
 
 function num(v: string | undefined, name: string, opts: { int?: boolean; min?: number; max?: number } = {}): number | undefined {
   if (v === undefined) return undefined;
@@ -45,91 +64,115 @@ function num(v: string | undefined, name: string, opts: { int?: boolean; min?: n
   return n;
 }
 
+interface RunSettings {
+  from: string;
+  targets: string[];
+  mode: GenerateMode;
+  profile: SrtProfileName;
+  speakers?: number;
+  start?: number;
+  end?: number;
+  anonymize?: number;
+  voice?: string;
+  voiceOver: boolean;
+  sourceSrt?: string;
+}
+
+interface OutputFile {
+  file: string;
+  bytes: number;
+  seconds: number | undefined;
+}
+
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      input: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string' },
-      mode: { type: 'string' }, speakers: { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
-      'source-srt': { type: 'string' }, 'voice-over': { type: 'boolean' }, voice: { type: 'string' }, anonymize: { type: 'string' },
-      'srt-profile': { type: 'string' }, 'data-dir': { type: 'string' }, help: { type: 'boolean', short: 'h' },
-    },
-  });
-  if (values.help) {
-    process.stdout.write(USAGE);
-    return 0;
-  }
-  if (!values.input || !values.from || !values.to) {
-    process.stderr.write(USAGE);
-    return 2;
-  }
-  const input = path.resolve(values.input);
-  if (!fs.existsSync(input)) throw new ValidationError(`--input ${input} does not exist`, { field: 'input' });
-  if (!isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale`, { field: 'from' });
+  const args = parseCommand('run', USAGE, argv, OPTIONS, { positionals: true });
+  if (!args) return 0;
+  const { values, positionals } = args;
+  const inputs = [...positionals, ...(values.input ?? [])];
+  if (inputs.length === 0) throw new UsageError('no input video given: dub run INPUT --from LOCALE --to LOCALE (see dub run --help)');
+  if (!values.from) throw new UsageError('--from LOCALE is needed: dub run does not identify the spoken language; give the source locale, e.g. --from en-US');
+  if (!values.to) throw new UsageError('--to LOCALE[,LOCALE...] is needed: the target language(s), e.g. --to es-ES');
+  if (!isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (GET /v1/languages lists them)`, { field: 'from' });
   const targets = values.to.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const t of targets) if (!isTargetLocale(t)) throw new ValidationError(`--to ${t} is not a supported target locale`, { field: 'to' });
+  for (const t of targets) if (!isTargetLocale(t)) throw new ValidationError(`--to ${t} is not a supported target locale (GET /v1/languages lists them)`, { field: 'to' });
   const mode = (values.mode ?? 'no_lips') as GenerateMode;
   if (!GENERATE_MODES.includes(mode)) throw new ValidationError(`--mode must be one of ${GENERATE_MODES.join(', ')}`, { field: 'mode' });
   const profile = (values['srt-profile'] ?? 'regular') as SrtProfileName;
   if (!SRT_PROFILES.includes(profile)) throw new ValidationError(`--srt-profile must be one of ${SRT_PROFILES.join(', ')}`, { field: 'srt-profile' });
-  if (values['voice-over'] && !values.voice) throw new ValidationError('--voice-over needs --voice (voice_over_library_required)', { field: 'voice' });
+  if (values['voice-over'] && !values.voice) throw new ValidationError('--voice-over needs --voice ID (voice_over_library_required)', { field: 'voice' });
   if (values['voice-over'] && mode === 'with_lips') throw new ValidationError('--voice-over cannot be combined with --mode with_lips (voice_over_with_lips_not_allowed)', { field: 'mode' });
-  const speakers = num(values.speakers, 'speakers', { int: true, min: 1 });
-  const start = num(values.start, 'start', { min: 0 });
-  const end = num(values.end, 'end', { min: 0 });
-  const anonymize = num(values.anonymize, 'anonymize', { min: 0, max: 1 });
-  let sourceSrt: string | undefined;
-  if (values['source-srt']) sourceSrt = await fsp.readFile(path.resolve(values['source-srt']), 'utf8');
+  const logFormat = (values['log-format'] ?? process.env.DUB_LOG_FORMAT ?? 'text') as LogFormat;
+  if (logFormat !== 'text' && logFormat !== 'json') throw new ValidationError(`--log-format must be text or json, got "${logFormat}"`, { field: 'log-format' });
+  const settings: RunSettings = {
+    from: values.from, targets, mode, profile,
+    speakers: num(values.speakers, 'speakers', { int: true, min: 1 }),
+    start: num(values.start, 'start', { min: 0 }),
+    end: num(values.end, 'end', { min: 0 }),
+    anonymize: num(values.anonymize, 'anonymize', { min: 0, max: 1 }),
+    voice: values.voice,
+    voiceOver: values['voice-over'] === true,
+  };
+  if (values['source-srt']) {
+    const file = path.resolve(values['source-srt']);
+    if (!fs.existsSync(file)) throw new ValidationError(`--source-srt ${file} does not exist`, { field: 'source-srt' });
+    settings.sourceSrt = await fsp.readFile(file, 'utf8');
+    const check = validateSrt(settings.sourceSrt);
+    if (!check.ok) throw new ValidationError(`--source-srt ${file} is not valid SRT: ${check.error.message}`, { field: 'source-srt' });
+  }
+  // Every input is checked before any is dubbed: a missing file or a video without sound is an input error.
+  const files = inputs.map((i) => path.resolve(i));
+  for (const file of files) {
+    if (!fs.existsSync(file)) throw new ValidationError(`input ${file} does not exist`, { field: 'input' });
+    if (!fs.statSync(file).isFile()) throw new ValidationError(`input ${file} is not a file`, { field: 'input' });
+    const info = await probe(file).catch(() => undefined); // not readable as media: the pipeline fails it with unsupported_media
+    if (info?.video && info.audio.length === 0) throw new ValidationError(`input ${file} has no audio track: there is no speech to dub (missing_audio_track)`, { field: 'input' });
+  }
+  const names = files.map((f) => path.basename(f, path.extname(f)));
+  if (new Set(names).size !== names.length) throw new ValidationError('two inputs have the same name; their output folders would collide: rename one', { field: 'input' });
+
+  const quiet = values.quiet === true;
+  const progress = new ProgressDisplay(quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'lines');
+  const warnings: string[] = [];
+  const level = values.verbose ? 'debug' : process.env.DUB_LOG_LEVEL ?? (logFormat === 'json' ? 'info' : 'warn');
+  if (values.verbose) process.env.DUB_LOG_LEVEL = 'debug'; // ONNX Runtime's own warnings too (see @dub/core onnxLogSeverity)
+  const logger = createRunLogger(logFormat, level, (line) => (quiet && !line.startsWith('error') ? undefined : progress.note(line)), warnings);
 
   const out = path.resolve(values.out ?? 'dub-output');
-  const dataDir = path.resolve(values['data-dir'] ?? path.join(out, '.work'));
+  const results: OutputFile[] = [];
+  let failures = 0;
+  for (const [i, file] of files.entries()) {
+    const dest = files.length > 1 ? path.join(out, names[i]!) : out;
+    const dataDir = path.resolve(values['data-dir'] ? (files.length > 1 ? path.join(values['data-dir'], names[i]!) : values['data-dir']) : path.join(dest, '.work'));
+    if (!quiet) progress.note(`dubbing ${file} (${settings.from} -> ${targets.join(', ')}) into ${dest}`);
+    const r = await dubOne(file, dest, dataDir, settings, logger, progress);
+    results.push(...r.files);
+    if (r.failure) {
+      failures++;
+      process.stderr.write(`dub run: ${r.failure}\n`);
+    }
+  }
+  progress.finish();
+  if (!quiet) process.stderr.write(summaryTable(results, progress, warnings));
+  return failures > 0 ? 1 : 0;
+}
+
+async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
   const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
-  const logger = createLogger({ level: config.logLevel, name: 'dub-run' });
   const store = new FsBlobStore(path.join(dataDir, 'blobs'));
-
   // Ids derived from the input, so a rerun on the same data dir resumes from finished stages.
   const stat = await fsp.stat(input);
-  const assetId = `ast_run_${inputsHash({ input, size: stat.size, mtime: stat.mtimeMs, from: values.from, start, end, speakers, sourceSrt })}`;
-  const versions = targets.map((locale) => ({ version_id: `ver_${assetId.slice(8)}_${locale.replace('-', '')}`, dubbing_id: `dub_${assetId.slice(8)}_${locale.replace('-', '')}`, locale }));
+  const assetId = `ast_run_${inputsHash({ input, size: stat.size, mtime: stat.mtimeMs, from: s.from, start: s.start, end: s.end, speakers: s.speakers, sourceSrt: s.sourceSrt })}`;
+  const versions = s.targets.map((locale) => ({ version_id: `ver_${assetId.slice(8)}_${locale.replace('-', '')}`, dubbing_id: `dub_${assetId.slice(8)}_${locale.replace('-', '')}`, locale }));
   const uploadKey = blobKeys.sourceUpload(assetId);
   if (!(await store.has(uploadKey))) await store.putFile(uploadKey, input);
 
   const runtime = createEmbeddedRuntime({ dataDir, store, handlers: createJobHandlers(), config, logger, concurrency: 1 });
   const generation = 1;
   const pending = new Set(versions.map((v) => v.version_id));
+  const files: OutputFile[] = [];
   let failure: string | undefined;
-  let lastProgress = '';
-  const done = new Promise<void>((resolve) => {
-    const finish = (id: string) => {
-      pending.delete(id);
-      if (pending.size === 0) resolve();
-    };
-    void runtime.events.subscribe(async (ev: WorkerEvent) => {
-      if (ev.type === 'progress') {
-        const line = `${ev.version_id ? `${ev.version_id.split('_').pop()} ` : ''}${ev.stage} ${(ev.fraction * 100).toFixed(0)}%`;
-        if (line !== lastProgress) process.stderr.write(`  ${line}\n`);
-        lastProgress = line;
-      } else if (ev.type === 'asset_failed') {
-        failure = `asset failed: ${ev.error.error_code}: ${ev.error.detail}`;
-        resolve();
-      } else if (ev.type === 'version_failed' || ev.type === 'version_generate_failed') {
-        failure = `${ev.version_id} failed: ${ev.error.error_code}: ${ev.error.detail}`;
-        finish(ev.version_id);
-      } else if (ev.type === 'version_prepared') {
-        const v = versions.find((x) => x.version_id === ev.version_id)!;
-        const job: Job = {
-          v: 1, type: 'generate-version', job_id: `${ev.version_id}-gen-${generation}`, asset_id: assetId, version_id: ev.version_id,
-          locale: v.locale, mode, script_key: ev.script_key, generation,
-          options: { ...(values['voice-over'] ? { voice_over: true } : {}), ...(values.voice ? { voice_library_id: values.voice } : {}), ...(anonymize !== undefined ? { voice_anonymization: anonymize } : {}) },
-        };
-        await runtime.queue.enqueue(job);
-      } else if (ev.type === 'version_generated') {
-        await writeOutputs(ev.version_id, ev.result_video_key, ev.result_audio_key);
-        finish(ev.version_id);
-      }
-    });
-  });
+  const localeOf = (versionId: string | undefined) => versions.find((v) => v.version_id === versionId)?.locale;
 
   const writeOutputs = async (versionId: string, videoKey: string, audioKey: string): Promise<void> => {
     const v = versions.find((x) => x.version_id === versionId)!;
@@ -141,29 +184,77 @@ export async function run(argv: string[]): Promise<number> {
     const transcript = JSON.parse((await store.getBuffer(blobKeys.transcript(assetId))).toString('utf8')) as Transcript;
     await fsp.writeFile(path.join(dir, 'script.json'), JSON.stringify(script, null, 2));
     await fsp.writeFile(path.join(out, 'transcript.json'), JSON.stringify(transcript, null, 2));
-    const target = formatSubtitles(scriptSubtitles(script), profile, { locale: v.locale });
-    const source = formatSubtitles(transcriptSubtitles(transcript), profile, { locale: values.from! });
+    const target = formatSubtitles(scriptSubtitles(script), s.profile, { locale: v.locale });
+    const source = formatSubtitles(transcriptSubtitles(transcript), s.profile, { locale: s.from });
     await fsp.writeFile(path.join(dir, 'target.srt'), serializeSrt(target));
     await fsp.writeFile(path.join(dir, 'source.srt'), serializeSrt(source));
+    for (const name of ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json']) {
+      const f = path.join(dir, name);
+      const seconds = name.startsWith('dubbed.') ? (await probe(f).catch(() => undefined))?.duration : undefined;
+      files.push({ file: f, bytes: (await fsp.stat(f)).size, seconds });
+    }
     process.stdout.write(`${v.locale}: ${path.join(dir, 'dubbed.mp4')}\n`);
   };
 
-  if (sourceSrt !== undefined) {
-    const check = validateSrt(sourceSrt);
-    if (!check.ok) logger.warn({ err: check.error.message }, 'source SRT is not strictly valid SRT; it is read as text');
-  }
+  const done = new Promise<void>((resolve) => {
+    const finish = (id: string) => {
+      pending.delete(id);
+      if (pending.size === 0) resolve();
+    };
+    void runtime.events.subscribe(async (ev: WorkerEvent) => {
+      if (ev.type === 'progress') {
+        progress.update(localeOf(ev.version_id) ?? 'prepare', ev.stage, ev.fraction);
+      } else if (ev.type === 'asset_failed') {
+        failure = `${ev.error.error_code}: ${ev.error.detail}`;
+        resolve();
+      } else if (ev.type === 'version_failed' || ev.type === 'version_generate_failed') {
+        failure = `${localeOf(ev.version_id) ?? ev.version_id}: ${ev.error.error_code}: ${ev.error.detail}`;
+        finish(ev.version_id);
+      } else if (ev.type === 'version_prepared') {
+        const v = versions.find((x) => x.version_id === ev.version_id)!;
+        const job: Job = {
+          v: 1, type: 'generate-version', job_id: `${ev.version_id}-gen-${generation}`, asset_id: assetId, version_id: ev.version_id,
+          locale: v.locale, mode: s.mode, script_key: ev.script_key, generation,
+          options: { ...(s.voiceOver ? { voice_over: true } : {}), ...(s.voice ? { voice_library_id: s.voice } : {}), ...(s.anonymize !== undefined ? { voice_anonymization: s.anonymize } : {}) },
+        };
+        await runtime.queue.enqueue(job);
+      } else if (ev.type === 'version_generated') {
+        progress.finish();
+        await writeOutputs(ev.version_id, ev.result_video_key, ev.result_audio_key);
+        finish(ev.version_id);
+      }
+    });
+  });
+
   await runtime.queue.enqueue({
-    v: 1, type: 'prepare-asset', job_id: `${assetId}-prepare`, asset_id: assetId, locale: values.from, media: { blob: uploadKey },
-    ...(start !== undefined ? { start_time: start } : {}), ...(end !== undefined ? { end_time: end } : {}),
-    ...(speakers !== undefined ? { speakers_count: speakers } : {}), ...(sourceSrt !== undefined ? { source_srt: sourceSrt } : {}),
+    v: 1, type: 'prepare-asset', job_id: `${assetId}-prepare`, asset_id: assetId, locale: s.from, media: { blob: uploadKey },
+    ...(s.start !== undefined ? { start_time: s.start } : {}), ...(s.end !== undefined ? { end_time: s.end } : {}),
+    ...(s.speakers !== undefined ? { speakers_count: s.speakers } : {}), ...(s.sourceSrt !== undefined ? { source_srt: s.sourceSrt } : {}),
     versions,
   });
-  process.stderr.write(`dubbing ${input} (${values.from} -> ${targets.join(', ')}) into ${out}\n`);
   await done;
   await runtime.close();
-  if (failure) {
-    process.stderr.write(`dub run: ${failure}\n`);
-    return 1;
-  }
-  return 0;
+  return failure ? { files, failure } : { files };
+}
+
+function humanBytes(n: number): string {
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+/** The closing summary on stderr: output files (size, duration), time per stage, warnings. */
+export function summaryTable(files: OutputFile[], progress: ProgressDisplay, warnings: string[]): string {
+  const lines = ['', 'outputs:'];
+  const width = Math.max(4, ...files.map((f) => path.relative(process.cwd(), f.file).length));
+  for (const f of files) lines.push(`  ${path.relative(process.cwd(), f.file).padEnd(width)}  ${humanBytes(f.bytes).padStart(10)}  ${f.seconds !== undefined ? `${f.seconds.toFixed(3)} s` : ''}`.trimEnd());
+  if (files.length === 0) lines.push('  (none)');
+  const times = progress.times();
+  lines.push('stages:');
+  for (const t of times) lines.push(`  ${t.label.padEnd(8)} ${t.stage.padEnd(22)} ${`${t.seconds.toFixed(1)} s`.padStart(9)}`);
+  const total = times.reduce((a, t) => a + t.seconds, 0);
+  lines.push(`  ${'total'.padEnd(31)} ${`${total.toFixed(1)} s`.padStart(9)}`);
+  lines.push(warnings.length ? `warnings (${warnings.length}):` : 'warnings: none');
+  for (const w of warnings) lines.push(`  ${w}`);
+  return lines.join('\n') + '\n';
 }

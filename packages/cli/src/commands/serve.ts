@@ -8,7 +8,7 @@
  * Every environment variable is documented in packages/api/README.md.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
+import { parseCommand, UsageError } from '../cli-args.js';
 import { createLogger, FsBlobStore, loadConfig, type BlobStore, type EventFeed, type JobQueue } from '@dub/core';
 import { apiOptionsFromEnv, createApi } from '@dub/api';
 
@@ -17,28 +17,20 @@ export const summary = 'run the HTTP API (embedded queue and worker, or --nats t
 const USAGE = 'usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N]';
 
 export async function run(argv: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      port: { type: 'string', default: '8080' },
-      host: { type: 'string', default: '127.0.0.1' },
-      'data-dir': { type: 'string' },
-      nats: { type: 'string' },
-      blobs: { type: 'string' },
-      'public-url': { type: 'string' },
-      concurrency: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+  const args = parseCommand('serve', USAGE, argv, {
+    port: { type: 'string', default: '8080' },
+    host: { type: 'string', default: '127.0.0.1' },
+    'data-dir': { type: 'string' },
+    nats: { type: 'string' },
+    blobs: { type: 'string' },
+    'public-url': { type: 'string' },
+    concurrency: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
   });
-  if (values.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  if (!args) return 0;
+  const { values } = args;
   const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`dub serve: --port must be 0..65535\n${USAGE}\n`);
-    return 2;
-  }
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got "${values.port}"`);
   const config = loadConfig();
   const dataDir = path.resolve(values['data-dir'] ?? config.dataDir);
   const logger = createLogger({ level: config.logLevel, name: 'dub-api' });

@@ -1,0 +1,48 @@
+/**
+ * What every `dub` command shares: a strict option parser (unknown flags and missing values are
+ * usage errors), `--help` from the command's usage text, and the exit-code convention:
+ * 0 done, 2 a usage or input error (one line on stderr naming the problem and the fix),
+ * 1 a failure while processing (with the contract's error code).
+ */
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** A usage or input error: `dub` prints its message as one line and exits 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(message: string, readonly command?: string) {
+    super(message);
+  }
+}
+
+export type Options = NonNullable<ParseArgsConfig['options']>;
+
+export interface CommandArgs<O extends Options> {
+  values: ReturnType<typeof parseArgs<{ options: O; allowPositionals: true; strict: true }>>['values'];
+  positionals: string[];
+}
+
+/**
+ * Parses `argv` for command `name`. Returns undefined after printing the usage when `--help`/`-h`
+ * is given; throws UsageError (exit 2) for an unknown flag, a missing value or unwanted positionals.
+ */
+export function parseCommand<O extends Options>(name: string, usage: string, argv: string[], options: O, opts: { positionals?: boolean } = {}): CommandArgs<O> | undefined {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(usage.endsWith('\n') ? usage : `${usage}\n`);
+    return undefined;
+  }
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (e) {
+    throw new UsageError(`${oneLine((e as Error).message)} (see dub ${name} --help)`, name);
+  }
+  if (!opts.positionals && parsed.positionals.length > 0) {
+    throw new UsageError(`unexpected argument "${parsed.positionals[0]}" (see dub ${name} --help)`, name);
+  }
+  return parsed as unknown as CommandArgs<O>;
+}
+
+function oneLine(s: string): string {
+  // node's messages add hints on further lines ("To specify an option argument starting with a dash ...").
+  return s.split('\n')[0]!.replace(/\. To specify .*$/, '').trim();
+}
