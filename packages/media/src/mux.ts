@@ -26,8 +26,15 @@ export interface MuxOptions extends MediaToolOptions {
   output: string;
   /** Copy the video stream (default true); false re-encodes it with libx264. */
   copyVideo?: boolean;
-  /** 'video' (default): exactly the video's duration; 'shortest': stop at the shortest stream. */
+  /**
+   * 'video' (default): the audio is padded or cut to the video stream's duration, or to
+   * `durationSeconds` when given (e.g. the source container's duration, which may be longer than
+   * its video stream: the video keeps every frame and the audio lasts that long); 'shortest': stop
+   * at the shortest stream.
+   */
   length?: 'video' | 'shortest';
+  /** Length of the audio tracks in seconds (with length 'video'); never shorter than the video stream. */
+  durationSeconds?: number;
   /** AAC bit rate per track (default "192k"). */
   audioBitrate?: string;
   /** x264 CRF when the video is re-encoded (default 18). */
@@ -40,7 +47,8 @@ export async function mux(opts: MuxOptions, context: PartialContext = {}): Promi
   if (opts.audioTracks.length === 0) throw new DubError('invalid_input', 'mux needs at least one audio track');
   const info = await probe(opts.video, opts, ctx);
   if (!info.video) throw new DubError('invalid_input', `mux: no video stream in ${opts.video}`);
-  const duration = info.video.duration ?? info.duration;
+  const videoDuration = info.video.duration ?? info.duration;
+  const duration = opts.durationSeconds !== undefined ? Math.max(opts.durationSeconds, videoDuration) : videoDuration;
   const args = ['-i', opts.video];
   for (const t of opts.audioTracks) args.push('-i', t.file);
   args.push('-map', '0:v:0');

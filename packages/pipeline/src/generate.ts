@@ -102,11 +102,13 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     if (!sourceStat) throw new DubError('not_found', `source video ${sourceKey} does not exist; prepare the asset first`, { retryable: false });
     const sourceIdentity = { key: sourceKey, size: sourceStat.size, transcript: inputsHash(transcript) };
 
-    // Source facts: duration of the video (the dubbed track lasts exactly as long).
-    const source = await runner.run('source', { source: sourceIdentity }, async (_out, ctx) => {
+    // Source facts: the container's duration, what players show (the longest stream: an audio
+    // stream may outlast the video, and a variable-rate video's last frame may end before it).
+    // The dubbed track lasts exactly as long; the video keeps every frame.
+    const source = await runner.run('source', { source: sourceIdentity, length: 'container' }, async (_out, ctx) => {
       const info = await probe(await local(sourceKey), media, ctx);
       if (!info.video) throw new DubError('invalid_input', `source video ${sourceKey} has no video stream`);
-      return { duration: info.video.duration ?? info.duration };
+      return { duration: info.duration > 0 ? info.duration : (info.video.duration ?? 0) };
     });
     const duration = source.value.duration;
 
@@ -198,9 +200,9 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, ...(transcript.tracks ? { sourceSpeechKey: transcript.tracks.speech } : {}), words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
       videoKey = lips.videoKey;
     }
-    const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
+    const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');
-      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(mixKey), language: lang, title: `Dubbed (${job.locale})` }], output: file }, ctx);
+      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(mixKey), language: lang, title: `Dubbed (${job.locale})` }], output: file, durationSeconds: duration }, ctx);
       out.addFile('result.mp4', file);
       return null;
     });
