@@ -133,6 +133,9 @@ describe('dub CLI', () => {
       expect(Number(/(\d+\.\d{3}) s$/.exec(dubbedLine)![1])).toBeCloseTo(Number(res.format.duration), 2);
       expect(summary).toMatch(/\nstages:\n(.*\n)*  prepare +transcription +\d+\.\d s\n/);
       expect(summary).toMatch(/\n  total +\d+\.\d s\n/);
+      // the engine each generation stage ran: in the folder and in the summary
+      expect(JSON.parse(fs.readFileSync(path.join(es, 'engines.json'), 'utf8'))).toEqual({ tts: { id: 'espeak-ng', selected: 'auto' } });
+      expect(summary).toMatch(/\nengines:\n  es-ES +tts +espeak-ng, chosen automatically\n/);
       expect(summary).toMatch(/\nwarnings: none\n$|\nwarnings \(\d+\):\n/);
     }, 420_000);
 

@@ -132,6 +132,8 @@ export const WorkerEventSchema = Type.Union([
     speech_key: Type.Optional(Type.String()),
     background_key: Type.Optional(Type.String()),
     duration: Type.Number(),
+    /** The engine each generation stage ran (tts, lips), with its model file where it has one. */
+    engines: Type.Optional(Type.Record(Type.String(), Type.Object({ id: Type.String(), model: Type.Optional(Type.String()), selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]) }))),
   }),
   Type.Object({ ...EvBase, type: Type.Literal('version_generate_failed'), version_id: Type.String(), generation: Type.Integer(), error: VersionErr }),
 ]);

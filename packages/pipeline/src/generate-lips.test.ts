@@ -6,6 +6,7 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   blobKeys,
@@ -36,11 +37,11 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
   let sourceFile: string;
   const sessions = new SessionCache({ threads: 1 });
 
-  function runtime(events: EmittedEvent[]): JobRuntime {
+  function runtime(events: EmittedEvent[], env: Record<string, string> = {}): JobRuntime {
     return {
       store,
       ctx: { logger: silentLogger, onProgress: () => undefined },
-      config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp') }),
+      config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), ...env }),
       sessions,
       emit: async (e) => void events.push(e),
       enqueue: async () => undefined,
@@ -122,6 +123,8 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       const r = await generateVersion(job(1, 'real_face'), runtime(events));
       const e = generated(events);
       expect(events.some((x) => x.type === 'stage_done' && x.stage === 'lips')).toBe(true);
+      // no Wav2Lip model here: the classical engine ran, and the event says so
+      expect(e.engines).toEqual({ tts: { id: 'espeak-ng', selected: 'auto' }, lips: { id: 'viseme-warp', selected: 'auto' } });
       const result = store.localPath(e.result_video_key)!;
       const [src, res] = await Promise.all([probe(sourceFile), probe(result)]);
       expect([res.video!.width, res.video!.height, res.video!.fps]).toEqual([320, 320, src.video!.fps]);
@@ -149,6 +152,24 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       const res = await probe(store.localPath(generated(again).result_video_key)!);
       expect(res.video!.width).toBe(320);
       expect(res.audio).toHaveLength(1);
+    });
+
+    it('after the Wav2Lip model is installed, the next generate re-renders the lips with it and reuses the other stages', async () => {
+      // "installing": a Wav2Lip-shaped model (the lips package's tiny stand-in) copied where the resolver looks
+      const models = path.join(dir, 'models');
+      await fsp.mkdir(path.join(models, 'wav2lip-gan-96'), { recursive: true });
+      await fsp.copyFile(fileURLToPath(new URL('../../lips/fixtures/tiny-wav2lip.onnx', import.meta.url)), path.join(models, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx'));
+      const events: EmittedEvent[] = [];
+      await generateVersion(job(4, 'real_face_turbo'), runtime(events, { DUB_MODELS_DIR: models }));
+      expect(events.find((x) => x.type === 'stage_done' && x.stage === 'lips')).toMatchObject({ cached: false });
+      expect(events.find((x) => x.type === 'stage_done' && x.stage === 'synthesis')).toMatchObject({ cached: true });
+      expect(generated(events).engines?.lips).toEqual({ id: 'wav2lip', model: 'wav2lip_gan_96.onnx', selected: 'auto' });
+    });
+
+    it('an explicitly chosen engine whose model is missing fails naming the fetch command, never substituted', async () => {
+      const events: EmittedEvent[] = [];
+      await expect(generateVersion(job(5, 'real_face'), runtime(events), { lips: { engine: 'wav2lip' } })).rejects.toThrow(/dub models fetch wav2lip-gan-96/);
+      expect(events.some((x) => x.type === 'version_generated')).toBe(false);
     });
   });
 });

@@ -6,9 +6,10 @@
  * where the source speaker talks (the mouth is closed there when the dub is silent).
  * `options.lips_model` of the job picks real_face or real_face_turbo.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { blobKeys, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
-import { lipSync, type LipsOptions, type TimedWord } from '@dub/lips';
+import { chooseLipsEngine, lipSync, resolveLipsOptions, resolveWav2LipModel, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
@@ -36,7 +37,9 @@ export interface LipsStageInput {
 export interface LipsStageResult {
   /** Blob key of the lips video (video only). */
   videoKey: string;
+  /** The engine that rendered it, and its model file where it has one. */
   engine: string;
+  modelFile: string | null;
   cached: boolean;
 }
 
@@ -44,6 +47,13 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
   const model = (input.job.options.lips_model ?? 'real_face') as LipsModel;
   const sourceSpeechKey = input.sourceSpeechKey;
   const extra = input.options ?? {};
+  const where = { ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}) };
+  // The engine is chosen before the cache is consulted, and its model file (path, size, time) is
+  // part of the key: installing or replacing the Wav2Lip model re-renders, it never serves the
+  // classical engine's video again. An explicit engine whose model is missing fails here.
+  const engine = await chooseLipsEngine(resolveLipsOptions({ ...extra, ...where, model }), rt.ctx.logger);
+  const modelFile = engine === 'wav2lip' ? resolveWav2LipModel({ ...where, ...extra.wav2lip }) : null;
+  const modelStat = modelFile ? await stat(modelFile) : undefined;
   const inputs = {
     v: LIPS_STAGE_VERSION,
     source: input.sourceIdentity,
@@ -51,8 +61,8 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     sourceSpeech: sourceSpeechKey ?? null,
     model,
     words: inputsHash(input.words),
-    engine: extra.engine ?? 'auto',
-    wav2lip: extra.wav2lip?.modelPath ?? null,
+    engine,
+    engineModel: modelFile && modelStat ? { file: modelFile, size: modelStat.size, mtime: modelStat.mtimeMs } : null,
   };
   const r = await runner.run('lips', inputs, async (out, ctx: StageContext) => {
     const file = path.join(out.dir, 'lips.mp4');
@@ -69,6 +79,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
       },
       {
         ...extra,
+        engine,
         model,
         sessions: rt.sessions,
         device: rt.config.device,
@@ -81,5 +92,5 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     out.addFile('lips.mp4', file);
     return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound };
   });
-  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, cached: r.cached };
+  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, modelFile, cached: r.cached };
 }

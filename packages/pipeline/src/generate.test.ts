@@ -24,6 +24,7 @@ import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, 
 import { medianPitch, semitones, speechExtent } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
+import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
 
 const ASSET = 'ast_generatetest';
 const VERSION = 'ver_generatetest';
@@ -279,5 +280,23 @@ describe('generateVersion', () => {
     expect([res.video!.width, res.video!.height]).toEqual([src.video!.width, src.video!.height]);
     expect(Math.abs(res.duration - DURATION)).toBeLessThan(0.1);
     expect(res.audio).toHaveLength(1);
+  });
+
+  it('DUB_TTS_ENGINE=piper without a Piper voice fails the version naming the fetch command, never substituted by espeak-ng', async () => {
+    const events: EmittedEvent[] = [];
+    const options = generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'piper' }));
+    expect(options).toEqual({ tts: { engine: 'piper' } });
+    await expect(generateVersion(job(6), runtime(events), options)).rejects.toThrow(/dub models fetch piper-/);
+    expect(events.some((x) => x.type === 'version_generated')).toBe(false);
+  });
+});
+
+describe('engine choice from the environment', () => {
+  it('auto or unset keeps the defaults; explicit engines become generate options; unknown values are refused naming the variable', () => {
+    expect(generateOptionsOf(engineChoiceFromEnv({}))).toEqual({});
+    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ tts: 'auto', lips: 'auto' });
+    expect(generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng', DUB_LIPS_ENGINE: 'wav2lip' }))).toEqual({ tts: { engine: 'espeak-ng' }, lips: { engine: 'wav2lip' } });
+    expect(() => engineChoiceFromEnv({ DUB_TTS_ENGINE: 'coqui' })).toThrow(/DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper/);
+    expect(() => engineChoiceFromEnv({ DUB_LIPS_ENGINE: 'sadtalker' })).toThrow(/DUB_LIPS_ENGINE="sadtalker" is not an engine: auto, wav2lip, viseme-warp/);
   });
 });

@@ -195,10 +195,12 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     });
     // with_lips: the mouth follows the dubbed speech (the speech timeline, not the mix)
     let videoKey = sourceKey;
+    const engines: Record<string, { id: string; model?: string; selected: 'auto' | 'explicit' }> = { tts: { id: engineId, selected: opts.tts?.engine ? 'explicit' : 'auto' } };
     if (withLips) {
       const words = segments.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.slot.start + w.start, end: s.slot.start + w.end })));
       const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, ...(transcript.tracks ? { sourceSpeechKey: transcript.tracks.speech } : {}), words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
       videoKey = lips.videoKey;
+      engines.lips = { id: lips.engine, ...(lips.modelFile ? { model: path.basename(lips.modelFile) } : {}), selected: opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto' };
     }
     const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');
@@ -224,6 +226,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       speech_key: speechKey,
       ...(backgroundKey ? { background_key: backgroundKey } : {}),
       duration,
+      engines,
     });
     const overlongSegments = segments.filter((s) => s.result.value.exceeded).map((s) => s.slot.segment.id);
     return { resultVideoKey, resultAudioKey, duration, overlongSegments };

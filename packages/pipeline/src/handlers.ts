@@ -6,16 +6,20 @@ import type { JobHandlers } from '@dub/core';
 import { loadTranslateConfig, type TranslateConfig } from '@dub/translate';
 import { prepareAsset, type PrepareAssetOptions } from './prepare-asset.js';
 import { prepareVersion } from './prepare-version.js';
-import { generateVersion } from './generate.js';
+import { generateVersion, type GenerateVersionOptions } from './generate.js';
+import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
 
 export interface JobHandlersOptions extends PrepareAssetOptions {
   /** Translation configuration; default loadTranslateConfig(process.env), read on first use. */
   translate?: TranslateConfig;
+  /** Generation options; default: the engine choices of DUB_TTS_ENGINE and DUB_LIPS_ENGINE. */
+  generate?: GenerateVersionOptions;
 }
 
 export function createJobHandlers(opts: JobHandlersOptions = {}): JobHandlers {
   let translate = opts.translate;
   const translateConfig = (): TranslateConfig => (translate ??= loadTranslateConfig(process.env));
+  const generate = opts.generate ?? generateOptionsOf(engineChoiceFromEnv(process.env));
   return {
     'prepare-asset': async (job, rt) => {
       await prepareAsset(job, rt, opts);
@@ -24,7 +28,7 @@ export function createJobHandlers(opts: JobHandlersOptions = {}): JobHandlers {
       await prepareVersion(job, rt, { translate: translateConfig() });
     },
     'generate-version': async (job, rt) => {
-      await generateVersion(job, rt);
+      await generateVersion(job, rt, generate);
     },
   };
 }

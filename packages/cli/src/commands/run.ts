@@ -3,7 +3,8 @@
  * prepare (probe, trim, separation, VAD, ASR, speakers, translation) then generate (synthesis,
  * duration fitting, mixing, mux) for each target language, through the same job handlers and
  * in-process queue that `dub serve` uses. Writes, per target locale, `<out>/<locale>/`:
- * dubbed.mp4, dubbed.m4a, source.srt, target.srt, script.json; and `<out>/transcript.json`.
+ * dubbed.mp4, dubbed.m4a, source.srt, target.srt, script.json, engines.json (the engine each
+ * generation stage ran); and `<out>/transcript.json`.
  * With several inputs, each goes to `<out>/<input name>/` and they are dubbed one after another.
  */
 import fs from 'node:fs';
@@ -139,12 +140,13 @@ export async function run(argv: string[]): Promise<number> {
 
   const out = path.resolve(values.out ?? 'dub-output');
   const results: OutputFile[] = [];
+  const engineLines: string[] = [];
   let failures = 0;
   for (const [i, file] of files.entries()) {
     const dest = files.length > 1 ? path.join(out, names[i]!) : out;
     const dataDir = path.resolve(values['data-dir'] ? (files.length > 1 ? path.join(values['data-dir'], names[i]!) : values['data-dir']) : path.join(dest, '.work'));
     if (!quiet) progress.note(`dubbing ${file} (${settings.from} -> ${targets.join(', ')}) into ${dest}`);
-    const r = await dubOne(file, dest, dataDir, settings, logger, progress);
+    const r = await dubOne(file, dest, dataDir, settings, logger, progress, engineLines);
     results.push(...r.files);
     if (r.failure) {
       failures++;
@@ -152,11 +154,11 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   progress.finish();
-  if (!quiet) process.stderr.write(summaryTable(results, progress, warnings));
+  if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines));
   return failures > 0 ? 1 : 0;
 }
 
-async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay): Promise<{ files: OutputFile[]; failure?: string }> {
+async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
   const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
   const store = new FsBlobStore(path.join(dataDir, 'blobs'));
@@ -174,7 +176,7 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
   let failure: string | undefined;
   const localeOf = (versionId: string | undefined) => versions.find((v) => v.version_id === versionId)?.locale;
 
-  const writeOutputs = async (versionId: string, videoKey: string, audioKey: string): Promise<void> => {
+  const writeOutputs = async (versionId: string, videoKey: string, audioKey: string, engines: Record<string, unknown> | undefined): Promise<void> => {
     const v = versions.find((x) => x.version_id === versionId)!;
     const dir = path.join(out, v.locale);
     await fsp.mkdir(dir, { recursive: true });
@@ -188,6 +190,10 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
     const source = formatSubtitles(transcriptSubtitles(transcript), s.profile, { locale: s.from });
     await fsp.writeFile(path.join(dir, 'target.srt'), serializeSrt(target));
     await fsp.writeFile(path.join(dir, 'source.srt'), serializeSrt(source));
+    await fsp.writeFile(path.join(dir, 'engines.json'), JSON.stringify(engines ?? {}, null, 2));
+    for (const [stage, e] of Object.entries(engines ?? {}) as [string, { id: string; model?: string; selected: string }][]) {
+      engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(6)} ${e.id}${e.model ? ` (${e.model})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}`);
+    }
     for (const name of ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json']) {
       const f = path.join(dir, name);
       const seconds = name.startsWith('dubbed.') ? (await probe(f).catch(() => undefined))?.duration : undefined;
@@ -220,7 +226,7 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
         await runtime.queue.enqueue(job);
       } else if (ev.type === 'version_generated') {
         progress.finish();
-        await writeOutputs(ev.version_id, ev.result_video_key, ev.result_audio_key);
+        await writeOutputs(ev.version_id, ev.result_video_key, ev.result_audio_key, ev.engines);
         finish(ev.version_id);
       }
     });
@@ -244,7 +250,7 @@ function humanBytes(n: number): string {
 }
 
 /** The closing summary on stderr: output files (size, duration), time per stage, warnings. */
-export function summaryTable(files: OutputFile[], progress: ProgressDisplay, warnings: string[]): string {
+export function summaryTable(files: OutputFile[], progress: ProgressDisplay, warnings: string[], engines: string[] = []): string {
   const lines = ['', 'outputs:'];
   const width = Math.max(4, ...files.map((f) => path.relative(process.cwd(), f.file).length));
   for (const f of files) lines.push(`  ${path.relative(process.cwd(), f.file).padEnd(width)}  ${humanBytes(f.bytes).padStart(10)}  ${f.seconds !== undefined ? `${f.seconds.toFixed(3)} s` : ''}`.trimEnd());
@@ -254,6 +260,7 @@ export function summaryTable(files: OutputFile[], progress: ProgressDisplay, war
   for (const t of times) lines.push(`  ${t.label.padEnd(8)} ${t.stage.padEnd(22)} ${`${t.seconds.toFixed(1)} s`.padStart(9)}`);
   const total = times.reduce((a, t) => a + t.seconds, 0);
   lines.push(`  ${'total'.padEnd(31)} ${`${total.toFixed(1)} s`.padStart(9)}`);
+  if (engines.length) lines.push('engines:', ...engines.map((e) => `  ${e}`));
   lines.push(warnings.length ? `warnings (${warnings.length}):` : 'warnings: none');
   for (const w of warnings) lines.push(`  ${w}`);
   return lines.join('\n') + '\n';
