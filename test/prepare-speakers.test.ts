@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, expect } from 'vitest';
 import { blobKeys } from '@dub/core';
 import { prepareAsset } from '@dub/pipeline';
-import { makeRuntime, MEDIA, videoFromWav } from './prepare-helpers.js';
+import { makeRuntime, MEDIA, ROOT, sameStore, videoFromWav } from './prepare-helpers.js';
 import { itWithMedia } from './support/media.js';
 
 const rt = makeRuntime();
@@ -38,4 +38,27 @@ itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, ea
   expect(t.duration).toBeGreaterThan(29);
   const sep = rt.events.find((e) => e.type === 'stage_done' && e.stage === 'separation');
   expect(sep).toMatchObject({ cached: false });
+  // no WeSpeaker model here: the MFCC engine told the speakers apart, and the transcript says so
+  expect(t.speaker_engine).toEqual({ id: 'mfcc', selected: 'auto' });
+}, 600_000);
+
+const callJob = { v: 1, type: 'prepare-asset', job_id: 'job-call', asset_id: 'ast_call', locale: 'en-US', media: { blob: blobKeys.sourceUpload('ast_call') }, speech: { blob: blobKeys.speechUpload('ast_call') }, versions: [] } as const;
+
+itWithMedia(['two-speakers-call.wav'], 'an explicit DUB_SPEAKER_ENGINE=wespeaker without its model fails naming the fetch command', async () => {
+  await expect(prepareAsset(callJob, sameStore(rt), { speakerEngine: 'wespeaker' })).rejects.toThrow(/dub models fetch wespeaker-resnet34/);
+}, 120_000);
+
+itWithMedia(['two-speakers-call.wav'], 'after a WeSpeaker model is installed, auto uses it: only the speakers stage recomputes, the transcript names it', async () => {
+  // "installing": a WeSpeaker-shaped model (the asr package's tiny embedding stand-in) copied where the resolver looks
+  const models = path.join(rt.dir, 'models');
+  fs.mkdirSync(path.join(models, 'wespeaker-resnet34'), { recursive: true });
+  fs.copyFileSync(path.join(ROOT, 'packages/asr/fixtures/speaker-embedding-tiny-test/embedding.onnx'), path.join(models, 'wespeaker-resnet34', 'voxceleb_resnet34_LM.onnx'));
+  const rt2 = sameStore(rt);
+  rt2.config = { ...rt2.config, modelsDir: models };
+  const res = await prepareAsset(callJob, rt2);
+  const done = (stage: string) => rt2.events.find((e) => e.type === 'stage_done' && e.stage === stage);
+  expect(done('speakers')).toMatchObject({ cached: false });
+  expect(done('transcription')).toMatchObject({ cached: true });
+  expect(done('separation')).toMatchObject({ cached: true });
+  expect(res.transcript.speaker_engine).toEqual({ id: 'wespeaker', model: 'voxceleb_resnet34_LM.onnx', selected: 'auto' });
 }, 600_000);

@@ -63,6 +63,8 @@ export const TranscriptSchema = Type.Object({
   /** Blob keys of the separated (or given) speech and background tracks this transcript was made from. */
   tracks: Type.Optional(Type.Object({ speech: Type.String(), background: Type.String() })),
   separation: Type.Optional(TranscriptSeparationSchema),
+  /** The speaker-embedding engine that told the speakers apart, its model file, and how it was chosen. */
+  speaker_engine: Type.Optional(Type.Object({ id: Type.String(), model: Type.Optional(Type.String()), selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]) })),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 

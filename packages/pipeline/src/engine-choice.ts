@@ -1,18 +1,23 @@
 /**
- * Engine choices of generation read from the environment of the worker process (`dub run`,
- * `dub serve`, `dub worker` alike): `DUB_TTS_ENGINE` (auto, espeak-ng, piper) and
- * `DUB_LIPS_ENGINE` (auto, wav2lip, viseme-warp). `auto` (or unset) keeps the default choice; an
+ * Engine choices read from the environment of the worker process (`dub run`, `dub serve`,
+ * `dub worker` alike): `DUB_TTS_ENGINE` (auto, espeak-ng, piper), `DUB_LIPS_ENGINE` (auto,
+ * wav2lip, viseme-warp) and `DUB_SPEAKER_ENGINE` (auto, mfcc, wespeaker). `auto` (or unset) keeps the default choice; an
  * explicit engine that cannot run fails the version with an error naming what is missing, it is
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
-import { ValidationError } from '@dub/core';
+import fs from 'node:fs';
+import { isModelAvailable, resolveModelFile, ValidationError } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
 
+export const SPEAKER_ENGINE_IDS = ['mfcc', 'wespeaker'] as const;
+export type SpeakerEngineId = (typeof SPEAKER_ENGINE_IDS)[number];
+
 export interface EngineChoice {
   tts: 'auto' | TtsEngineId;
   lips: 'auto' | LipsEngineId;
+  speaker: 'auto' | SpeakerEngineId;
 }
 
 function pick<T extends string>(env: Record<string, string | undefined>, name: string, known: readonly T[]): 'auto' | T {
@@ -23,7 +28,30 @@ function pick<T extends string>(env: Record<string, string | undefined>, name: s
 }
 
 export function engineChoiceFromEnv(env: Record<string, string | undefined> = process.env): EngineChoice {
-  return { tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS), lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS) };
+  return { tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS), lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS), speaker: pick(env, 'DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS) };
+}
+
+const WESPEAKER = { id: 'wespeaker-resnet34', file: 'voxceleb_resnet34_LM.onnx' };
+
+/** The speaker engine a prepare runs: its id, the @dub/asr embedding it uses, and the identity of its model file (for cache keys). */
+export interface SpeakerEngine {
+  id: SpeakerEngineId;
+  embedding: 'mfcc' | 'onnx';
+  selected: 'auto' | 'explicit';
+  model?: { file: string; size: number; mtime: number };
+}
+
+/**
+ * auto: WeSpeaker when its model is installed, else the MFCC statistics (no weights). An explicit
+ * `wespeaker` whose model is missing throws the resolver's error naming `dub models fetch`.
+ */
+export function resolveSpeakerEngine(choice: EngineChoice['speaker'], modelsDir: string | undefined): SpeakerEngine {
+  const where = modelsDir ? { modelsDir } : {};
+  const wespeaker = choice === 'wespeaker' || (choice === 'auto' && isModelAvailable(WESPEAKER.id, [WESPEAKER.file], where));
+  if (!wespeaker) return { id: 'mfcc', embedding: 'mfcc', selected: choice === 'auto' ? 'auto' : 'explicit' };
+  const file = resolveModelFile(WESPEAKER.id, WESPEAKER.file, where);
+  const st = fs.statSync(file);
+  return { id: 'wespeaker', embedding: 'onnx', selected: choice === 'auto' ? 'auto' : 'explicit', model: { file, size: st.size, mtime: st.mtimeMs } };
 }
 
 /** The generate-version options these choices make. */

@@ -32,11 +32,14 @@ import { StageRunner } from './stage-runner.js';
 import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
 import { buildTranscript, separationRecord } from './transcript.js';
+import { engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
 
 export interface PrepareAssetOptions {
   stages?: Partial<PrepareStages>;
   /** Time limit of connecting to a media URL and of idle body reads (default 60 s). */
   fetchTimeoutMs?: number;
+  /** Speaker engine (default: DUB_SPEAKER_ENGINE, else auto: WeSpeaker when installed, else MFCC). */
+  speakerEngine?: EngineChoice['speaker'];
 }
 
 export interface PrepareAssetResult {
@@ -189,9 +192,10 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         return r;
       },
     );
+    const speakerEngine = resolveSpeakerEngine(opts.speakerEngine ?? engineChoiceFromEnv(process.env).speaker, rt.config.modelsDir);
     const speakers = await runner.run<SpeakerTurns>(
       'speakers',
-      { speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null },
+      { speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model ?? null },
       async (out, ctx) => {
         const refDir = path.join(out.dir, 'references');
         const turns = await stages.diarize(
@@ -202,6 +206,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
             regions: vad.value,
             ...(job.speakers_count !== undefined ? { speakersCount: job.speakers_count } : {}),
             outDir: refDir,
+            embedding: speakerEngine.embedding,
+            ...(speakerEngine.model ? { embeddingModel: speakerEngine.model.file } : {}),
           },
           env,
           ctx,
@@ -218,7 +224,10 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const separation = separationRecord(separated.value.engine, plan);
     const transcript = validate<Transcript>(
       TranscriptSchema,
-      buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation),
+      {
+        ...buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation),
+        speaker_engine: { id: speakerEngine.id, ...(speakerEngine.model ? { model: path.basename(speakerEngine.model.file) } : {}), selected: speakerEngine.selected },
+      },
       'transcript',
     );
     const transcriptKey = blobKeys.transcript(job.asset_id);

@@ -82,7 +82,7 @@ export interface PrepareStages {
   /** Who speaks each segment (speakers_count, else estimated); reference clips written under `outDir`. */
   diarize(
     speech: string,
-    request: { locale: string; segments: readonly RecognizedSegment[]; regions: SpeechRegions; speakersCount?: number; outDir: string },
+    request: { locale: string; segments: readonly RecognizedSegment[]; regions: SpeechRegions; speakersCount?: number; outDir: string; embedding?: 'mfcc' | 'onnx'; embeddingModel?: string },
     env: StageEnv,
     ctx: PartialContext,
   ): Promise<SpeakerTurns>;
@@ -161,6 +161,8 @@ export const defaultStages: PrepareStages = {
         speech: { ...request.regions, probabilities: new Float32Array(0) },
         ...(request.speakersCount !== undefined ? { speakersCount: request.speakersCount } : {}),
         referenceClips: { dir: request.outDir },
+        ...(request.embedding ? { embedding: request.embedding } : {}),
+        ...(request.embeddingModel ? { onnx: { file: request.embeddingModel } } : {}),
         ...asrEnv(env),
       },
       ctx,
