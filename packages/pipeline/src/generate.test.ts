@@ -294,7 +294,9 @@ describe('generateVersion', () => {
 describe('engine choice from the environment', () => {
   it('auto or unset keeps the defaults; explicit engines become generate options; unknown values are refused naming the variable', () => {
     expect(generateOptionsOf(engineChoiceFromEnv({}))).toEqual({});
-    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ tts: 'auto', lips: 'auto' });
+    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ tts: 'auto', lips: 'auto', speaker: 'auto' });
+    expect(engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'wespeaker' }).speaker).toBe('wespeaker');
+    expect(() => engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'pyannote' })).toThrow(/DUB_SPEAKER_ENGINE="pyannote" is not an engine: auto, mfcc, wespeaker/);
     expect(generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng', DUB_LIPS_ENGINE: 'wav2lip' }))).toEqual({ tts: { engine: 'espeak-ng' }, lips: { engine: 'wav2lip' } });
     expect(() => engineChoiceFromEnv({ DUB_TTS_ENGINE: 'coqui' })).toThrow(/DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper/);
     expect(() => engineChoiceFromEnv({ DUB_LIPS_ENGINE: 'sadtalker' })).toThrow(/DUB_LIPS_ENGINE="sadtalker" is not an engine: auto, wav2lip, viseme-warp/);
