@@ -36,6 +36,23 @@ describe('dub CLI', () => {
     expect(dub(['models', 'list', 'no-such-model']).status).not.toBe(0);
   });
 
+  it('dub doctor says which engine each stage would run, what is missing and how to get it; exit 1 when the job cannot run', () => {
+    const ok = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--mode', 'with_lips', '--json'], { DUB_TTS_ENGINE: '', DUB_LIPS_ENGINE: '', DUB_SPEAKER_ENGINE: '' });
+    expect(ok.status, ok.stderr).toBe(0);
+    const report = JSON.parse(ok.stdout) as { runnable: boolean; stages: { stage: string; engine: string; ok: boolean; fix?: string }[] };
+    expect(report.runnable).toBe(true);
+    const by = Object.fromEntries(report.stages.map((s) => [s.stage, s]));
+    expect(by['speech recognition']).toMatchObject({ engine: 'pocketsphinx', ok: true });
+    expect(by['translation']).toMatchObject({ engine: 'apertium', ok: true });
+    expect(by['lips']).toMatchObject({ engine: 'viseme-warp', ok: true, fix: expect.stringMatching(/npx dub models fetch wav2lip-gan-96/) });
+    const piper = dub(['doctor', '--from', 'en-US', '--to', 'es-ES'], { DUB_TTS_ENGINE: 'piper' });
+    expect(piper.status).toBe(1);
+    expect(piper.stdout).toMatch(/^NO +speech synthesis +piper .*\n +missing: npx dub models fetch piper-es_ES-davefx-medium$/m);
+    const de = dub(['doctor', '--from', 'de-DE', '--to', 'es-ES']);
+    expect(de.status).toBe(1);
+    expect(de.stdout).toMatch(/^NO +speech recognition +none .*\n +missing: npx dub models fetch whisper-base$/m);
+  });
+
   it('npx dub prints no npm warning about the repository\'s own configuration', () => {
     const r = spawnSync('npx', ['--no-install', 'dub', '--version'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
@@ -47,7 +64,7 @@ describe('dub CLI', () => {
     const v = dub(['--version']);
     expect(v.status).toBe(0);
     expect(v.stdout).toMatch(/^dub \d+\.\d+\.\d+\n$/);
-    for (const c of ['run', 'serve', 'worker', 'models', 'keys']) {
+    for (const c of ['run', 'serve', 'worker', 'models', 'keys', 'doctor']) {
       const h = dub([c, '--help']);
       expect(h.status, c).toBe(0);
       expect(h.stdout, c).toMatch(new RegExp(`usage: dub ${c}`));

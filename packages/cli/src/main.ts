@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   worker: () => import('./commands/worker.js'),
   models: () => import('./commands/models.js'),
   keys: () => import('./commands/keys.js'),
+  doctor: () => import('./commands/doctor.js'),
 };
 
 export function version(): string {

