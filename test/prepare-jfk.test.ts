@@ -9,7 +9,7 @@ import { blobKeys, TranscriptSchema, validate, VersionScriptSchema, type Prepare
 import { detectSpeech } from '@dub/asr';
 import { createJobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
-import { eventsOf, makeRuntime, MEDIA, sameStore, spanishWords, videoFromWav, type TestRuntime } from './prepare-helpers.js';
+import { eventsOf, makeRuntime, MEDIA, ROOT, sameStore, spanishWords, videoFromWav, type TestRuntime } from './prepare-helpers.js';
 import { describeWithMedia } from './support/media.js';
 
 describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
@@ -164,6 +164,21 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect((err as Error).message).toContain('DUB_TRANSLATE_ENGINE_EN_DE');
       expect(await rt.store.has(blobKeys.script('ver_de'))).toBe(false);
       expect(eventsOf(vrt, 'version_prepared')).toHaveLength(0);
+    });
+
+    it('after Whisper is installed, the next prepare transcribes with it; separation and VAD are reused', async () => {
+      // "installing": Whisper-shaped models (the asr package's tiny stand-ins) copied where the resolver looks
+      const models = path.join(rt.dir, 'models', 'whisper-base');
+      fs.mkdirSync(models, { recursive: true });
+      for (const f of fs.readdirSync(path.join(ROOT, 'packages/asr/fixtures/whisper-tiny-test'))) fs.copyFileSync(path.join(ROOT, 'packages/asr/fixtures/whisper-tiny-test', f), path.join(models, f));
+      const wrt = sameStore(rt);
+      wrt.config = { ...wrt.config, modelsDir: path.dirname(models) };
+      const res = await prepareAsset({ ...job, job_id: 'job-jfk-whisper', versions: [] }, wrt);
+      const done = (stage: string) => wrt.events.find((e) => e.type === 'stage_done' && e.stage === stage);
+      expect(done('transcription')).toMatchObject({ cached: false });
+      expect(done('separation')).toMatchObject({ cached: true });
+      expect(done('vad')).toMatchObject({ cached: true });
+      expect(res.transcript.engine).toBe('whisper');
     });
   });
 });

@@ -61,3 +61,24 @@ export function generateOptionsOf(choice: EngineChoice): GenerateVersionOptions 
     ...(choice.lips !== 'auto' ? { lips: { engine: choice.lips } } : {}),
   };
 }
+
+/**
+ * The speech recognition engine a prepare of `locale` runs on this host and the identity of its
+ * model files (path, size, time), for the transcription stage's cache key: installing Whisper (or
+ * replacing its model) makes the next prepare transcribe again instead of reusing the old
+ * transcript. `none` when no engine speaks the locale (the stage then fails naming what to install).
+ */
+export async function asrEngineIdentity(locale: string, modelsDir: string | undefined): Promise<{ engine: string; model: { file: string; size: number; mtime: number }[] | null }> {
+  const { asrEnginesFor, resolveWhisperOptions, WHISPER_FILES } = await import('@dub/asr');
+  const where = modelsDir ? { modelsDir } : {};
+  const [engine] = await asrEnginesFor(locale, modelsDir ? { models: where } : {});
+  if (!engine) return { engine: 'none', model: null };
+  if (engine !== 'whisper') return { engine, model: null };
+  const model = resolveWhisperOptions().model;
+  const files = Object.values(WHISPER_FILES).map((f) => {
+    const file = resolveModelFile(model, f, where);
+    const st = fs.statSync(file);
+    return { file, size: st.size, mtime: st.mtimeMs };
+  });
+  return { engine, model: files };
+}

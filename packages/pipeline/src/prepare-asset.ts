@@ -32,7 +32,7 @@ import { StageRunner } from './stage-runner.js';
 import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
 import { buildTranscript, separationRecord } from './transcript.js';
-import { engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
 
 export interface PrepareAssetOptions {
   stages?: Partial<PrepareStages>;
@@ -181,9 +181,11 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey, ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
       mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx),
     );
+    // The engine and its model files are part of the key: installing Whisper transcribes again.
+    const asr = job.source_srt !== undefined ? { engine: 'source_srt', model: null } : await asrEngineIdentity(job.locale, rt.config.modelsDir);
     const recognition = await runner.run<Recognition>(
       'transcription',
-      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null },
+      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.engine, model: asr.model },
       async (_out, ctx) => {
         const run = async () =>
           stages.transcribe(await files.path(speechKey), { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : {}) }, env, ctx);
