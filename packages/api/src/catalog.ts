@@ -2,7 +2,7 @@
  * SQL access to assets, dubbings, versions, the outbox and organization usage. Every function takes
  * a Queryable so the service can run it inside a transaction.
  */
-import type { AssetErrorObject, VersionErrorObject, VersionStatus, AutoGenerate, GenerateMode } from '@dub/core';
+import type { AssetErrorObject, EngineRecord, VersionErrorObject, VersionStatus, AutoGenerate, GenerateMode } from '@dub/core';
 import type { Queryable } from './db/db.js';
 import type { CreateAssetInput } from './validation.js';
 
@@ -62,6 +62,7 @@ export interface VersionRow {
   result_video_key: string | null;
   result_audio_key: string | null;
   result_generated_at: string | null;
+  result_engines: Record<string, EngineRecord> | null;
 }
 
 type Raw = Record<string, unknown>;
@@ -113,6 +114,7 @@ function version(r: Raw): VersionRow {
     result_video_key: (r.result_video_key as string) ?? null,
     result_audio_key: (r.result_audio_key as string) ?? null,
     result_generated_at: (r.result_generated_at as string) ?? null,
+    result_engines: typeof r.result_engines === 'string' ? (JSON.parse(r.result_engines) as Record<string, EngineRecord>) : null,
   };
 }
 
@@ -203,6 +205,8 @@ export type VersionPatch = Partial<{
   result_video_key: string | null;
   result_audio_key: string | null;
   result_generated_at: string | null;
+  /** JSON of the engines record of the current result. */
+  result_engines: string | null;
 }>;
 
 /**

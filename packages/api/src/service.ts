@@ -360,6 +360,7 @@ export class DubService {
       out.result_url = this.signedUrl(baseUrl, { purpose: 'result-video', versionId: v.version_id, generation: v.result_generation, expires });
       out.result_audio_url = this.signedUrl(baseUrl, { purpose: 'result-audio', versionId: v.version_id, generation: v.result_generation, expires });
       if (v.result_generated_at) out.result_generated_at = v.result_generated_at;
+      if (v.result_engines) out.engines = v.result_engines;
     }
     if (v.status === 'Failed' && v.error) out.error = v.error;
     return out;
@@ -696,6 +697,7 @@ export class DubService {
         result_video_key: ev.result_video_key,
         result_audio_key: ev.result_audio_key,
         result_generated_at: ev.at || nowIso(this.now()),
+        result_engines: ev.engines ? JSON.stringify(ev.engines) : null,
       });
       changes.push({ event: t.event!, asset: a, version: { ...v, status: t.to }, status: t.to, error: null });
       return;

@@ -102,9 +102,16 @@ export const VersionSchema = Type.Object(
     result_generated_at: Type.Optional(Type.String({ format: 'date-time' })),
     voice_over: Type.Optional(Type.Boolean()),
     error: Type.Optional(VersionErrorSchema),
+    /** Project extension: the engine each generation stage ran for the current result (tts, lips), with its model file. */
+    engines: Type.Optional(Type.Record(Type.String(), Type.Object({ id: Type.String(), model: Type.Optional(Type.String()), selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]) }))),
   },
   { $id: 'Version' },
 );
+export interface EngineRecord {
+  id: string;
+  model?: string;
+  selected: 'auto' | 'explicit';
+}
 export interface Version {
   asset_id: string;
   dubbing_id: string;
@@ -119,6 +126,7 @@ export interface Version {
   result_generated_at?: string;
   voice_over?: boolean;
   error?: VersionErrorObject;
+  engines?: Record<string, EngineRecord>;
 }
 
 /** Callback payload (documented in the README). version_id and locale are null for asset events. */

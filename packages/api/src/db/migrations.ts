@@ -94,6 +94,13 @@ CREATE TABLE org_usage (
 );
 `,
   },
+  {
+    id: 2,
+    name: 'version engines',
+    sql: `
+ALTER TABLE versions ADD COLUMN result_engines text
+`,
+  },
 ];
 
 /** Apply every migration not yet recorded. Returns the ids applied now. */
