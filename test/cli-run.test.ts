@@ -95,6 +95,8 @@ describe('dub CLI', () => {
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--speakers', '0'], /--speakers must be a whole number >= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--anonymize', '2'], /--anonymize must be a number >= 0 <= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--log-format', 'xml'], /--log-format must be text or json/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper$/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--lips-engine'], /^dub run: --lips-engine needs a value/],
     ];
     for (const [args, msg] of cases) {
       const r = dub(['run', ...args, '--out', out]);
@@ -161,6 +163,13 @@ describe('dub CLI', () => {
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout).toBe(`es-ES: ${path.join(out, 'es-ES', 'dubbed.mp4')}\n`);
       expect(r.stderr).toBe('');
+    }, 120_000);
+
+    it('--tts-engine piper without a Piper voice fails the version naming the fetch command (no silent espeak-ng)', () => {
+      const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', path.join(dir, 'piper-out'), '--data-dir', path.join(out, '.work'), '--tts-engine', 'piper', '--quiet']);
+      expect(r.status).toBe(1);
+      expect(r.stderr).toMatch(/^dub run: es-ES: .*npx dub models fetch piper-es_ES-davefx-medium/m);
+      expect(fs.existsSync(path.join(dir, 'piper-out', 'es-ES', 'dubbed.mp4'))).toBe(false);
     }, 120_000);
 
     it('--log-format json: pino JSON log lines on stderr', () => {

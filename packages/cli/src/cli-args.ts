@@ -46,3 +46,38 @@ function oneLine(s: string): string {
   // node's messages add hints on further lines ("To specify an option argument starting with a dash ...").
   return s.split('\n')[0]!.replace(/\. To specify .*$/, '').trim();
 }
+
+/** Engine flags shared by `dub run`, `dub serve` and `dub worker`, and the variable each sets. */
+export const ENGINE_FLAGS: Readonly<Record<string, string>> = {
+  '--tts-engine': 'DUB_TTS_ENGINE',
+  '--lips-engine': 'DUB_LIPS_ENGINE',
+  '--speaker-engine': 'DUB_SPEAKER_ENGINE',
+};
+
+export const ENGINE_FLAGS_HELP = `  --tts-engine E        speech synthesis: auto (default), espeak-ng, piper (DUB_TTS_ENGINE)
+  --speaker-engine E    speakers: auto (WeSpeaker when installed, else mfcc), mfcc, wespeaker (DUB_SPEAKER_ENGINE)
+  --lips-engine E       lips: auto (wav2lip when installed, else viseme-warp), wav2lip, viseme-warp (DUB_LIPS_ENGINE)
+                        an explicit engine that cannot run fails the job naming what to install`;
+
+/**
+ * Takes the engine flags out of `argv` (`--tts-engine piper` or `--tts-engine=piper`) and sets
+ * their variables in this process's environment, which the pipeline (and worker threads started
+ * afterwards) read. Returns the remaining arguments.
+ */
+export function takeEngineFlags(command: string, argv: string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    const eq = a.indexOf('=');
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    const variable = ENGINE_FLAGS[name];
+    if (!variable) {
+      rest.push(a);
+      continue;
+    }
+    const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
+    if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value (see dub ${command} --help)`, command);
+    env[variable] = value;
+  }
+  return rest;
+}

@@ -18,7 +18,7 @@ import { probe } from '@dub/media';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
 import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, validateSrt } from '@dub/srt';
 import { createEmbeddedRuntime } from '@dub/worker';
-import { parseCommand, UsageError } from '../cli-args.js';
+import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 import { createRunLogger, ProgressDisplay, type LogFormat, type ProgressMode } from '../progress.js';
 
 export const summary = 'dub videos here, end to end (embedded defaults), into an output folder';
@@ -39,6 +39,7 @@ const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [op
   --anonymize X         voice anonymization 0..1 (default 0)
   --srt-profile NAME    regular (default), mobile, global_regular, global_mobile
   --data-dir DIR        working data (default OUT/.work; reused, so a rerun resumes)
+${ENGINE_FLAGS_HELP}
   -q, --quiet           print only errors and the paths of the results
   --log-format F        text (default) or json (pino JSON lines on stderr; also DUB_LOG_FORMAT=json)
   -v, --verbose         debug logs (also DUB_LOG_LEVEL=debug), ONNX Runtime warnings included
@@ -86,7 +87,9 @@ interface OutputFile {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseCommand('run', USAGE, argv, OPTIONS, { positionals: true });
+  const args = parseCommand('run', USAGE, takeEngineFlags('run', argv), OPTIONS, { positionals: true });
+  const { engineChoiceFromEnv } = await import('@dub/pipeline');
+  engineChoiceFromEnv(process.env); // an unknown engine is a usage error, before anything starts
   if (!args) return 0;
   const { values, positionals } = args;
   const inputs = [...positionals, ...(values.input ?? [])];

@@ -8,16 +8,19 @@
  * Every environment variable is documented in packages/api/README.md.
  */
 import path from 'node:path';
-import { parseCommand, UsageError } from '../cli-args.js';
+import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 import { createLogger, FsBlobStore, loadConfig, type BlobStore, type EventFeed, type JobQueue } from '@dub/core';
 import { apiOptionsFromEnv, createApi } from '@dub/api';
 
 export const summary = 'run the HTTP API (embedded queue and worker, or --nats to enqueue into NATS)';
 
-const USAGE = 'usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N]';
+const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N] [engine flags]
+
+engine flags (the embedded worker's; with --nats the workers' own settings apply):
+${ENGINE_FLAGS_HELP}`;
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseCommand('serve', USAGE, argv, {
+  const args = parseCommand('serve', USAGE, takeEngineFlags('serve', argv), {
     port: { type: 'string', default: '8080' },
     host: { type: 'string', default: '127.0.0.1' },
     'data-dir': { type: 'string' },
