@@ -15,6 +15,8 @@ export interface ModelFile {
   sha256?: string;
   url?: string;
   size?: number;
+  /** `first-fetch`: no hash is published; the first fetch records sha256 and size in the lock file and later fetches and verifies check against it. */
+  pin?: 'first-fetch';
 }
 
 export interface ModelEntry {

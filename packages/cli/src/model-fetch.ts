@@ -1,0 +1,113 @@
+/**
+ * Downloading and checking model files for `dub models fetch|verify`.
+ *
+ * A download goes to `<target>.part`: an interrupted one is resumed from there with an HTTP Range
+ * request (a server that ignores the range starts it over), then the size and sha256 are checked
+ * against the manifest (or, for files marked `"pin": "first-fetch"` whose publisher gives no
+ * hash, against the lock file written by their first fetch). Only a file that passed is renamed
+ * to `<target>`, where the resolver looks; one that failed its check is deleted.
+ */
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+export interface Expected {
+  sha256?: string;
+  size?: number;
+}
+
+export async function sha256File(file: string): Promise<string> {
+  const h = createHash('sha256');
+  await pipeline(fs.createReadStream(file), h);
+  return h.digest('hex');
+}
+
+/** What the lock file keeps of a file fetched without a published hash. */
+export interface LockEntry {
+  sha256: string;
+  size: number;
+  url: string;
+  fetched_at: string;
+}
+
+/** `<models dir>/models.lock.json`: sha256 and size recorded by the first fetch of unpinned files, keyed `<id>/<file>`. */
+export class ModelLock {
+  private entries: Record<string, LockEntry>;
+  constructor(readonly file: string) {
+    this.entries = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, LockEntry>) : {};
+  }
+  get(key: string): LockEntry | undefined {
+    return this.entries[key];
+  }
+  async set(key: string, e: LockEntry): Promise<void> {
+    this.entries[key] = e;
+    await fsp.mkdir(path.dirname(this.file), { recursive: true });
+    await fsp.writeFile(`${this.file}.tmp`, JSON.stringify(this.entries, null, 2) + '\n');
+    await fsp.rename(`${this.file}.tmp`, this.file);
+  }
+}
+
+export class CheckError extends Error {}
+
+/** Checks a downloaded file; throws CheckError naming what differs. */
+export async function checkFile(file: string, expected: Expected): Promise<{ sha256: string; size: number }> {
+  const size = (await fsp.stat(file)).size;
+  if (expected.size !== undefined && size !== expected.size) throw new CheckError(`size ${size} bytes, expected ${expected.size}`);
+  const sha256 = await sha256File(file);
+  if (expected.sha256 && sha256 !== expected.sha256) throw new CheckError(`sha256 ${sha256}, expected ${expected.sha256}`);
+  return { sha256, size };
+}
+
+export interface DownloadOptions {
+  /** Called with bytes so far and the total when known. */
+  onProgress?: (done: number, total: number | undefined) => void;
+  fetchImpl?: typeof fetch;
+}
+
+/**
+ * Downloads `url` into `target` (resuming `<target>.part`), checks it against `expected`, and
+ * moves it into place. A failed check deletes the partial file and throws CheckError; a network
+ * failure keeps it for the next run to resume and throws.
+ */
+export async function downloadVerified(url: string, target: string, expected: Expected, opts: DownloadOptions = {}): Promise<{ sha256: string; size: number; resumedFrom: number }> {
+  const part = `${target}.part`;
+  await fsp.mkdir(path.dirname(target), { recursive: true });
+  let have = fs.existsSync(part) ? (await fsp.stat(part)).size : 0;
+  if (expected.size !== undefined && have > expected.size) {
+    await fsp.rm(part, { force: true });
+    have = 0;
+  }
+  const doFetch = opts.fetchImpl ?? fetch;
+  const res = await doFetch(url, { redirect: 'follow', headers: have > 0 ? { range: `bytes=${have}-` } : {} });
+  if (res.status === 416 && have > 0) {
+    // the partial file is already complete: check it
+  } else {
+    if (!res.ok || !res.body) throw new Error(`HTTP ${res.status}`);
+    const resumed = res.status === 206 && have > 0;
+    if (!resumed) have = 0;
+    const length = Number(res.headers.get('content-length') ?? NaN);
+    const total = Number.isFinite(length) ? length + have : expected.size;
+    let done = have;
+    const counter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        done += chunk.length;
+        opts.onProgress?.(done, total);
+        cb(null, chunk);
+      },
+    });
+    await pipeline(Readable.fromWeb(res.body as never), counter, fs.createWriteStream(part, { flags: resumed ? 'a' : 'w' }));
+    if (Number.isFinite(length) && done !== total) throw new Error(`connection closed after ${done} of ${total} bytes (kept ${path.basename(part)} to resume)`);
+  }
+  const resumedFrom = have;
+  try {
+    const r = await checkFile(part, expected);
+    await fsp.rename(part, target);
+    return { ...r, resumedFrom };
+  } catch (e) {
+    if (e instanceof CheckError) await fsp.rm(part, { force: true });
+    throw e;
+  }
+}
