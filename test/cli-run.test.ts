@@ -86,7 +86,7 @@ describe('dub CLI', () => {
       [[silent, '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*silent\.mp4 has no audio track: .*missing_audio_track/],
       [[DUB, '--from', 'th-TH', '--to', 'es-ES'], /^dub run: --from th-TH is not a supported source locale/],
       [[DUB, '--from', 'en-US', '--to', 'he-IL'], /^dub run: --to he-IL is not a supported target locale/],
-      [[DUB, '--to', 'es-ES'], /^dub run: --from LOCALE is needed: /],
+      [[DUB, '--to', 'es-ES'], /^dub run: --from LOCALE is needed: no installed engine identifies the spoken language \(Whisper does: npx dub models fetch whisper-base\)/],
       [[DUB, '--from', 'en-US'], /^dub run: --to LOCALE.* is needed/],
       [['--from', 'en-US', '--to', 'es-ES'], /^dub run: no input video given/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--frobnicate'], /^dub run: Unknown option '--frobnicate'/],
@@ -171,6 +171,22 @@ describe('dub CLI', () => {
       expect(r.stderr).toMatch(/^dub run: es-ES: .*npx dub models fetch piper-es_ES-davefx-medium/m);
       expect(fs.existsSync(path.join(dir, 'piper-out', 'es-ES', 'dubbed.mp4'))).toBe(false);
     }, 120_000);
+
+    it('without --from, Whisper (when installed) identifies the spoken language and the run goes on with it', () => {
+      // "installed": the asr package's tiny Whisper-shaped stand-in (random weights: it hears German)
+      const models = path.join(dir, 'whisper-models', 'whisper-base');
+      fs.mkdirSync(models, { recursive: true });
+      for (const f of fs.readdirSync(path.join(ROOT, 'packages/asr/fixtures/whisper-tiny-test'))) fs.copyFileSync(path.join(ROOT, 'packages/asr/fixtures/whisper-tiny-test', f), path.join(models, f));
+      const r = dub(['run', video, '--to', 'es-ES', '-o', path.join(dir, 'identified')], { DUB_MODELS_DIR: path.dirname(models) });
+      const m = /^identified the spoken language of sample\.mp4: ([a-z]{2,3}) \(probability (0\.\d\d|1\.00), Whisper\) -> --from ([a-z]{2,3}-[A-Z]{2})$/m.exec(r.stderr);
+      expect(m, r.stderr.slice(0, 2000)).not.toBeNull();
+      expect(r.stderr).toContain(`dubbing ${video} (${m![3]} -> es-ES)`);
+      // the stand-in's German has no apertium pair to Spanish here: the run then fails with the contract's code
+      if (m![3] !== 'en-US') {
+        expect(r.status).toBe(1);
+        expect(r.stderr).toMatch(/^dub run: es-ES: unsupported_language_pair: /m);
+      }
+    }, 300_000);
 
     it('--log-format json: pino JSON log lines on stderr', () => {
       const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', out, '--log-format', 'json'], { DUB_LOG_LEVEL: 'info' });

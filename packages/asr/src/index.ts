@@ -10,6 +10,7 @@ export type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegm
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
 export { resolveWhisperOptions, WHISPER_FILES, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
 export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';
+export { identifyLanguage, type IdentifiedLanguage } from './whisper/identify.js';
 export { WhisperTokenizer } from './whisper/tokenizer.js';
 export { WhisperFeatureExtractor, WHISPER_N_FRAMES, WHISPER_N_SAMPLES } from './dsp/whisper-mel.js';
 export { FbankExtractor, mfccFromLogMel, resolveFbankOptions, type Fbank, type FbankOptions } from './dsp/kaldi-fbank.js';

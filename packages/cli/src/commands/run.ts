@@ -11,7 +11,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
-  blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, loadConfig, ValidationError,
+  blobKeys, FsBlobStore, isModelAvailable, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, ValidationError,
   GENERATE_MODES, SRT_PROFILES, type GenerateMode, type Job, type Logger, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
@@ -27,7 +27,8 @@ const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [op
 
   INPUT                 source video(s); several are dubbed one after another, each into OUT/<input name>/
   --input FILE          a source video (same as a positional INPUT; repeatable)
-  --from LOCALE         source locale, e.g. en-US (required: dub run does not identify the spoken language)
+  --from LOCALE         source locale, e.g. en-US; without it the spoken language is identified by
+                        Whisper when it is installed (npx dub models fetch whisper-base), else it is required
   --to LOCALES          target locales, comma-separated, e.g. es-ES,fr-FR (required)
   -o, --out DIR         output folder (default ./dub-output): OUT/<locale>/dubbed.mp4, dubbed.m4a, ...
   --mode MODE           no_lips (default) or with_lips
@@ -94,9 +95,12 @@ export async function run(argv: string[]): Promise<number> {
   const { values, positionals } = args;
   const inputs = [...positionals, ...(values.input ?? [])];
   if (inputs.length === 0) throw new UsageError('no input video given: dub run INPUT --from LOCALE --to LOCALE (see dub run --help)');
-  if (!values.from) throw new UsageError('--from LOCALE is needed: dub run does not identify the spoken language; give the source locale, e.g. --from en-US');
   if (!values.to) throw new UsageError('--to LOCALE[,LOCALE...] is needed: the target language(s), e.g. --to es-ES');
-  if (!isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (GET /v1/languages lists them)`, { field: 'from' });
+  if (values.from !== undefined && !isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (GET /v1/languages lists them)`, { field: 'from' });
+  const whisperInstalled = isModelAvailable('whisper-base', ['encoder_model.onnx', 'decoder_model_merged.onnx', 'tokenizer.json'], loadConfig().modelsDir ? { modelsDir: loadConfig().modelsDir } : {});
+  if (values.from === undefined && !whisperInstalled) {
+    throw new UsageError('--from LOCALE is needed: no installed engine identifies the spoken language (Whisper does: npx dub models fetch whisper-base); give the source locale, e.g. --from en-US');
+  }
   const targets = values.to.split(',').map((s) => s.trim()).filter(Boolean);
   for (const t of targets) if (!isTargetLocale(t)) throw new ValidationError(`--to ${t} is not a supported target locale (GET /v1/languages lists them)`, { field: 'to' });
   const mode = (values.mode ?? 'no_lips') as GenerateMode;
@@ -108,7 +112,7 @@ export async function run(argv: string[]): Promise<number> {
   const logFormat = (values['log-format'] ?? process.env.DUB_LOG_FORMAT ?? 'text') as LogFormat;
   if (logFormat !== 'text' && logFormat !== 'json') throw new ValidationError(`--log-format must be text or json, got "${logFormat}"`, { field: 'log-format' });
   const settings: RunSettings = {
-    from: values.from, targets, mode, profile,
+    from: values.from ?? '', targets, mode, profile,
     speakers: num(values.speakers, 'speakers', { int: true, min: 1 }),
     start: num(values.start, 'start', { min: 0 }),
     end: num(values.end, 'end', { min: 0 }),
@@ -148,8 +152,19 @@ export async function run(argv: string[]): Promise<number> {
   for (const [i, file] of files.entries()) {
     const dest = files.length > 1 ? path.join(out, names[i]!) : out;
     const dataDir = path.resolve(values['data-dir'] ? (files.length > 1 ? path.join(values['data-dir'], names[i]!) : values['data-dir']) : path.join(dest, '.work'));
-    if (!quiet) progress.note(`dubbing ${file} (${settings.from} -> ${targets.join(', ')}) into ${dest}`);
-    const r = await dubOne(file, dest, dataDir, settings, logger, progress, engineLines);
+    let from = values.from;
+    if (from === undefined) {
+      const id = await identifySource(file, logger);
+      if ('error' in id) {
+        failures++;
+        process.stderr.write(`dub run: ${file}: ${id.error}\n`);
+        continue;
+      }
+      from = id.locale;
+      if (!quiet) progress.note(`identified the spoken language of ${path.basename(file)}: ${id.language} (probability ${id.probability.toFixed(2)}, Whisper) -> --from ${from}`);
+    }
+    if (!quiet) progress.note(`dubbing ${file} (${from} -> ${targets.join(', ')}) into ${dest}`);
+    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines);
     results.push(...r.files);
     if (r.failure) {
       failures++;
@@ -244,6 +259,20 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
   await done;
   await runtime.close();
   return failure ? { files, failure } : { files };
+}
+
+/** The source locale of `file` from Whisper's language identification: the first source locale of that language. */
+async function identifySource(file: string, logger: Logger): Promise<{ locale: string; language: string; probability: number } | { error: string }> {
+  const { identifyLanguage } = await import('@dub/asr');
+  const config = loadConfig();
+  try {
+    const id = await identifyLanguage(file, { ...(config.modelsDir ? { models: { modelsDir: config.modelsDir } } : {}), device: config.device }, { logger });
+    const locale = SOURCE_LOCALES.find((l) => languageOf(l) === id.language);
+    if (!locale) return { error: `the spoken language was identified as "${id.language}", which is not a supported source language; give --from` };
+    return { locale, language: id.language, probability: id.probability };
+  } catch (e) {
+    return { error: `could not identify the spoken language (${(e as Error).message.split('\n')[0]}); give --from` };
+  }
 }
 
 function humanBytes(n: number): string {
