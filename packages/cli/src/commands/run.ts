@@ -97,7 +97,9 @@ export async function run(argv: string[]): Promise<number> {
   if (inputs.length === 0) throw new UsageError('no input video given: dub run INPUT --from LOCALE --to LOCALE (see dub run --help)');
   if (!values.to) throw new UsageError('--to LOCALE[,LOCALE...] is needed: the target language(s), e.g. --to es-ES');
   if (values.from !== undefined && !isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (GET /v1/languages lists them)`, { field: 'from' });
-  const whisperInstalled = isModelAvailable('whisper-base', ['encoder_model.onnx', 'decoder_model_merged.onnx', 'tokenizer.json'], loadConfig().modelsDir ? { modelsDir: loadConfig().modelsDir } : {});
+  const { resolveWhisperOptions, WHISPER_FILES } = await import('@dub/asr');
+  const modelsDir = loadConfig().modelsDir;
+  const whisperInstalled = isModelAvailable(resolveWhisperOptions().model, Object.values(WHISPER_FILES), modelsDir ? { modelsDir } : {});
   if (values.from === undefined && !whisperInstalled) {
     throw new UsageError('--from LOCALE is needed: no installed engine identifies the spoken language (Whisper does: npx dub models fetch whisper-base); give the source locale, e.g. --from en-US');
   }
