@@ -1,6 +1,7 @@
 import { SrtParseError } from '@dub/core';
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseSrt, validateSrt } from './parse.js';
+import { isTimingLine, looksLikeTimestamp, parseSrt, splitArrow, validateSrt } from './parse.js';
 
 const SAMPLE = '1\n00:00:01,000 --> 00:00:02,500\nHello\nworld\n\n2\n00:00:03,000 --> 00:00:04,000\nBye\n';
 
@@ -119,5 +120,47 @@ describe('validateSrt', () => {
       }
       expect(validateSrt(text, { allowEmpty: true })).toEqual({ ok: true, cues: [] });
     }
+  });
+});
+
+describe('timing line recognition (linear scans)', () => {
+  // The regular expressions the scans replaced (quadratic on long runs of digits or spaces): the
+  // scans must accept exactly what they accepted.
+  const ARROW_LINE = /^(.*?)\s*-->\s*(.*)$/;
+  const LOOKS_LIKE_TIMESTAMP = /\d+:\d{2}:\d{2}[,.]\d{3}/;
+  const alphabet = '0123456789:,.->  \t\r\u2028\u00a0ax'.split('');
+  const text = fc.oneof(
+    fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((a) => a.join('')),
+    fc.tuple(fc.array(fc.constantFrom(...alphabet), { maxLength: 8 }), fc.constantFrom('00:00:01,000', '1:22:33.444', '12:3:45,678'), fc.array(fc.constantFrom(...alphabet), { maxLength: 8 }), fc.constantFrom(' --> ', '-->', ' \t-->\u00a0', ' -> ', '\r-->'), fc.constantFrom('00:00:02,000', '99:59:59.999', 'x'), fc.array(fc.constantFrom(...alphabet), { maxLength: 8 })).map(
+      ([a, t1, b, arrow, t2, c]) => `${a.join('')}${t1}${b.join('')}${arrow}${t2}${c.join('')}`,
+    ),
+  );
+
+  it('splitArrow agrees with /^(.*?)\\s*-->\\s*(.*)$/', () => {
+    fc.assert(
+      fc.property(text, (line) => {
+        const m = ARROW_LINE.exec(line);
+        expect(splitArrow(line)).toEqual(m ? [m[1], m[2]] : undefined);
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('looksLikeTimestamp agrees with /\\d+:\\d{2}:\\d{2}[,.]\\d{3}/ and isTimingLine with both', () => {
+    fc.assert(
+      fc.property(text, (line) => {
+        expect(looksLikeTimestamp(line)).toBe(LOOKS_LIKE_TIMESTAMP.test(line));
+        const m = ARROW_LINE.exec(line);
+        expect(isTimingLine(line)).toBe(line.includes('-->') && m !== null && LOOKS_LIKE_TIMESTAMP.test(m[1]!) && LOOKS_LIKE_TIMESTAMP.test(m[2]!));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it('quotes at most 40 characters of a bad line or timestamp', () => {
+    const long = `1\n${'9'.repeat(10_000)} --> 00:00:01,000\nx\n`;
+    const e = errorOf(long);
+    expect(e.details?.reason).toBe('bad_timing');
+    expect(e.message.length).toBeLessThan(200);
   });
 });

@@ -29,37 +29,81 @@ export type SrtParseErrorReason =
   | 'missing_blank_line'
   | 'empty';
 
-const ARROW_LINE = /^(.*?)\s*-->\s*(.*)$/;
-const LOOKS_LIKE_TIMESTAMP = /\d+:\d{2}:\d{2}[,.]\d{3}/;
 const INDEX = /^\d+$/;
+
+// The timing line is recognized by scanning, not by regular expressions: the former
+// /^(.*?)\s*-->\s*(.*)$/ and /\d+:\d{2}:\d{2}[,.]\d{3}/ backtrack quadratically on a long run of
+// spaces or digits (a 160 KB line took 37 s). Both scans below are linear in the line length and
+// accept exactly what those expressions accepted (parse.test.ts checks them against each other).
+
+/** Code units of JavaScript's `\s` (the set String.prototype.trim removes). */
+function isSpace(c: number): boolean {
+  return (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
+}
+
+/** Line terminators, which `.` of a regular expression does not match. */
+const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
+
+function isDigitAt(s: string, i: number): boolean {
+  const c = s.charCodeAt(i);
+  return c >= 48 && c <= 57;
+}
+
+/**
+ * The text before and after the first `-->`, without the spaces around the arrow; undefined when
+ * the line has no arrow (or a line terminator outside those spaces).
+ */
+export function splitArrow(line: string): [string, string] | undefined {
+  const at = line.indexOf('-->');
+  if (at < 0) return undefined;
+  let a = at;
+  while (a > 0 && isSpace(line.charCodeAt(a - 1))) a--;
+  let b = at + 3;
+  while (b < line.length && isSpace(line.charCodeAt(b))) b++;
+  const before = line.slice(0, a);
+  const after = line.slice(b);
+  if (LINE_TERMINATOR.test(before) || LINE_TERMINATOR.test(after)) return undefined;
+  return [before, after];
+}
+
+/** Somewhere in `s` there is `D+:DD:DD[,.]DDD` (D a digit). One pass over the colons. */
+export function looksLikeTimestamp(s: string): boolean {
+  for (let p = s.indexOf(':'); p >= 0; p = s.indexOf(':', p + 1)) {
+    if (!isDigitAt(s, p - 1) || !isDigitAt(s, p + 1) || !isDigitAt(s, p + 2) || s.charCodeAt(p + 3) !== 58) continue;
+    const sep = s.charCodeAt(p + 6);
+    if (isDigitAt(s, p + 4) && isDigitAt(s, p + 5) && (sep === 44 || sep === 46) && isDigitAt(s, p + 7) && isDigitAt(s, p + 8) && isDigitAt(s, p + 9)) return true;
+  }
+  return false;
+}
 
 function fail(reason: SrtParseErrorReason, message: string, line: number): never {
   throw new SrtParseError(message, line, { field: 'srt', details: { reason } });
 }
 
+function clip(s: string): string {
+  return s.length > 40 ? `${s.slice(0, 40)}…` : s;
+}
+
 function quote(line: string): string {
-  const s = line.length > 40 ? `${line.slice(0, 40)}…` : line;
-  return JSON.stringify(s);
+  return JSON.stringify(clip(line));
 }
 
 /** True for a line shaped like `<timestamp> --> <timestamp>` (already trimmed). */
 export function isTimingLine(line: string): boolean {
-  if (!line.includes('-->')) return false;
-  const m = ARROW_LINE.exec(line);
-  return m !== null && LOOKS_LIKE_TIMESTAMP.test(m[1]!) && LOOKS_LIKE_TIMESTAMP.test(m[2]!);
+  const m = splitArrow(line);
+  return m !== undefined && looksLikeTimestamp(m[0]) && looksLikeTimestamp(m[1]);
 }
 
 /** Parse the timing line of a cue into [startMs, endMs]; `lineNo` is 1-based. */
 function parseTiming(line: string, lineNo: number, index: number): [number, number] {
-  const m = ARROW_LINE.exec(line);
+  const m = splitArrow(line);
   if (!m) {
-    if (LOOKS_LIKE_TIMESTAMP.test(line)) {
+    if (looksLikeTimestamp(line)) {
       fail('bad_arrow', `cue ${index}: bad arrow in timing line ${quote(line)} (expected "-->" between the two timestamps)`, lineNo);
     }
     fail('bad_timing', `cue ${index}: expected a timing line "HH:MM:SS,mmm --> HH:MM:SS,mmm", found ${quote(line)}`, lineNo);
   }
-  const startText = m[1]!;
-  const endText = m[2]!;
+  const [startText, endText] = m;
   if (/\s/.test(endText)) {
     fail('bad_timing', `cue ${index}: unexpected text after the end timestamp in ${quote(line)}`, lineNo);
   }
@@ -68,7 +112,7 @@ function parseTiming(line: string, lineNo: number, index: number): [number, numb
   const end = parseTimestampMs(endText);
   if (typeof end === 'string') fail('bad_timing', `cue ${index}: ${end} after the arrow`, lineNo);
   if (end < start) {
-    fail('reversed_timing', `cue ${index}: end time ${endText} is before start time ${startText}`, lineNo);
+    fail('reversed_timing', `cue ${index}: end time ${clip(endText)} is before start time ${clip(startText)}`, lineNo);
   }
   return [start, end];
 }

@@ -14,8 +14,10 @@ function digit(text: string, i: number): number {
  * Scans character codes instead of running a regex: this is the parser's hot path.
  */
 export function parseTimestampMs(text: string): number | string {
-  if (text.startsWith('-')) return `negative timestamp "${text}"`;
-  const bad = `bad timestamp "${text}" (expected HH:MM:SS,mmm)`;
+  // The reason quotes at most 40 characters: a megabyte of garbage is not echoed back.
+  const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
+  if (text.startsWith('-')) return `negative timestamp "${shown}"`;
+  const bad = `bad timestamp "${shown}" (expected HH:MM:SS,mmm)`;
   const n = text.length;
   // HH+ : MM : SS [,.] mmm  -> at least 12 characters, the last 10 fixed.
   if (n < 12) return bad;
@@ -38,8 +40,8 @@ export function parseTimestampMs(text: string): number | string {
   if ((m1 | m2 | s1 | s2 | f1 | f2 | f3) < 0) return bad;
   const min = m1 * 10 + m2;
   const s = s1 * 10 + s2;
-  if (min > 59) return `bad timestamp "${text}" (minutes must be 00-59)`;
-  if (s > 59) return `bad timestamp "${text}" (seconds must be 00-59)`;
+  if (min > 59) return `bad timestamp "${shown}" (minutes must be 00-59)`;
+  if (s > 59) return `bad timestamp "${shown}" (seconds must be 00-59)`;
   if (!Number.isSafeInteger(hours * 3_600_000)) return bad;
   return ((hours * 60 + min) * 60 + s) * 1000 + f1 * 100 + f2 * 10 + f3;
 }
