@@ -7,6 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { getModelEntry, type EngineRecord } from '@dub/core';
 import { parseSrt } from '@dub/srt';
 import { DUB, ffprobeJson, makeSample, ROOT } from './e2e-helpers.js';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-cli-'));
@@ -153,8 +154,15 @@ describe('dub CLI', () => {
       expect(summary).toMatch(/\nstages:\n(.*\n)*  prepare +transcription +\d+\.\d s\n/);
       expect(summary).toMatch(/\n  total +\d+\.\d s\n/);
       // the engine each generation stage ran: in the folder and in the summary
-      expect(JSON.parse(fs.readFileSync(path.join(es, 'engines.json'), 'utf8'))).toEqual({ tts: { id: 'espeak-ng', selected: 'auto' } });
-      expect(summary).toMatch(/\nengines:\n  es-ES +tts +espeak-ng, chosen automatically\n/);
+      // every stage's engine, with model file, sha256 and provider where it is an ONNX model
+      const engines = JSON.parse(fs.readFileSync(path.join(es, 'engines.json'), 'utf8')) as Record<string, EngineRecord>;
+      expect(Object.keys(engines)).toEqual(['separation', 'vad', 'asr', 'speakers', 'translation', 'tts']);
+      expect(engines.vad).toMatchObject({ id: 'silero', model: 'silero_vad_v5.onnx', sha256: getModelEntry('silero-vad-v5')!.files[0]!.sha256, provider: 'cpu' });
+      expect(engines.asr).toMatchObject({ id: 'pocketsphinx', selected: 'auto' });
+      expect(engines.speakers).toMatchObject({ id: 'mfcc', selected: 'auto' });
+      expect(engines.translation).toEqual({ id: 'apertium', selected: 'auto', reason: 'the offline default' });
+      expect(engines.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/^auto: no Piper voice here/) });
+      expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically\n(  es-ES .*\n)*  es-ES +tts +espeak-ng, chosen automatically\n/);
       expect(summary).toMatch(/\nwarnings: none\n$|\nwarnings \(\d+\):\n/);
     }, 420_000);
 

@@ -2,10 +2,11 @@
  * prepare on real media: jfk.wav as a video, en-US -> es-ES with the default engines (htdemucs
  * separation, silero VAD, pocketsphinx ASR, apertium translation).
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeys, TranscriptSchema, validate, VersionScriptSchema, type PrepareAssetJob, type PrepareVersionJob, type Transcript, type VersionScript } from '@dub/core';
+import { blobKeys, getModelEntry, TranscriptSchema, validate, VersionScriptSchema, type PrepareAssetJob, type PrepareVersionJob, type Transcript, type VersionScript } from '@dub/core';
 import { detectSpeech } from '@dub/asr';
 import { createJobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
@@ -61,6 +62,10 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(await rt.store.has(transcript.tracks!.speech)).toBe(true);
       expect(await rt.store.has(transcript.tracks!.background)).toBe(true);
       expect(transcript.tracks!.background).toMatch(/\/separation-[0-9a-f]+\/background\.wav$/);
+      // HTDemucs ran (jfk has a background): the record names the model with the published sha256 and the provider
+      const htdemucs = getModelEntry('htdemucs')!.files[0]!;
+      expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
+      expect(transcript.engines?.separation?.reason).toBe(transcript.separation?.reason);
       const prepared = eventsOf(rt, 'asset_prepared');
       expect(prepared).toEqual([
         { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },
@@ -84,6 +89,9 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       const script = validate<VersionScript>(VersionScriptSchema, await readJson(blobKeys.script('ver_es')), 'script');
       expect(script).toMatchObject({ asset_id: ASSET, version_id: 'ver_es', source_locale: 'en-US', target_locale: 'es-ES', translation_engine: 'apertium' });
       expect(script.segments.length).toBeGreaterThan(0);
+      // the script carries the transcript's engine records and the translation's
+      const transcript = validate<Transcript>(TranscriptSchema, await readJson(blobKeys.transcript(ASSET)), 'transcript');
+      expect(script.engines).toEqual({ ...transcript.engines, translation: { id: 'apertium', selected: 'auto', reason: 'the offline default' } });
       const spanish = script.segments.map((s) => s.target_text).join(' ');
       expect(spanishWords(spanish)).toBeGreaterThanOrEqual(3);
       for (const s of script.segments) {
@@ -179,6 +187,12 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(done('separation')).toMatchObject({ cached: true });
       expect(done('vad')).toMatchObject({ cached: true });
       expect(res.transcript.engine).toBe('whisper');
+      const file = (name: string) => { const b = fs.readFileSync(path.join(models, name)); return { name, sha256: createHash('sha256').update(b).digest('hex'), size: b.length }; };
+      const files = ['encoder_model.onnx', 'decoder_model_merged.onnx', 'tokenizer.json'].map(file);
+      expect(res.transcript.engines?.asr).toEqual({
+        id: 'whisper', model: 'encoder_model.onnx', sha256: files[0]!.sha256, size: files[0]!.size, files,
+        provider: 'cpu', selected: 'auto', reason: 'auto: Whisper is installed and speaks en-US',
+      });
     });
   });
 });

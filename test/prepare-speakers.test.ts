@@ -3,10 +3,11 @@
  * clean speech is given as the asset's speech track, so separation takes the given-tracks path
  * (background = mix - speech) instead of running htdemucs again (the jfk test covers that).
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, expect } from 'vitest';
-import { blobKeys } from '@dub/core';
+import { blobKeys, getModelEntry } from '@dub/core';
 import { prepareAsset } from '@dub/pipeline';
 import { makeRuntime, MEDIA, ROOT, sameStore, videoFromWav } from './prepare-helpers.js';
 import { itWithMedia } from './support/media.js';
@@ -39,7 +40,15 @@ itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, ea
   const sep = rt.events.find((e) => e.type === 'stage_done' && e.stage === 'separation');
   expect(sep).toMatchObject({ cached: false });
   // no WeSpeaker model here: the MFCC engine told the speakers apart, and the transcript says so
-  expect(t.speaker_engine).toEqual({ id: 'mfcc', selected: 'auto' });
+  expect(t.speaker_engine).toEqual({ id: 'mfcc', selected: 'auto', reason: 'auto: no WeSpeaker model here (MFCC statistics, no weights)' });
+  // every prepare stage's engine, with the model's sha256 and provider where it is a model
+  const silero = getModelEntry('silero-vad-v5')!.files[0]!;
+  expect(t.engines).toEqual({
+    separation: { id: 'given_tracks', selected: 'auto', reason: 'clean tracks were given with the asset' },
+    vad: { id: 'silero', model: 'silero_vad_v5.onnx', sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'the only voice activity model' },
+    asr: { id: 'pocketsphinx', selected: 'auto', reason: 'auto: the engine installed here that speaks en-US' },
+    speakers: t.speaker_engine,
+  });
 }, 600_000);
 
 const callJob = { v: 1, type: 'prepare-asset', job_id: 'job-call', asset_id: 'ast_call', locale: 'en-US', media: { blob: blobKeys.sourceUpload('ast_call') }, speech: { blob: blobKeys.speechUpload('ast_call') }, versions: [] } as const;
@@ -60,5 +69,20 @@ itWithMedia(['two-speakers-call.wav'], 'after a WeSpeaker model is installed, au
   expect(done('speakers')).toMatchObject({ cached: false });
   expect(done('transcription')).toMatchObject({ cached: true });
   expect(done('separation')).toMatchObject({ cached: true });
-  expect(res.transcript.speaker_engine).toEqual({ id: 'wespeaker', model: 'voxceleb_resnet34_LM.onnx', selected: 'auto' });
+  const file = path.join(models, 'wespeaker-resnet34', 'voxceleb_resnet34_LM.onnx');
+  expect(res.transcript.speaker_engine).toEqual({
+    id: 'wespeaker', model: 'voxceleb_resnet34_LM.onnx', sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex'), size: fs.statSync(file).size,
+    provider: 'cpu', selected: 'auto', reason: 'auto: the WeSpeaker model is installed',
+  });
+  expect(res.transcript.engines?.speakers).toEqual(res.transcript.speaker_engine);
 }, 600_000);
+
+itWithMedia(['two-speakers-call.wav'], 'an explicit DUB_ASR_ENGINE=whisper without its model fails with unsupported_source_language naming the fetch command, never pocketsphinx', async () => {
+  const rt3 = sameStore(rt);
+  await rt3.store.putFile(blobKeys.sourceUpload('ast_call'), videoFromWav(path.join(MEDIA, 'two-speakers-call.wav'), path.join(rt.dir, 'call.mp4')));
+  await rt3.store.putFile(blobKeys.speechUpload('ast_call'), path.join(MEDIA, 'two-speakers-call.wav'));
+  const err = await prepareAsset(callJob, rt3, { asrEngine: 'whisper' }).then(() => undefined, (e: unknown) => e as { code?: string; message: string });
+  expect(err?.code).toBe('unsupported_source_language');
+  expect(err?.message).toMatch(/whisper: .*dub models fetch whisper-base/);
+  expect(rt3.events.some((e) => e.type === 'stage_done' && e.stage === 'transcription')).toBe(false);
+}, 120_000);

@@ -7,6 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { randomBytes } from 'node:crypto';
 import { ASSET_ERROR_CODES, VERSION_ERROR_CODES } from './errors.js';
+import { EngineRecordsSchema, type EngineRecord } from './engines.js';
 
 export const ASSET_STATUSES = ['Dubbing', 'PendingReview', 'Ready', 'Failed'] as const;
 export type AssetStatus = (typeof ASSET_STATUSES)[number];
@@ -102,16 +103,11 @@ export const VersionSchema = Type.Object(
     result_generated_at: Type.Optional(Type.String({ format: 'date-time' })),
     voice_over: Type.Optional(Type.Boolean()),
     error: Type.Optional(VersionErrorSchema),
-    /** Project extension: the engine each generation stage ran for the current result (tts, lips), with its model file. */
-    engines: Type.Optional(Type.Record(Type.String(), Type.Object({ id: Type.String(), model: Type.Optional(Type.String()), selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]) }))),
+    /** Project extension: the engine every stage ran for the current result (separation, vad, asr, speakers, translation, tts, lips): model file, sha256, provider, how and why it was chosen. */
+    engines: Type.Optional(EngineRecordsSchema),
   },
   { $id: 'Version' },
 );
-export interface EngineRecord {
-  id: string;
-  model?: string;
-  selected: 'auto' | 'explicit';
-}
 export interface Version {
   asset_id: string;
   dubbing_id: string;

@@ -9,6 +9,7 @@ export * from './config.js';
 export * from './logger.js';
 export * from './context.js';
 export * from './models.js';
+export * from './engines.js';
 export * from './onnx.js';
 export * from './queue.js';
 export * from './net.js';

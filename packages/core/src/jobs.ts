@@ -8,6 +8,7 @@ import { Type, type Static, type TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ASSET_ERROR_CODES, VERSION_ERROR_CODES, ValidationError } from './errors.js';
 import { GENERATE_MODES, LIPS_MODELS } from './domain.js';
+import { EngineRecordsSchema } from './engines.js';
 
 const Lit = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -132,8 +133,8 @@ export const WorkerEventSchema = Type.Union([
     speech_key: Type.Optional(Type.String()),
     background_key: Type.Optional(Type.String()),
     duration: Type.Number(),
-    /** The engine each generation stage ran (tts, lips), with its model file where it has one. */
-    engines: Type.Optional(Type.Record(Type.String(), Type.Object({ id: Type.String(), model: Type.Optional(Type.String()), selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]) }))),
+    /** The engine every stage ran for this result (prepare's, translation's and generation's), see EngineRecordSchema. */
+    engines: Type.Optional(EngineRecordsSchema),
   }),
   Type.Object({ ...EvBase, type: Type.Literal('version_generate_failed'), version_id: Type.String(), generation: Type.Integer(), error: VersionErr }),
 ]);

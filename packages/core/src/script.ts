@@ -3,6 +3,7 @@
  * edits, what SRT downloads and generation read.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { EngineRecordSchema, EngineRecordsSchema } from './engines.js';
 
 export const WordSchema = Type.Object({
   text: Type.String(),
@@ -64,7 +65,9 @@ export const TranscriptSchema = Type.Object({
   tracks: Type.Optional(Type.Object({ speech: Type.String(), background: Type.String() })),
   separation: Type.Optional(TranscriptSeparationSchema),
   /** The speaker-embedding engine that told the speakers apart, its model file, and how it was chosen. */
-  speaker_engine: Type.Optional(Type.Object({ id: Type.String(), model: Type.Optional(Type.String()), selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]) })),
+  speaker_engine: Type.Optional(EngineRecordSchema),
+  /** The engine each prepare stage ran (separation, vad, asr, speakers): model, sha256, provider, selection and reason. */
+  engines: Type.Optional(EngineRecordsSchema),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 
@@ -90,6 +93,8 @@ export const VersionScriptSchema = Type.Object({
   target_locale: Type.String(),
   /** Translation engine id, or "reference_srt". */
   translation_engine: Type.String(),
+  /** The engines that made this script: the transcript's (separation, vad, asr, speakers) and translation. */
+  engines: Type.Optional(EngineRecordsSchema),
   speakers: Type.Array(SpeakerSchema),
   segments: Type.Array(ScriptSegmentSchema),
   updated_at: Type.String(),

@@ -1,20 +1,24 @@
 /**
  * Engine choices read from the environment of the worker process (`dub run`, `dub serve`,
- * `dub worker` alike): `DUB_TTS_ENGINE` (auto, espeak-ng, piper), `DUB_LIPS_ENGINE` (auto,
- * wav2lip, viseme-warp) and `DUB_SPEAKER_ENGINE` (auto, mfcc, wespeaker). `auto` (or unset) keeps the default choice; an
+ * `dub worker` alike): `DUB_ASR_ENGINE` (auto, whisper, pocketsphinx), `DUB_TTS_ENGINE` (auto,
+ * espeak-ng, piper), `DUB_LIPS_ENGINE` (auto, wav2lip, viseme-warp) and `DUB_SPEAKER_ENGINE`
+ * (auto, mfcc, wespeaker). `auto` (or unset) picks the best installed engine that supports the
+ * locale, else the offline one; an
  * explicit engine that cannot run fails the version with an error naming what is missing, it is
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
-import fs from 'node:fs';
-import { isModelAvailable, resolveModelFile, ValidationError } from '@dub/core';
+import { isModelAvailable, modelIdentity, resolveModelFile, ValidationError, type ModelIdentity } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
 
 export const SPEAKER_ENGINE_IDS = ['mfcc', 'wespeaker'] as const;
 export type SpeakerEngineId = (typeof SPEAKER_ENGINE_IDS)[number];
+export const ASR_ENGINE_IDS = ['whisper', 'pocketsphinx'] as const;
+export type AsrEngineChoiceId = (typeof ASR_ENGINE_IDS)[number];
 
 export interface EngineChoice {
+  asr: 'auto' | AsrEngineChoiceId;
   tts: 'auto' | TtsEngineId;
   lips: 'auto' | LipsEngineId;
   speaker: 'auto' | SpeakerEngineId;
@@ -28,7 +32,12 @@ function pick<T extends string>(env: Record<string, string | undefined>, name: s
 }
 
 export function engineChoiceFromEnv(env: Record<string, string | undefined> = process.env): EngineChoice {
-  return { tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS), lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS), speaker: pick(env, 'DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS) };
+  return {
+    asr: pick(env, 'DUB_ASR_ENGINE', ASR_ENGINE_IDS),
+    tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS),
+    lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS),
+    speaker: pick(env, 'DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS),
+  };
 }
 
 const WESPEAKER = { id: 'wespeaker-resnet34', file: 'voxceleb_resnet34_LM.onnx' };
@@ -38,20 +47,21 @@ export interface SpeakerEngine {
   id: SpeakerEngineId;
   embedding: 'mfcc' | 'onnx';
   selected: 'auto' | 'explicit';
-  model?: { file: string; size: number; mtime: number };
+  reason: string;
+  model?: ModelIdentity;
 }
 
 /**
  * auto: WeSpeaker when its model is installed, else the MFCC statistics (no weights). An explicit
  * `wespeaker` whose model is missing throws the resolver's error naming `dub models fetch`.
  */
-export function resolveSpeakerEngine(choice: EngineChoice['speaker'], modelsDir: string | undefined): SpeakerEngine {
+export async function resolveSpeakerEngine(choice: EngineChoice['speaker'], modelsDir: string | undefined): Promise<SpeakerEngine> {
   const where = modelsDir ? { modelsDir } : {};
+  const selected = choice === 'auto' ? 'auto' : 'explicit';
   const wespeaker = choice === 'wespeaker' || (choice === 'auto' && isModelAvailable(WESPEAKER.id, [WESPEAKER.file], where));
-  if (!wespeaker) return { id: 'mfcc', embedding: 'mfcc', selected: choice === 'auto' ? 'auto' : 'explicit' };
+  if (!wespeaker) return { id: 'mfcc', embedding: 'mfcc', selected, reason: choice === 'auto' ? 'auto: no WeSpeaker model here (MFCC statistics, no weights)' : 'DUB_SPEAKER_ENGINE=mfcc' };
   const file = resolveModelFile(WESPEAKER.id, WESPEAKER.file, where);
-  const st = fs.statSync(file);
-  return { id: 'wespeaker', embedding: 'onnx', selected: choice === 'auto' ? 'auto' : 'explicit', model: { file, size: st.size, mtime: st.mtimeMs } };
+  return { id: 'wespeaker', embedding: 'onnx', selected, reason: choice === 'auto' ? 'auto: the WeSpeaker model is installed' : 'DUB_SPEAKER_ENGINE=wespeaker', model: await modelIdentity(file) };
 }
 
 /** The generate-version options these choices make. */
@@ -62,23 +72,78 @@ export function generateOptionsOf(choice: EngineChoice): GenerateVersionOptions 
   };
 }
 
+/** The speech recognition engine a prepare runs, why, and the identity of its model files. */
+export interface AsrEngineChoice {
+  engine: string;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  /** Model files (Whisper: encoder, decoder, tokenizer); null for engines without ONNX weights. */
+  model: ModelIdentity[] | null;
+}
+
 /**
- * The speech recognition engine a prepare of `locale` runs on this host and the identity of its
- * model files (path, size, time), for the transcription stage's cache key: installing Whisper (or
- * replacing its model) makes the next prepare transcribe again instead of reusing the old
- * transcript. `none` when no engine speaks the locale (the stage then fails naming what to install).
+ * The speech recognition engine a prepare of `locale` runs on this host and the identity (name,
+ * size, sha256) of its model files, for the transcription stage's cache key: installing Whisper
+ * (or replacing its model) makes the next prepare transcribe again instead of reusing the old
+ * transcript. auto: the best engine that speaks the locale; `none` when none does (the stage then
+ * fails naming what to install). An explicit engine that cannot transcribe the locale fails here
+ * with `unsupported_source_language` naming its install command, never replaced by another one.
  */
-export async function asrEngineIdentity(locale: string, modelsDir: string | undefined): Promise<{ engine: string; model: { file: string; size: number; mtime: number }[] | null }> {
-  const { asrEnginesFor, resolveWhisperOptions, WHISPER_FILES } = await import('@dub/asr');
+export async function asrEngineIdentity(locale: string, modelsDir: string | undefined, choice: EngineChoice['asr'] = 'auto'): Promise<AsrEngineChoice> {
+  const { asrEnginesFor, chooseAsrEngine, resolveTranscribeOptions, resolveWhisperOptions, WHISPER_FILES } = await import('@dub/asr');
   const where = modelsDir ? { modelsDir } : {};
-  const [engine] = await asrEnginesFor(locale, modelsDir ? { models: where } : {});
-  if (!engine) return { engine: 'none', model: null };
-  if (engine !== 'whisper') return { engine, model: null };
+  let engine: string | undefined;
+  let reason: string;
+  if (choice === 'auto') {
+    const ok = await asrEnginesFor(locale, modelsDir ? { models: where } : {});
+    engine = ok[0];
+    reason = engine === 'whisper' ? `auto: Whisper is installed and speaks ${locale}` : engine ? `auto: the engine installed here that speaks ${locale}` : `auto: no engine here speaks ${locale}`;
+  } else {
+    const { SessionCache, silentLogger } = await import('@dub/core');
+    const sessions = new SessionCache();
+    try {
+      const o = resolveTranscribeOptions({ locale, engine: choice, ...(modelsDir ? { models: where } : {}) });
+      engine = await chooseAsrEngine(o, { models: where, sessions, device: 'cpu', threads: 0, logger: silentLogger });
+    } finally {
+      await sessions.disposeAll();
+    }
+    reason = `DUB_ASR_ENGINE=${choice}`;
+  }
+  const selected = choice === 'auto' ? 'auto' : 'explicit';
+  if (!engine) return { engine: 'none', selected, reason, model: null };
+  if (engine !== 'whisper') return { engine, selected, reason, model: null };
   const model = resolveWhisperOptions().model;
-  const files = Object.values(WHISPER_FILES).map((f) => {
-    const file = resolveModelFile(model, f, where);
-    const st = fs.statSync(file);
-    return { file, size: st.size, mtime: st.mtimeMs };
-  });
-  return { engine, model: files };
+  const files: ModelIdentity[] = [];
+  for (const f of [WHISPER_FILES.encoder, WHISPER_FILES.decoder, WHISPER_FILES.tokenizer]) files.push(await modelIdentity(resolveModelFile(model, f, where)));
+  return { engine, selected, reason, model: files };
+}
+
+/** The speech synthesis engine a generate runs, why, and its voice model's identity (Piper). */
+export interface TtsEngineChoice {
+  id: TtsEngineId;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  model?: ModelIdentity;
+}
+
+/**
+ * auto: Piper when the locale's default Piper voice is installed (`piper-<voice>` in the models
+ * dir), else espeak-ng (offline, every target locale). An explicit `piper` without the voice fails
+ * with the resolver's error naming `dub models fetch piper-<voice>`, never replaced by espeak-ng.
+ */
+export async function resolveTtsEngine(choice: EngineChoice['tts'], locale: string, modelsDir: string | undefined): Promise<TtsEngineChoice> {
+  const { PIPER_DEFAULT_VOICES } = await import('@dub/voice');
+  const where = modelsDir ? { modelsDir } : {};
+  const voice = PIPER_DEFAULT_VOICES[locale];
+  const files = voice ? { id: `piper-${voice}`, model: `${voice}.onnx`, config: `${voice}.onnx.json` } : undefined;
+  if (choice === 'espeak-ng') return { id: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' };
+  if (choice === 'piper') {
+    if (!files) throw new ValidationError(`DUB_TTS_ENGINE=piper: no Piper voice is listed for ${locale} (voices: ${Object.keys(PIPER_DEFAULT_VOICES).join(', ')})`, { field: 'DUB_TTS_ENGINE' });
+    resolveModelFile(files.id, files.config, where);
+    return { id: 'piper', selected: 'explicit', reason: 'DUB_TTS_ENGINE=piper', model: await modelIdentity(resolveModelFile(files.id, files.model, where)) };
+  }
+  if (files && isModelAvailable(files.id, [files.model, files.config], where)) {
+    return { id: 'piper', selected: 'auto', reason: `auto: the Piper voice ${voice} is installed`, model: await modelIdentity(resolveModelFile(files.id, files.model, where)) };
+  }
+  return { id: 'espeak-ng', selected: 'auto', reason: files ? `auto: no Piper voice here (npx dub models fetch ${files.id})` : `auto: no Piper voice is listed for ${locale}` };
 }

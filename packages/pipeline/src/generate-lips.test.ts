@@ -3,6 +3,7 @@
  * ../shared/media/talking-head-480.mp4 at 320x320, made here): Spanish espeak-ng speech replaces
  * the English, the mouth region is re-rendered to follow it, the rest of the picture stays.
  */
+import { createHash } from 'node:crypto';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -124,7 +125,8 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       const e = generated(events);
       expect(events.some((x) => x.type === 'stage_done' && x.stage === 'lips')).toBe(true);
       // no Wav2Lip model here: the classical engine ran, and the event says so
-      expect(e.engines).toEqual({ tts: { id: 'espeak-ng', selected: 'auto' }, lips: { id: 'viseme-warp', selected: 'auto' } });
+      expect(e.engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto' });
+      expect(e.engines?.lips).toEqual({ id: 'viseme-warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
       const result = store.localPath(e.result_video_key)!;
       const [src, res] = await Promise.all([probe(sourceFile), probe(result)]);
       expect([res.video!.width, res.video!.height, res.video!.fps]).toEqual([320, 320, src.video!.fps]);
@@ -163,7 +165,10 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       await generateVersion(job(4, 'real_face_turbo'), runtime(events, { DUB_MODELS_DIR: models }));
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'lips')).toMatchObject({ cached: false });
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'synthesis')).toMatchObject({ cached: true });
-      expect(generated(events).engines?.lips).toEqual({ id: 'wav2lip', model: 'wav2lip_gan_96.onnx', selected: 'auto' });
+      const installed = await fsp.readFile(path.join(models, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx'));
+      expect(generated(events).engines?.lips).toEqual({
+        id: 'wav2lip', model: 'wav2lip_gan_96.onnx', sha256: createHash('sha256').update(installed).digest('hex'), size: installed.length, provider: 'cpu', selected: 'auto', reason: 'auto: the Wav2Lip model is installed',
+      });
     });
 
     it('an explicitly chosen engine whose model is missing fails naming the fetch command, never substituted', async () => {

@@ -6,9 +6,8 @@
  * where the source speaker talks (the mouth is closed there when the dub is silent).
  * `options.lips_model` of the job picks real_face or real_face_turbo.
  */
-import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { blobKeys, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { blobKeys, modelIdentity, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
 import { chooseLipsEngine, lipSync, resolveLipsOptions, resolveWav2LipModel, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash } from './artifacts.js';
@@ -40,6 +39,8 @@ export interface LipsStageResult {
   /** The engine that rendered it, and its model file where it has one. */
   engine: string;
   modelFile: string | null;
+  /** ONNX execution provider of the Wav2Lip model, where it ran one. */
+  provider?: 'cpu' | 'cuda';
   cached: boolean;
 }
 
@@ -53,7 +54,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
   // classical engine's video again. An explicit engine whose model is missing fails here.
   const engine = await chooseLipsEngine(resolveLipsOptions({ ...extra, ...where, model }), rt.ctx.logger);
   const modelFile = engine === 'wav2lip' ? resolveWav2LipModel({ ...where, ...extra.wav2lip }) : null;
-  const modelStat = modelFile ? await stat(modelFile) : undefined;
+  const modelId = modelFile ? await modelIdentity(modelFile) : undefined;
   const inputs = {
     v: LIPS_STAGE_VERSION,
     source: input.sourceIdentity,
@@ -62,7 +63,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     model,
     words: inputsHash(input.words),
     engine,
-    engineModel: modelFile && modelStat ? { file: modelFile, size: modelStat.size, mtime: modelStat.mtimeMs } : null,
+    engineModel: modelId ? { model: modelId.model, sha256: modelId.sha256 } : null,
   };
   const r = await runner.run('lips', inputs, async (out, ctx: StageContext) => {
     const file = path.join(out.dir, 'lips.mp4');
@@ -90,7 +91,9 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
       { ...ctx, ...(rt.withLimit ? { withLimit: <T>(name: string, fn: () => Promise<T>) => rt.withLimit!(name, fn) } : {}) },
     );
     out.addFile('lips.mp4', file);
-    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound };
+    const provider = modelFile ? (rt.sessions.providers.get(modelFile) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined)) : undefined;
+    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}) };
   });
-  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, modelFile, cached: r.cached };
+  const provider = (r.value as { provider?: 'cpu' | 'cuda' }).provider;
+  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, modelFile, ...(provider ? { provider } : {}), cached: r.cached };
 }

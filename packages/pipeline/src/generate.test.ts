@@ -291,10 +291,46 @@ describe('generateVersion', () => {
   });
 });
 
+describe('Piper chosen by auto once its voice is installed', () => {
+  it('the first generate speaks with espeak-ng; copying a Piper-shaped es_ES voice in place makes the next one re-synthesize with Piper (source stage reused), and the event names model, sha256, provider and reason', async () => {
+    const modelsDir = path.join(dir, 'models-auto');
+    await fsp.mkdir(modelsDir, { recursive: true });
+    const rt = (events: EmittedEvent[]): JobRuntime => ({ ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
+    const before: EmittedEvent[] = [];
+    await generateVersion(job(20), rt(before));
+    expect(generated(before).engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/npx dub models fetch piper-es_ES-davefx-medium/) });
+    expect(generated(before).engines?.tts?.sha256).toBeUndefined();
+
+    // "Install" the voice: the tiny generated model with the Piper export's inputs and outputs.
+    const voiceDir = path.join(modelsDir, 'piper-es_ES-davefx-medium');
+    await fsp.mkdir(voiceDir, { recursive: true });
+    const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures');
+    await fsp.copyFile(path.join(fixtures, 'tiny-piper.onnx'), path.join(voiceDir, 'es_ES-davefx-medium.onnx'));
+    await fsp.copyFile(path.join(fixtures, 'tiny-piper.onnx.json'), path.join(voiceDir, 'es_ES-davefx-medium.onnx.json'));
+    const { createHash } = await import('node:crypto');
+    const sha = createHash('sha256').update(await fsp.readFile(path.join(fixtures, 'tiny-piper.onnx'))).digest('hex');
+
+    const after: EmittedEvent[] = [];
+    await generateVersion(job(21), rt(after));
+    const tts = generated(after).engines?.tts;
+    expect(tts).toEqual({ id: 'piper', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, provider: 'cpu', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    const done = (events: EmittedEvent[], stage: string) => events.find((x): x is Extract<EmittedEvent, { type: 'stage_done' }> => x.type === 'stage_done' && x.stage === stage);
+    expect(done(after, 'source')?.cached).toBe(true);
+    expect(done(after, 'synthesis')?.cached).toBe(false);
+    expect(done(after, 'timeline')?.cached).toBe(false);
+    // The speech timeline is Piper's (22.05 kHz, the voice config's rate), not espeak-ng's.
+    expect((await readWav(store.localPath(generated(after).speech_key!)!)).sampleRate).toBe(22050);
+    // The translation and prepare records come with the generation's.
+    expect(generated(after).engines?.translation).toEqual({ id: 'test', selected: 'auto' });
+  });
+});
+
 describe('engine choice from the environment', () => {
   it('auto or unset keeps the defaults; explicit engines become generate options; unknown values are refused naming the variable', () => {
     expect(generateOptionsOf(engineChoiceFromEnv({}))).toEqual({});
-    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ tts: 'auto', lips: 'auto', speaker: 'auto' });
+    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ asr: 'auto', tts: 'auto', lips: 'auto', speaker: 'auto' });
+    expect(engineChoiceFromEnv({ DUB_ASR_ENGINE: 'whisper' }).asr).toBe('whisper');
+    expect(() => engineChoiceFromEnv({ DUB_ASR_ENGINE: 'kaldi' })).toThrow(/DUB_ASR_ENGINE="kaldi" is not an engine: auto, whisper, pocketsphinx/);
     expect(engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'wespeaker' }).speaker).toBe('wespeaker');
     expect(() => engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'pyannote' })).toThrow(/DUB_SPEAKER_ENGINE="pyannote" is not an engine: auto, mfcc, wespeaker/);
     expect(generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng', DUB_LIPS_ENGINE: 'wav2lip' }))).toEqual({ tts: { engine: 'espeak-ng' }, lips: { engine: 'wav2lip' } });

@@ -21,10 +21,13 @@ import {
   blobKeys,
   DubError,
   getLocale,
+  modelEngineRecord,
+  modelIdentity,
   reportProgress,
   throwIfAborted,
   ValidationError,
   type GenerateVersionJob,
+  type EngineRecords,
   type JobRuntime,
   type StageContext,
   type Transcript,
@@ -40,6 +43,7 @@ import { planVoices, type VoicePlan } from './generate-voices.js';
 import { segmentSlots, synthesizeSegment, type SegmentSlot } from './generate-segments.js';
 import { renderSpeechTimeline } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
+import { resolveTtsEngine, type TtsEngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
@@ -91,10 +95,17 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   const withLips = job.mode === 'with_lips';
   const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: job.version_id }, { weights: withLips ? WEIGHTS_WITH_LIPS : WEIGHTS });
   const local = (key: string): Promise<string> => localPath(rt, key, work);
-  const engineId = opts.tts?.engine ?? 'espeak-ng';
+  // auto: Piper when the locale's voice is installed, else espeak-ng; explicit engines come in opts.
+  const ttsChoice: TtsEngineChoice = opts.tts?.engine
+    ? { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
+    : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir);
+  const engineId = ttsChoice.id;
   let engine: TtsEngine | undefined;
   const getEngine = async (): Promise<TtsEngine> => (engine ??= await createEngine(engineId, opts.tts?.config, rt));
   try {
+    // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
+    const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.model?.file ?? (await getEngine()).modelFile?.(job.locale));
+    const ttsModel = ttsModelFile ? await modelIdentity(ttsModelFile) : undefined;
     const script = await loadScript(rt.store, job.script_key);
     const transcript = await loadTranscript(rt.store, job.asset_id);
     const sourceKey = blobKeys.sourceVideo(job.asset_id);
@@ -116,7 +127,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const speakers = transcript.speakers.length ? transcript.speakers : script.speakers;
     const voices = await runner.run<VoicePlan>(
       'voices',
-      { v: STAGE_VERSION, engine: engineId, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
       async (out, ctx) => planVoices(await getEngine(), { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media }, ctx),
     );
 
@@ -134,7 +145,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       reportProgress(synthCtx, 'synthesis', i / Math.max(1, slots.length));
       const voice = voices.value.voices[slot.segment.speaker] ?? Object.values(voices.value.voices)[0];
       if (!voice) throw new DubError('invalid_input', `segment ${slot.segment.id}: speaker ${slot.segment.speaker} has no voice`);
-      const inputs = { v: STAGE_VERSION, engine: engineId, locale: job.locale, text: slot.segment.target_text, voice, seconds: slot.seconds, overrun: slot.overrun, stretcher };
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, locale: job.locale, text: slot.segment.target_text, voice, seconds: slot.seconds, overrun: slot.overrun, stretcher };
       const result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
         const fitted = await synthesizeSegment(await getEngine(), slot, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir }, synthCtx);
         const file = path.join(out.dir, 'speech.wav');
@@ -195,12 +206,23 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     });
     // with_lips: the mouth follows the dubbed speech (the speech timeline, not the mix)
     let videoKey = sourceKey;
-    const engines: Record<string, { id: string; model?: string; selected: 'auto' | 'explicit' }> = { tts: { id: engineId, selected: opts.tts?.engine ? 'explicit' : 'auto' } };
+    // Provenance: the script's engines (prepare's stages and translation) and this generation's.
+    const engines: EngineRecords = {
+      ...transcript.engines,
+      ...(script.engines ?? { translation: { id: script.translation_engine, selected: 'auto' } }),
+      tts: ttsModel
+        ? await modelEngineRecord(engineId, ttsModel.file, { selected: ttsChoice.selected, reason: ttsChoice.reason, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })
+        : { id: engineId, selected: ttsChoice.selected, reason: ttsChoice.reason },
+    };
     if (withLips) {
       const words = segments.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.slot.start + w.start, end: s.slot.start + w.end })));
       const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, ...(transcript.tracks ? { sourceSpeechKey: transcript.tracks.speech } : {}), words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
       videoKey = lips.videoKey;
-      engines.lips = { id: lips.engine, ...(lips.modelFile ? { model: path.basename(lips.modelFile) } : {}), selected: opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto' };
+      const lipsSelected = opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto';
+      const lipsReason = lipsSelected === 'explicit' ? `DUB_LIPS_ENGINE=${lips.engine}` : lips.engine === 'wav2lip' ? 'auto: the Wav2Lip model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
+      engines.lips = lips.modelFile
+        ? await modelEngineRecord(lips.engine, lips.modelFile, { selected: lipsSelected, reason: lipsReason, provider: lips.provider })
+        : { id: lips.engine, selected: lipsSelected, reason: lipsReason };
     }
     const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');

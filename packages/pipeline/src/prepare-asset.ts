@@ -17,8 +17,13 @@ import path from 'node:path';
 import {
   AssetError,
   blobKeys,
+  modelEngineRecord,
+  modelIdentity,
+  resolveModelFile,
   validate,
   TranscriptSchema,
+  type EngineRecord,
+  type EngineRecords,
   type JobRuntime,
   type PrepareAssetJob,
   type PrepareVersionJob,
@@ -40,6 +45,8 @@ export interface PrepareAssetOptions {
   fetchTimeoutMs?: number;
   /** Speaker engine (default: DUB_SPEAKER_ENGINE, else auto: WeSpeaker when installed, else MFCC). */
   speakerEngine?: EngineChoice['speaker'];
+  /** Speech recognition engine (default: DUB_ASR_ENGINE, else auto: Whisper when installed and it speaks the locale, else pocketsphinx for English). */
+  asrEngine?: EngineChoice['asr'];
 }
 
 export interface PrepareAssetResult {
@@ -69,6 +76,18 @@ const WEIGHTS = {
 };
 
 const MIX_FORMAT = { sampleRate: 44100, channels: 2 };
+
+/** Model files of the prepare stages that have a single one (manifest id, file name, engine id). */
+const HTDEMUCS = { id: 'htdemucs', file: 'htdemucs.onnx' };
+const SILERO = { id: 'silero-vad-v5', file: 'silero_vad_v5.onnx', engine: 'silero' };
+
+/**
+ * The ONNX execution provider a model file's session got in this worker (CUDA may fall back to
+ * CPU); on a CPU-only worker, cpu. Undefined when the session is not loaded and the device is a GPU.
+ */
+export function providerOf(rt: Pick<JobRuntime, 'sessions' | 'config'>, file: string): 'cpu' | 'cuda' | undefined {
+  return rt.sessions.providers.get(file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined);
+}
 
 /** The deterministic job id of a version's prepare job (a redelivery enqueues the same id). */
 export function prepareVersionJobId(versionId: string): string {
@@ -147,9 +166,17 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
           return r;
         });
     const plan = planned?.value.plan;
-    const separated = await runner.run(
+    const where = rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {};
+    // The model's identity is part of the key: a replaced HTDemucs separates again.
+    const separationModel = !hasGiven && plan?.mode !== 'none' ? await modelIdentity(resolveModelFile(HTDEMUCS.id, HTDEMUCS.file, where)) : undefined;
+    const separated = await runner.run<{ engine: string; provider?: 'cpu' | 'cuda' }>(
       'separation',
-      { mix: audio.key, given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null, plan: planned?.key ?? null },
+      {
+        mix: audio.key,
+        given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null,
+        plan: planned?.key ?? null,
+        ...(separationModel ? { model: separationModel.sha256 } : {}),
+      },
       async (out, ctx) => {
         const mix = await files.path(audio.files['mix.wav']!);
         const speech = path.join(out.dir, 'speech.wav');
@@ -170,7 +197,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         const engine = rt.withLimit && plan?.mode !== 'none' ? await rt.withLimit('gpu', run) : await run();
         out.addFile('speech.wav', speech);
         out.addFile('background.wav', background);
-        return { engine };
+        const provider = separationModel ? providerOf(rt, separationModel.file) : undefined;
+        return { engine, ...(provider ? { provider } : {}) };
       },
     );
     const speechKey = separated.files['speech.wav']!;
@@ -178,26 +206,32 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // Speech regions, transcript text, speakers.
     // When the speech track is the mix itself (no background), the mix's VAD is its VAD.
     const mixIsSpeech = plan?.mode === 'none' && !plan.background;
-    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey, ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
+    const vadModel = await modelIdentity(resolveModelFile(SILERO.id, SILERO.file, where));
+    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey, model: vadModel.sha256, ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
       mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx),
     );
-    // The engine and its model files are part of the key: installing Whisper transcribes again.
-    const asr = job.source_srt !== undefined ? { engine: 'source_srt', model: null } : await asrEngineIdentity(job.locale, rt.config.modelsDir);
-    const recognition = await runner.run<Recognition>(
+    // The engine and its model files (sha256) are part of the key: installing Whisper transcribes again.
+    const choice = engineChoiceFromEnv(process.env);
+    const asr =
+      job.source_srt !== undefined
+        ? { engine: 'source_srt', selected: 'explicit' as const, reason: 'the asset has a source_srt', model: null }
+        : await asrEngineIdentity(job.locale, rt.config.modelsDir, opts.asrEngine ?? choice.asr);
+    const recognition = await runner.run<Recognition & { provider?: 'cpu' | 'cuda' }>(
       'transcription',
-      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.engine, model: asr.model },
+      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.engine, model: asr.model?.map((m) => [m.model, m.sha256]) ?? null },
       async (_out, ctx) => {
-        const run = async () =>
-          stages.transcribe(await files.path(speechKey), { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : {}) }, env, ctx);
+        const request = { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : asr.engine !== 'none' ? { engine: asr.engine } : {}) };
+        const run = async () => stages.transcribe(await files.path(speechKey), request, env, ctx);
         const r = rt.withLimit ? await rt.withLimit('gpu', run) : await run();
         if (!r.segments.some((s) => s.text.trim() !== '')) throw new AssetError('empty_transcript', 'no spoken content was found in the video');
-        return r;
+        const provider = asr.model?.[0] ? providerOf(rt, asr.model[0].file) : undefined;
+        return { ...r, ...(provider ? { provider } : {}) };
       },
     );
-    const speakerEngine = resolveSpeakerEngine(opts.speakerEngine ?? engineChoiceFromEnv(process.env).speaker, rt.config.modelsDir);
-    const speakers = await runner.run<SpeakerTurns>(
+    const speakerEngine = await resolveSpeakerEngine(opts.speakerEngine ?? choice.speaker, rt.config.modelsDir);
+    const speakers = await runner.run<SpeakerTurns & { provider?: 'cpu' | 'cuda' }>(
       'speakers',
-      { speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model ?? null },
+      { speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model?.sha256 ?? null },
       async (out, ctx) => {
         const refDir = path.join(out.dir, 'references');
         const turns = await stages.diarize(
@@ -215,7 +249,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
           ctx,
         );
         for (const sp of turns.speakers) if (sp.reference) out.addFile(`reference-${sp.id}.wav`, sp.reference.file);
-        return { ...turns, speakers: turns.speakers.map((sp) => (sp.reference ? { ...sp, reference: { ...sp.reference, file: `reference-${sp.id}.wav` } } : sp)) };
+        const provider = speakerEngine.model ? providerOf(rt, speakerEngine.model.file) : undefined;
+        return { ...turns, speakers: turns.speakers.map((sp) => (sp.reference ? { ...sp, reference: { ...sp.reference, file: `reference-${sp.id}.wav` } } : sp)), ...(provider ? { provider } : {}) };
       },
     );
     const referenceKeys: Record<string, string> = {};
@@ -224,11 +259,25 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // The transcript, the event, the versions.
     const t0 = performance.now();
     const separation = separationRecord(separated.value.engine, plan);
+    const speakerRecord: EngineRecord = speakerEngine.model
+      ? await modelEngineRecord(speakerEngine.id, speakerEngine.model.file, { selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider })
+      : { id: speakerEngine.id, selected: speakerEngine.selected, reason: speakerEngine.reason };
+    const engines: EngineRecords = {
+      separation: separationModel
+        ? await modelEngineRecord(separated.value.engine, separationModel.file, { selected: 'auto', reason: plan?.reason ?? 'the separation plan', provider: separated.value.provider })
+        : { id: separated.value.engine, selected: 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
+      vad: await modelEngineRecord(SILERO.engine, vadModel.file, { selected: 'auto', reason: 'the only voice activity model', provider: providerOf(rt, vadModel.file) }),
+      asr: asr.model?.[0]
+        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { selected: asr.selected, reason: asr.reason, provider: recognition.value.provider })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
+        : { id: recognition.value.engine, selected: asr.selected, reason: asr.reason },
+      speakers: speakerRecord,
+    };
     const transcript = validate<Transcript>(
       TranscriptSchema,
       {
         ...buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation),
-        speaker_engine: { id: speakerEngine.id, ...(speakerEngine.model ? { model: path.basename(speakerEngine.model.file) } : {}), selected: speakerEngine.selected },
+        speaker_engine: speakerRecord,
+        engines,
       },
       'transcript',
     );

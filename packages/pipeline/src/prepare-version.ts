@@ -21,9 +21,10 @@ import {
   type PrepareVersionJob,
   type Transcript,
   type VersionScript,
+  type EngineRecord,
 } from '@dub/core';
 import { parseSrt } from '@dub/srt';
-import { alignReferenceSrt, loadTranslateConfig, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { alignReferenceSrt, engineForPair, loadTranslateConfig, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -81,6 +82,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
     await runner.done('transcript', false, (performance.now() - t0) / 1000);
 
     let engine: string;
+    let translation: EngineRecord;
     let texts: Map<string, string>;
     if (job.version.srt !== undefined && job.version.srt.trim() !== '') {
       let cues;
@@ -91,12 +93,16 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       }
       const t1 = performance.now();
       engine = 'reference_srt';
+      translation = { id: engine, selected: 'explicit', reason: `the version was created with a reference srt for ${target}` };
       texts = new Map(alignReferenceSrt(transcript.segments, cues).map((a) => [a.id, a.text]));
       await runner.done('translation', false, (performance.now() - t1) / 1000);
     } else {
       const config = opts.translate ?? loadTranslateConfig(process.env);
       const translator = await translatorForPair(config, job.source_locale, target);
       engine = translator.engine;
+      const chosen = engineForPair(config, job.source_locale, target);
+      const explicit = chosen.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
+      translation = { id: engine, selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
       const segments = transcript.segments.map((s) => ({ id: s.id, text: s.text, speaker: s.speaker, duration: Math.max(0, s.end - s.start) }));
       const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey }, async (_out, ctx) =>
         translator.translate({ sourceLocale: job.source_locale, targetLocale: target, segments }, ctx),
@@ -110,6 +116,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       source_locale: job.source_locale,
       target_locale: target,
       translation_engine: engine,
+      engines: { ...transcript.engines, translation },
       speakers: transcript.speakers,
       segments: transcript.segments.map((s) => ({
         id: s.id,

@@ -78,7 +78,7 @@ export interface PrepareStages {
   ): Promise<string>;
   detectSpeech(speech: string, env: StageEnv, ctx: PartialContext): Promise<SpeechRegions>;
   /** ASR of the speech regions, or the source_srt as transcript. */
-  transcribe(speech: string, request: { locale: string; sourceSrt?: string; regions: SpeechRegions }, env: StageEnv, ctx: PartialContext): Promise<Recognition>;
+  transcribe(speech: string, request: { locale: string; sourceSrt?: string; regions: SpeechRegions; engine?: string }, env: StageEnv, ctx: PartialContext): Promise<Recognition>;
   /** Who speaks each segment (speakers_count, else estimated); reference clips written under `outDir`. */
   diarize(
     speech: string,
@@ -144,6 +144,7 @@ export const defaultStages: PrepareStages = {
       {
         locale: request.locale,
         ...(request.sourceSrt !== undefined ? { sourceSrt: request.sourceSrt } : {}),
+        ...(request.engine === 'whisper' || request.engine === 'pocketsphinx' ? { engine: request.engine } : {}),
         speech: { ...request.regions, probabilities: new Float32Array(0) },
         ...asrEnv(env),
       },

@@ -51,6 +51,8 @@ export interface TtsEngine {
   supportsLocale(locale: string): Promise<boolean>;
   /** Mono audio at `capabilities.sampleRate`. Empty text gives empty audio. */
   synthesize(request: SynthesisRequest, ctx: StageContext): Promise<PlanarAudio>;
+  /** The model file that speaks `locale` (engines with ONNX voices), for provenance and cache keys; undefined for engines without one. */
+  modelFile?(locale: string): string | undefined;
   /** Release native resources (ONNX sessions); idempotent. */
   dispose(): Promise<void>;
 }

