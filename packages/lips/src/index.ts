@@ -3,7 +3,7 @@
  * mouth region of a video to follow dubbed speech. Usable alone:
  *   import { lipSync } from '@dub/lips';
  */
-export type { LipsEngine, LipsContext, FaceTrack, DubbedSpeech, TimedWord, LipsRenderOptions, LipsRenderResult, LipsEncodeOptions, WithLimit } from './types.js';
+export type { PreparedLips, LipsEngine, LipsContext, FaceTrack, DubbedSpeech, TimedWord, LipsRenderOptions, LipsRenderResult, LipsEncodeOptions, WithLimit } from './types.js';
 export { lipSync, detectFaces, type LipSyncRequest, type LipSyncResult } from './lip-sync.js';
 export { resolveLipsOptions, LIPS_PROFILES, type LipsOptions, type ResolvedLipsOptions, type LipsEngineId, type LipsProfile } from './options.js';
 export { LIPS_ENGINES, LIPS_ENGINE_IDS, OFFLINE_LIPS_ENGINE, createLipsEngine, chooseLipsEngine, isLipsEngineId, hasWav2LipModel, type LipsEngineConfig } from './registry.js';
@@ -24,6 +24,7 @@ export { phonemizeWords, visemeWeights, phonemeOpenness, splitIpa, type PhonemeO
 export { MelWindows, melFilterbank, hannWindow, normaliseMel, WAV2LIP_MEL } from './audio/mel.js';
 export { warpMouth, WARP } from './engines/mouth-warp.js';
 export { transformFrames, type FrameOp } from './engines/frame-loop.js';
-export { VisemeWarpEngine, createVisemeWarpEngine, mouthAmounts, type VisemeWarpOptions } from './engines/viseme-warp.js';
+export { renderChunked, DEFAULT_CHUNK_SECONDS, type LipsChunkStore, type ChunkedRenderResult } from './engines/chunked.js';
+export { VisemeWarpEngine, createVisemeWarpEngine, mouthAmounts, LOCAL_LEVEL_SECONDS, type VisemeWarpOptions } from './engines/viseme-warp.js';
 export { Wav2LipEngine, createWav2LipEngine, resolveWav2LipModel, faceTensor, pasteFace, wav2lipCrop, WAV2LIP_MODEL_ID, WAV2LIP_FILE, WAV2LIP_SIZE, type Wav2LipOptions } from './engines/wav2lip.js';
 export { LIPS_CONFORMANCE_CHECKS, type LipsConformanceFixture, type LipsConformanceCheck } from './testing/lips-conformance.js';

@@ -14,7 +14,8 @@ import { trackFaces } from './face/face-track.js';
 import { chooseLipsEngine, createLipsEngine } from './registry.js';
 import { resolveLipsOptions, type LipsEngineId, type LipsOptions, type ResolvedLipsOptions } from './options.js';
 import { videoInfo } from './video/video-info.js';
-import type { DubbedSpeech, FaceTrack, LipsContext } from './types.js';
+import type { DubbedSpeech, FaceTrack, LipsContext, LipsRenderResult } from './types.js';
+import { renderChunked, type ChunkedRenderResult, type LipsChunkStore } from './engines/chunked.js';
 
 export interface LipSyncRequest {
   video: string;
@@ -22,6 +23,13 @@ export interface LipSyncRequest {
   output: string;
   /** Audio tracks muxed into the output; none: a video-only file. */
   audio?: MuxAudioTrack[];
+  /** The video's face track when already known (detectFaces of the same video and options): tracking is skipped. */
+  faces?: FaceTrack;
+  /**
+   * Render in independently encoded chunks kept in `store` (see engines/chunked.ts): chunks whose
+   * inputs did not change since an earlier run are reused. `identity` names the source video.
+   */
+  chunks?: { store: LipsChunkStore; identity: string; chunkFrames?: number };
 }
 
 export interface LipSyncResult {
@@ -32,6 +40,8 @@ export interface LipSyncResult {
   changedFrames: number;
   facesFound: number;
   detectedFrames: number;
+  /** Chunked rendering: chunks in all, chunks rendered in this run, and the frame spans rendered. */
+  chunks?: { total: number; rendered: number; spans: { start: number; end: number }[] };
   /** Face detection time per analysed frame, ms. */
   detectionMsPerFrame: number;
   /** Seconds: face tracking, rendering (decode + engine + encode), in total. */
@@ -71,17 +81,31 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
   const work = await mkdtemp(path.join(o.tmpDir ?? os.tmpdir(), 'dub-lips-'));
   try {
     const trackCtx = { ...subContext(base, 'face_detection', 0, 0.25), ...(withLimit ? { withLimit } : {}) };
-    const faces = await withDetectors(o, (detector, trackingDetector) =>
-      trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
-    );
+    const faces =
+      req.faces ??
+      (await withDetectors(o, (detector, trackingDetector) =>
+        trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
+      ));
     const t1 = performance.now();
     const engineId = await chooseLipsEngine(o, base.logger);
     const engine = await createLipsEngine(engineId, engineId === 'wav2lip' ? o.wav2lip : o.visemeWarp);
     const silent = path.join(work, 'lips.mp4');
-    let rendered;
+    let rendered: LipsRenderResult;
+    let chunked: ChunkedRenderResult | undefined;
     try {
       const renderCtx = { ...subContext(base, 'lips', 0.25, req.audio?.length ? 0.97 : 1), ...(withLimit ? { withLimit } : {}) };
-      rendered = await engine.render(info, req.speech, faces, silent, { workScale: o.workScale, encode: o.encode, tmpDir: work, media: o.media }, renderCtx);
+      const renderOpts = { workScale: o.workScale, encode: o.encode, tmpDir: work, media: o.media };
+      if (req.chunks && engine.prepare) {
+        const prepared = await engine.prepare(info, req.speech, faces, renderOpts, renderCtx);
+        try {
+          chunked = await renderChunked(info, faces, prepared, silent, { ...renderOpts, store: req.chunks.store, identity: req.chunks.identity, ...(req.chunks.chunkFrames ? { chunkFrames: req.chunks.chunkFrames } : {}) }, renderCtx);
+          rendered = chunked;
+        } finally {
+          await prepared.close();
+        }
+      } else {
+        rendered = await engine.render(info, req.speech, faces, silent, renderOpts, renderCtx);
+      }
     } finally {
       await engine.dispose();
     }
@@ -100,6 +124,7 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
       changedFrames: rendered.changedFrames,
       facesFound: faces.facesFound,
       detectedFrames: faces.detectedFrames,
+      ...(chunked ? { chunks: { total: chunked.chunks, rendered: chunked.renderedChunks, spans: chunked.renderedSpans } } : {}),
       detectionMsPerFrame: faces.detectedFrames ? faces.detectionMs / faces.detectedFrames : 0,
       trackSeconds: (t1 - t0) / 1000,
       renderSeconds: (t2 - t1) / 1000,

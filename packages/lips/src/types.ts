@@ -5,6 +5,7 @@
 import type { StageContext } from '@dub/core';
 import type { MediaToolOptions } from '@dub/media';
 import type { FaceFrame } from './face/mouth-region.js';
+import type { RgbImage } from './image/rgb-image.js';
 import type { VideoInfo } from './video/video-info.js';
 
 /** Runs model work under a named concurrency limit (the worker's `gpu` limit), when given. */
@@ -75,6 +76,15 @@ export interface LipsRenderResult {
   engineMs: number;
 }
 
+/** An engine ready to render any frame of one video for one dubbed speech. */
+export interface PreparedLips {
+  identity: string;
+  /** What drives frame `i` besides its face (a mouth amount, a mel window's hash). */
+  frameKey(i: number): string | Promise<string>;
+  op(frame: RgbImage, face: FaceFrame, index: number): Promise<boolean> | boolean;
+  close(): Promise<void>;
+}
+
 export interface LipsEngine {
   readonly id: string;
   /**
@@ -82,5 +92,11 @@ export interface LipsEngine {
    * with the same size, frame rate and frame count. Frames without a face pass through unchanged.
    */
   render(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, output: string, opts: LipsRenderOptions, ctx: LipsContext): Promise<LipsRenderResult>;
+  /**
+   * The engine's per-frame work for chunked rendering: what drives each frame (`frameKey`, part
+   * of the chunk keys) and the frame operation itself. `identity` names the engine, its model and
+   * settings.
+   */
+  prepare?(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, opts: LipsRenderOptions, ctx: LipsContext): Promise<PreparedLips>;
   dispose(): Promise<void>;
 }

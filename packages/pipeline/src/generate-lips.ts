@@ -8,13 +8,28 @@
  */
 import path from 'node:path';
 import { blobKeys, modelIdentity, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
-import { chooseLipsEngine, lipSync, resolveLipsOptions, resolveWav2LipModel, type LipsOptions, type TimedWord } from '@dub/lips';
+import { chooseLipsEngine, detectFaces, lipSync, resolveLipsOptions, resolveWav2LipModel, type FaceTrack, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 
 /** Bump when the lips output changes for the same inputs. */
-const LIPS_STAGE_VERSION = 1;
+const LIPS_STAGE_VERSION = 2;
+
+/**
+ * The lips video's chunks as blobs of the asset (`lips-chunk/<key>/chunk.mp4`): a chunk is keyed
+ * by everything that decides its pixels, so a later generate reuses every chunk whose frames are
+ * driven by unchanged speech (see @dub/lips renderChunked).
+ */
+function chunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Promise<string>): LipsChunkStore {
+  const key = (k: string) => blobKeys.artifact(assetId, 'lips-chunk', k, 'chunk.mp4');
+  return {
+    get: async (k) => ((await rt.store.has(key(k))) ? local(key(k)) : undefined),
+    put: async (k, file) => {
+      await rt.store.putFile(key(k), file);
+    },
+  };
+}
 
 export interface LipsStageInput {
   job: GenerateVersionJob;
@@ -65,7 +80,15 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     engine,
     engineModel: modelId ? { model: modelId.model, sha256: modelId.sha256 } : null,
   };
-  const r = await runner.run('lips', inputs, async (out, ctx: StageContext) => {
+  // The face track depends on the source video and the profile only: tracked once, reused by every generate.
+  const resolved = resolveLipsOptions({ ...extra, ...where, model });
+  const faces = await runner.run<FaceTrack>(
+    'faces',
+    { v: 1, source: input.sourceIdentity, model, detectEvery: resolved.detectEvery, analysisMaxSide: resolved.analysisMaxSide, trackingRange: resolved.trackingRange, minFaceScore: resolved.minFaceScore, smoothing: resolved.smoothing },
+    async (_out, ctx: StageContext) =>
+      detectFaces(await input.local(input.sourceKey), { ...extra, ...where, model, sessions: rt.sessions, device: rt.config.device, media: input.media }, { ...ctx, ...(rt.withLimit ? { withLimit: <T>(name: string, fn: () => Promise<T>) => rt.withLimit!(name, fn) } : {}) }),
+  );
+  const r = await runner.run('lips', { ...inputs, faces: faces.key }, async (out, ctx: StageContext) => {
     const file = path.join(out.dir, 'lips.mp4');
     const result = await lipSync(
       {
@@ -77,6 +100,8 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
           ...(sourceSpeechKey ? { sourceSpeech: await input.local(sourceSpeechKey) } : {}),
         },
         output: file,
+        faces: faces.value,
+        chunks: { store: chunkStore(rt, input.job.asset_id, input.local), identity: JSON.stringify({ source: input.sourceIdentity, model, engine, engineModel: inputs.engineModel }) },
       },
       {
         ...extra,
@@ -92,7 +117,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     );
     out.addFile('lips.mp4', file);
     const provider = modelFile ? (rt.sessions.providers.get(modelFile) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined)) : undefined;
-    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}) };
+    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}), ...(result.chunks ? { chunks: result.chunks } : {}) };
   });
   const provider = (r.value as { provider?: 'cpu' | 'cuda' }).provider;
   return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, modelFile, ...(provider ? { provider } : {}), cached: r.cached };

@@ -68,8 +68,8 @@ export interface GenerateVersionResult {
 /** Progress share of each stage (rough CPU cost). */
 const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, background: 4, mix: 2, audio: 0.5, video: 1, publish: 0.2 };
 
-/** with_lips: the lips stage (frame by frame over the whole video) comes before the mux. */
-const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['lips', 12], [k, w]] : [[k, w]])));
+/** with_lips: face tracking (once per source) and the lips stage (frame by frame, in reusable chunks) come before the mux. */
+const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['faces', 3], ['lips', 9], [k, w]] : [[k, w]])));
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
 const STAGE_VERSION = 1;

@@ -14,6 +14,12 @@ export interface OpennessOptions {
   /** Per-frame smoothing when opening and closing, 0..1 of the step kept (defaults 0.75, 0.45). */
   attack?: number;
   release?: number;
+  /**
+   * Frames on each side of a frame over which its speech level (the 95th percentile) is taken
+   * (default 0: the whole track). viseme-warp uses 5 s: the mouth then depends on the speech near
+   * it only, so editing one line changes the openness of the frames near that line alone.
+   */
+  refWindow?: number;
 }
 
 function percentile(values: Float32Array, p: number, floor: number): number {
@@ -22,17 +28,32 @@ function percentile(values: Float32Array, p: number, floor: number): number {
   return v[Math.min(v.length - 1, Math.floor(p * v.length))];
 }
 
+/**
+ * The gate of each frame: `gateDb` under the 95th percentile of the levels around it (the whole
+ * track when `window` is 0; else blocks of `window / 5` frames share the percentile of the block
+ * widened by `window` frames on each side).
+ */
+function gateLevels(levels: Float32Array, gateDb: number, window: number): Float32Array {
+  const out = new Float32Array(levels.length);
+  if (window <= 0) return out.fill(Math.max(percentile(levels, 0.95, -70) - gateDb, -70));
+  const block = Math.max(1, Math.round(window / 5));
+  for (let b = 0; b < levels.length; b += block) {
+    const ref = percentile(levels.subarray(Math.max(0, b - window), Math.min(levels.length, b + block + window)), 0.95, -70);
+    out.fill(Math.max(ref - gateDb, -70), b, Math.min(levels.length, b + block));
+  }
+  return out;
+}
+
 /** Openness 0..1 per frame from dBFS levels. */
 export function opennessFromLevels(levels: Float32Array, opts: OpennessOptions = {}): Float32Array {
-  const ref = percentile(levels, 0.95, -70);
-  const gate = Math.max(ref - (opts.gateDb ?? 30), -70);
+  const gates = gateLevels(levels, opts.gateDb ?? 30, opts.refWindow ?? 0);
   const range = opts.rangeDb ?? 24;
   const attack = opts.attack ?? 0.75;
   const release = opts.release ?? 0.45;
   const out = new Float32Array(levels.length);
   let y = 0;
   for (let i = 0; i < levels.length; i++) {
-    const x = Math.min(1, Math.max(0, (levels[i] - gate) / range));
+    const x = Math.min(1, Math.max(0, (levels[i] - gates[i]) / range));
     const target = Math.pow(x, 0.8);
     y += (target - y) * (target > y ? attack : release);
     out[i] = y < 1e-3 ? 0 : y;

@@ -10,7 +10,7 @@ import { applyVisemes, mouthTargets, opennessFromLevels, type OpennessOptions } 
 import { phonemizeWords, visemeWeights } from '../audio/phonemes.js';
 import { frameLevels, speechWav } from '../audio/speech-envelope.js';
 import type { VideoInfo } from '../video/video-info.js';
-import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult } from '../types.js';
+import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
 import { warpMouth } from './mouth-warp.js';
 
@@ -21,10 +21,15 @@ export interface VisemeWarpOptions {
   espeakPath?: string;
 }
 
+/** Seconds on each side of a frame over which the speech level that sets its gate is taken. */
+export const LOCAL_LEVEL_SECONDS = 5;
+
 /** Per-frame open (> 0) / close (< 0) amounts for a dubbed speech track. */
 export async function mouthAmounts(video: VideoInfo, speech: DubbedSpeech, frameCount: number, opts: VisemeWarpOptions & { tmpDir: string; media: LipsRenderOptions['media'] }, ctx: LipsContext): Promise<Float32Array> {
   const dubWav = await speechWav(speech.file, opts.tmpDir, 'dub', opts.media, ctx);
-  let dub = opennessFromLevels(await frameLevels(dubWav, video.fps, frameCount), opts.openness);
+  // The speech level is taken over 5 s around each frame: an edited line changes the frames near it only.
+  const openness = { refWindow: Math.round(video.fps * LOCAL_LEVEL_SECONDS), ...opts.openness };
+  let dub = opennessFromLevels(await frameLevels(dubWav, video.fps, frameCount), openness);
   if (speech.words?.length && speech.locale && opts.visemes !== false) {
     const phonemes = await phonemizeWords(speech.words.map((w) => w.text), speech.locale, opts.espeakPath ? { espeakPath: opts.espeakPath } : {}, ctx);
     dub = applyVisemes(dub, visemeWeights(speech.words, phonemes, video.fps, frameCount));
@@ -32,7 +37,7 @@ export async function mouthAmounts(video: VideoInfo, speech: DubbedSpeech, frame
   let source: Float32Array | undefined;
   if (speech.sourceSpeech) {
     const srcWav = await speechWav(speech.sourceSpeech, opts.tmpDir, 'source', opts.media, ctx);
-    source = opennessFromLevels(await frameLevels(srcWav, video.fps, frameCount), opts.openness);
+    source = opennessFromLevels(await frameLevels(srcWav, video.fps, frameCount), openness);
   }
   return mouthTargets(dub, source);
 }
@@ -45,6 +50,18 @@ export class VisemeWarpEngine implements LipsEngine {
     const ctx = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
     const amounts = await mouthAmounts(video, speech, faces.frameCount, { ...this.opts, tmpDir: opts.tmpDir, media: opts.media }, ctx);
     return transformFrames(video, faces, output, opts, (frame, face, i) => warpMouth(frame, face, amounts[Math.min(i, amounts.length - 1)] ?? 0, opts.workScale), ctx);
+  }
+
+  async prepare(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, opts: LipsRenderOptions, context: LipsContext): Promise<PreparedLips> {
+    const ctx = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
+    const amounts = await mouthAmounts(video, speech, faces.frameCount, { ...this.opts, tmpDir: opts.tmpDir, media: opts.media }, ctx);
+    const at = (i: number): number => amounts[Math.min(i, amounts.length - 1)] ?? 0;
+    return {
+      identity: JSON.stringify({ engine: this.id, openness: this.opts.openness ?? null, visemes: this.opts.visemes ?? true }),
+      frameKey: (i) => String(at(i)),
+      op: (frame, face, i) => warpMouth(frame, face, at(i), opts.workScale),
+      close: async () => undefined,
+    };
   }
 
   async dispose(): Promise<void> {

@@ -8,6 +8,7 @@
  * mouth box with a feathered mask. Input names default to `source`/`target` (the layout of the
  * common ONNX export listed in models/manifest.json); other exports name theirs in the options.
  */
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { resolveContext, resolveModelFile, SessionCache, tensorF32, type DeviceChoice, type OnnxModel } from '@dub/core';
 import { MelWindows } from '../audio/mel.js';
@@ -16,7 +17,7 @@ import { clipRect, cropResize, sampleBilinear, type Rect, type RgbImage } from '
 import { featherWeight } from '../image/feather.js';
 import type { FaceFrame } from '../face/mouth-region.js';
 import type { VideoInfo } from '../video/video-info.js';
-import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult } from '../types.js';
+import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
 
 export const WAV2LIP_MODEL_ID = 'wav2lip-gan-96';
@@ -150,6 +151,26 @@ export class Wav2LipEngine implements LipsEngine {
     } finally {
       await mels.close();
     }
+  }
+
+  async prepare(video: VideoInfo, speech: DubbedSpeech, _faces: FaceTrack, opts: LipsRenderOptions, context: LipsContext): Promise<PreparedLips> {
+    const ctx: LipsContext = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
+    const wav = await speechWav(speech.file, opts.tmpDir, 'dub', opts.media, ctx);
+    const mels = await MelWindows.open(wav);
+    return {
+      identity: JSON.stringify({ engine: this.id, model: this.model.path, padBottom: this.opts.padBottom ?? null }),
+      frameKey: async (i) => {
+        const m = await mels.windowFor(i, video.fps);
+        return createHash('sha256').update(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)).digest('hex');
+      },
+      op: async (frame, face, i) => {
+        const rect = wav2lipCrop(face, this.opts.padBottom);
+        const crop = cropResize(frame, rect, WAV2LIP_SIZE, WAV2LIP_SIZE);
+        const out = await this.infer(crop, await mels.windowFor(i, video.fps), ctx);
+        return pasteFace(frame, face, rect, out);
+      },
+      close: () => mels.close(),
+    };
   }
 
   async dispose(): Promise<void> {
