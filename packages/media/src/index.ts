@@ -14,3 +14,4 @@ export { trim, startsOnKeyframe, type TrimOptions, type TrimResult } from './tri
 export { mux, encodeAudio, type MuxOptions, type MuxAudioTrack, type EncodeAudioOptions } from './mux.js';
 export { thumbnail, type ThumbnailOptions, type ThumbnailResult } from './thumbnail.js';
 export { Fft, hannWindow, nextPow2 } from './fft.js';
+export { computeWaveform, WaveformBuilder, levelToDb, dbToLevel, WAVEFORM_FLOOR_DB, WAVEFORM_DEFAULT_RATE, WAVEFORM_SAMPLE_RATE, type Waveform, type WaveformOptions } from './waveform.js';
