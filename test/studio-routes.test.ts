@@ -1,12 +1,16 @@
 /**
  * The studio routes of the API without a browser: the two page kinds and their boot data, refused
  * and expired links, the context call, the hashed assets, and what a link's credential may do
- * (its own version: read, edit, generate, revise; nothing else).
+ * (its own version: read, edit, generate, revise; nothing else), and the waveform of the source.
  */
+import { execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { blobKeys } from '@dub/core';
 import type { StudioBoot } from '@dub/studio';
 import { UrlSigner } from '@dub/api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBody, prepareAsset, startTestApi, type TestApi } from './api-helpers.js';
+import { createBody, prepareAsset, startTestApi, tmpDir, type TestApi } from './api-helpers.js';
 
 const SECRET = 'studio-routes-test-secret';
 
@@ -156,5 +160,55 @@ describe('studio routes', () => {
       expect(r.statusCode, bad).toBe(404);
       expect(r.headers['cache-control'], bad).toBe('no-store');
     }
+  });
+
+  it('waveform: computed once from the source audio, stored per asset, with the key or the link of that version', async () => {
+    const r0 = await t.api.app.inject({ method: 'POST', url: '/v1/assets/', headers: t.auth1, payload: createBody({ name: 'Waveform' }) });
+    const aid = r0.json().asset_id as string;
+    const vid = r0.json().languages[0].versions[0].version_id as string;
+    // not prepared yet: no source to measure
+    const early = await get(`/v1/versions/${vid}/waveform`, t.auth1);
+    expect(early.statusCode).toBe(400);
+    expect(early.json().detail).toMatch(new RegExp(`the source video of asset ${aid} is not ready yet`));
+    // a real video: 1 s of tone at -6 dBFS, then 1 s of silence
+    const dir = tmpDir('dub-waveform-route-');
+    const file = path.join(dir, 'source.mp4');
+    execFileSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'testsrc=size=64x48:rate=10:duration=2', '-f', 'lavfi', '-i', 'sine=frequency=500:sample_rate=48000:duration=1', '-filter_complex', '[1:a]apad=whole_dur=2[a]', '-map', '0:v', '-map', '[a]', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-t', '2', file]);
+    await t.api.store.put(blobKeys.sourceVideo(aid), fs.readFileSync(file));
+    fs.rmSync(dir, { recursive: true, force: true });
+    await t.transport.publish({ type: 'asset_prepared', job_id: `job_prep_${aid}`, asset_id: aid, duration: 2, source_video_key: blobKeys.sourceVideo(aid), transcript_key: blobKeys.transcript(aid) });
+
+    const r = await get(`/v1/versions/${vid}/waveform`, t.auth1);
+    expect(r.statusCode, r.body).toBe(200);
+    expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(r.headers['cache-control']).toBe('private, max-age=86400');
+    const w = r.json();
+    expect(Object.keys(w).sort()).toEqual(['asset_id', 'count', 'duration', 'encoding', 'floor_db', 'peak', 'rate', 'rms']);
+    expect(w).toMatchObject({ asset_id: aid, rate: 50, encoding: 'u8-db', floor_db: -90 });
+    expect(w.duration).toBeGreaterThan(1.95);
+    expect(w.duration).toBeLessThan(2.1);
+    const peak = Buffer.from(w.peak, 'base64');
+    const rms = Buffer.from(w.rms, 'base64');
+    expect(peak.length).toBe(w.count);
+    expect(rms.length).toBe(w.count);
+    expect(w.count).toBe(Math.ceil(w.duration * 50 - 1e-9));
+    const db = (b: number) => w.floor_db * (1 - b / 255);
+    // the tone (lavfi's sine has amplitude 1/8: -18.1 dBFS peak, RMS 3 dB lower; AAC-coded) then silence
+    for (let i = 5; i < 45; i++) expect(Math.abs(db(peak[i]!) + 18.06)).toBeLessThan(1);
+    for (let i = 5; i < 45; i++) expect(Math.abs(db(rms[i]!) + 21.07)).toBeLessThan(1);
+    for (let i = 55; i < 95; i++) expect(db(rms[i]!)).toBeLessThan(-60);
+    expect(await t.api.store.has(`assets/${aid}/waveform-v1-50.json`)).toBe(true);
+
+    // conditional request, the signed link of that version, and nobody else
+    expect((await get(`/v1/versions/${vid}/waveform`, { ...t.auth1, 'if-none-match': r.headers.etag as string })).statusCode).toBe(304);
+    const link = await t.api.app.inject({ method: 'POST', url: `/v1/versions/${vid}/studio_url`, headers: t.auth1, payload: {} });
+    const vtoken = new URL(link.json().studio_url).search;
+    expect((await get(`/v1/versions/${vid}/waveform${vtoken}`)).body).toBe(r.body);
+    expect((await get(`/v1/versions/${vid}/waveform${token}`)).statusCode).toBe(403);
+    expect((await get(`/v1/versions/${vid}/waveform`)).statusCode).toBe(401);
+    expect((await get(`/v1/versions/${vid}/waveform`, t.auth2)).statusCode).toBe(404);
+    // computed once: later requests read the stored body, even without the source
+    await t.api.store.delete(blobKeys.sourceVideo(aid));
+    expect((await get(`/v1/versions/${vid}/waveform`, t.auth1)).body).toBe(r.body);
   });
 });

@@ -47,6 +47,7 @@ import type { ResolvedApiOptions } from './options.js';
 import type { StudioUrlRequest } from './schemas.js';
 import type { SignedClaims, UrlSigner } from './signing.js';
 import type { CreateAssetInput, LanguageInput } from './validation.js';
+import { WaveformCache } from './waveform.js';
 
 /** Who is asking: an organization (API key) or the holder of a signed studio link of one version. */
 export type Access = { org: string } | { studioVersionId: string };
@@ -93,6 +94,7 @@ export class DubService {
   private readonly now: () => Date;
   private readonly onOutbox: () => void;
   private readonly cache: AssetViewCache | undefined;
+  private waveforms: WaveformCache | undefined;
 
   constructor(deps: ServiceDeps) {
     this.cache = deps.assetCache ? new AssetViewCache() : undefined;
@@ -597,6 +599,15 @@ export class DubService {
     });
     const { script: saved } = await this.getScript(access, versionId);
     return { script: saved, etag };
+  }
+
+  /** GET waveform: the waveform body (JSON bytes) of the version's asset source, computed once per asset (./waveform.ts). */
+  async waveform(access: Access, versionId: string): Promise<{ assetId: string; body: Buffer }> {
+    const v = await this.accessVersion(access, versionId);
+    const a = (await cat.getAsset(this.db, v.asset_id))!;
+    if (!a.source_video_key) throw new ValidationError(`the source video of asset ${a.asset_id} is not ready yet (asset status ${assetStatusOf(a, [v])})`, { field: 'version_id' });
+    this.waveforms ??= new WaveformCache(this.store, this.log);
+    return { assetId: a.asset_id, body: await this.waveforms.get(a.asset_id, a.source_video_key) };
   }
 
   async versionRow(access: Access, versionId: string): Promise<VersionRow> {

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerContext } from '../server.js';
 import type { Access } from '../service.js';
 import { StudioBuild, studioPage, studioPageHeaders } from '../studio-page.js';
+import { WAVEFORM_FORMAT } from '../waveform.js';
 
 const StudioContextSchema = Type.Object(
   {
@@ -29,6 +30,20 @@ const StudioContextSchema = Type.Object(
     }),
   },
   { $id: 'StudioContext' },
+);
+
+const WaveformSchema = Type.Object(
+  {
+    asset_id: Type.String(),
+    rate: Type.Integer({ description: 'Windows per second (50).' }),
+    duration: Type.Number({ description: 'Seconds of audio measured.' }),
+    count: Type.Integer({ description: 'Number of windows: bytes in peak and in rms once decoded.' }),
+    encoding: Type.Literal('u8-db', { description: 'One byte per window; dBFS = floor_db * (1 - byte / 255); byte 0 is floor_db or quieter.' }),
+    floor_db: Type.Number({ description: 'The level of byte 0 (-90).' }),
+    peak: Type.String({ description: 'Base64 of the peak level of each window.' }),
+    rms: Type.String({ description: 'Base64 of the RMS level of each window.' }),
+  },
+  { $id: 'Waveform' },
 );
 
 export function registerStudioRoutes(app: FastifyInstance, ctx: ServerContext, baseUrlOf: (req: FastifyRequest) => string): void {
@@ -128,6 +143,31 @@ export function registerStudioRoutes(app: FastifyInstance, ctx: ServerContext, b
       },
     },
     async (req) => studioContext(req.access!, (req.params as { version_id: string }).version_id, baseUrlOf(req), (req.query as { expires?: string }).expires),
+  );
+
+  // The source audio's waveform for the timeline (one body per asset, computed on first request).
+  app.get(
+    '/v1/versions/:version_id/waveform',
+    {
+      config: { auth: 'key-or-studio' },
+      schema: {
+        summary:
+          "The waveform of the version's source audio for the studio's timeline: the peak and RMS level of every 20 ms (rate 50 per second), one byte each (dBFS = floor_db * (1 - byte/255)), base64. Computed with ffmpeg on the first request for the asset (which can take seconds for a long video), then stored and reused by every version of the asset. API key or the signed studio link of this version.",
+        tags: ['studio'],
+        security: [{ api_key: [] as string[] }],
+        params: Type.Object({ version_id: Type.String() }),
+        querystring: Type.Object({ expires: Type.Optional(Type.String()), sig: Type.Optional(Type.String()) }),
+        response: { 200: WaveformSchema, 304: Type.Null({ description: 'Not modified (If-None-Match)' }), 400: { $ref: 'ErrorBody#' }, 401: { $ref: 'ErrorBody#' }, 403: { $ref: 'ErrorBody#' }, 404: { $ref: 'ErrorBody#' }, 500: { $ref: 'ErrorBody#' } },
+      },
+    },
+    async (req, reply) => {
+      const w = await service.waveform(req.access!, (req.params as { version_id: string }).version_id);
+      // The source of an asset never changes, so neither does its waveform.
+      const etag = `"${w.assetId}-waveform-v${WAVEFORM_FORMAT}"`;
+      reply.header('etag', etag).header('cache-control', 'private, max-age=86400');
+      if (req.headers['if-none-match'] === etag) return reply.status(304).send();
+      return reply.type('application/json; charset=utf-8').send(w.body);
+    },
   );
 
   // The page's CSS and modules, under the hash of the build: cached for a year, immutable.
