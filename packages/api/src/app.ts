@@ -96,6 +96,7 @@ export async function createApi(opts: CreateApiOptions): Promise<DubApi> {
     voices,
     options,
     publicKeyPem: pem,
+    logger,
     gauges: async () => {
       const c = await cat.outboxCounts(db);
       return [

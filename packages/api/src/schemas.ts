@@ -10,6 +10,15 @@ import { AUTO_GENERATE_VALUES, GENERATE_MODES, LIPS_MODELS, SRT_LOCALITIES, SRT_
 const Enum = <T extends readonly string[]>(values: T, description?: string) =>
   Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {}) as unknown as TUnsafe<T[number]>;
 
+/** The contract's error body; a 500 also names its request id (the X-Request-Id header). */
+export const ApiErrorBodySchema = Type.Object(
+  {
+    detail: Type.String({ description: 'A full description of the error.' }),
+    request_id: Type.Optional(Type.String({ description: 'Present on 500: the request id under which the cause is logged (also the X-Request-Id header of every response).' })),
+  },
+  { $id: 'ErrorBody' },
+);
+
 export const LanguageRequestSchema = Type.Object({
   locale: Type.String({ description: 'Supported target locale.' }),
   srt: Type.Optional(Type.String({ description: 'Reference SRT contents for this language (must be valid SRT).' })),

@@ -4,18 +4,21 @@
  */
 import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
-import { DubError, ErrorBodySchema, AssetSchema, ValidationError, VersionSchema, type BlobStore, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
+import { DubError, AssetSchema, ValidationError, VersionSchema, type BlobStore, type Logger, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { KeyRing, Principal, RateLimiter } from './auth.js';
 import { sendBlob } from './blob-response.js';
 import type { Db } from './db/db.js';
 import { docsPage } from './docs-page.js';
-import { errorReply } from './http-errors.js';
+import { clip, createClientErrorHandler, createErrorReply, expectationFailed, newRequestId, REQUEST_ID_HEADER } from './http-errors.js';
+import { registerJsonParser } from './json-body.js';
 import type { Metrics } from './metrics.js';
 import type { ResolvedApiOptions } from './options.js';
+import { checkPathIds, hostProblem, requestBaseUrl } from './request-checks.js';
 import {
   AddLanguagesBodySchema,
+  ApiErrorBodySchema,
   CreateAssetBodySchema,
   GenerateBodySchema,
   ListAssetsQuerySchema,
@@ -45,6 +48,8 @@ export interface ServerContext {
   voices: VoiceCatalog;
   options: ResolvedApiOptions;
   publicKeyPem: string;
+  /** Where the cause of every 500 goes, with its request id. */
+  logger: Logger;
   /** Extra gauges for /metrics (outbox, queue). */
   gauges?: () => Promise<{ name: string; help: string; labels?: Record<string, string>; value: number }[]>;
 }
@@ -66,7 +71,7 @@ const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, E
 const security = [{ api_key: [] as string[] }];
 
 export function baseUrlOf(req: FastifyRequest, opts: ResolvedApiOptions): string {
-  return opts.publicUrl ?? `${req.protocol}://${req.host}`;
+  return requestBaseUrl(req, opts.publicUrl);
 }
 
 function org(req: FastifyRequest): string {
@@ -81,13 +86,24 @@ async function orgOf(service: DubService, req: FastifyRequest, versionId: string
 
 export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> {
   const { service, options: o } = ctx;
+  const bodyLimit = 32 * 1024 * 1024;
+  const errorReply = createErrorReply({ logger: ctx.logger, bodyLimit });
   const app = Fastify({
     logger: false,
-    bodyLimit: 32 * 1024 * 1024,
+    bodyLimit,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false, verbose: true } },
     routerOptions: { ignoreTrailingSlash: true },
+    genReqId: newRequestId,
+    requestIdHeader: false,
+    // Errors of the router (bad percent-encoding, an over-long path parameter) answer {detail}.
+    frameworkErrors: (err, req, reply) => errorReply(err, req, reply),
+    clientErrorHandler: createClientErrorHandler(ctx.logger),
+    // A missing Host is answered by the onRequest hook with {detail}, not by Node with an empty 400.
+    http: { requireHostHeader: false },
   });
-  app.addSchema(ErrorBodySchema);
+  // An Expect other than 100-continue: 417 with {detail} (Node's own answer has no body).
+  app.server.on('checkExpectation', expectationFailed);
+  app.addSchema(ApiErrorBodySchema);
   app.addSchema(AssetSchema);
   app.addSchema(VersionSchema);
 
@@ -101,11 +117,19 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   });
   await app.register(multipart, { limits: { fileSize: Number.MAX_SAFE_INTEGER, files: 4, fields: 8, fieldSize: 32 * 1024 * 1024, parts: 16 } });
 
+  registerJsonParser(app);
+
   app.setErrorHandler((err, req, reply) => errorReply(err as Error, req, reply));
-  app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `no route ${req.method} ${req.url.split('?')[0]}` }));
+  app.setNotFoundHandler((req, reply) => reply.status(404).send({ detail: `no route ${req.method} ${clip(req.url.split('?')[0]!)}` }));
 
   app.addHook('onRequest', (req, reply, done) => {
     (req as unknown as { t0: bigint }).t0 = process.hrtime.bigint();
+    reply.header(REQUEST_ID_HEADER, req.id);
+    const badHost = hostProblem(req);
+    if (badHost) {
+      reply.status(400).header('connection', 'close').send({ detail: badHost });
+      return;
+    }
     const mode: AuthMode = req.routeOptions.config?.auth ?? 'key';
     if (mode === 'public' || !req.routeOptions.url) return done();
     if (mode === 'key-or-studio') {
@@ -135,7 +159,13 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     done();
   });
   // An absent body is an empty object: optional bodies (revise, studio_url, new version) need none.
+  // Ids in the path that cannot exist are 404 before any route reads them (after authentication).
   app.addHook('preValidation', (req, _reply, done) => {
+    try {
+      checkPathIds(req.params);
+    } catch (e) {
+      return done(e as Error);
+    }
     if ((req.body === undefined || req.body === null) && req.method !== 'GET' && req.method !== 'HEAD') req.body = {};
     done();
   });

@@ -275,8 +275,10 @@ export class DubService {
   async listAssets(org: string, limit: number, cursor: string | undefined, baseUrl: string): Promise<{ items: Asset[]; next_cursor: string | null }> {
     let before: number | undefined;
     if (cursor !== undefined) {
-      const n = Number(Buffer.from(cursor, 'base64url').toString('utf8').replace(/^s:/, ''));
-      if (!Buffer.from(cursor, 'base64url').toString('utf8').startsWith('s:') || !Number.isInteger(n) || n < 0) throw new ValidationError('cursor: invalid cursor', { field: 'cursor' });
+      const text = Buffer.from(cursor, 'base64url').toString('utf8');
+      const n = Number(text.slice(2));
+      // A safe integer: a larger one would overflow the query's bigint (a 500, not a 400).
+      if (!/^s:\d{1,16}$/.test(text) || !Number.isSafeInteger(n)) throw new ValidationError('cursor: invalid cursor (use next_cursor of the previous page)', { field: 'cursor' });
       before = n;
     }
     const rows = await cat.listAssets(this.db, org, limit + 1, before);

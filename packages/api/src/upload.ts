@@ -4,10 +4,12 @@
  * while streaming: past the limit the part is cut off and its partial blob deleted. The `request`
  * part (a JSON field, or a file part with JSON content) is validated like the JSON create body.
  */
-import { blobKeys, DubError, newId, ValidationError, type Asset, type BlobStore } from '@dub/core';
+import { blobKeys, DubError, isDubError, newId, ValidationError, type Asset, type BlobStore } from '@dub/core';
+import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { Transform, type Readable } from 'node:stream';
 import type { DubService } from './service.js';
+import { MAX_JSON_DEPTH, parseJsonText } from './json-body.js';
 import { parseCreateAsset, type CreateChecks } from './validation.js';
 
 export const MAX_VIDEO_BYTES = 5 * 1024 ** 3;
@@ -46,25 +48,86 @@ async function readText(stream: Readable, max: number): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+const LIMIT_DETAILS: Record<string, string> = {
+  FST_PARTS_LIMIT: 'more than 16 parts',
+  FST_FILES_LIMIT: 'more than 4 file parts',
+  FST_FIELDS_LIMIT: 'more than 8 fields',
+  FST_PROTO_VIOLATION: 'a part named like a property of Object.prototype',
+};
+
+/**
+ * What the client did wrong when the multipart parser, or a part's stream, fails: a malformed body
+ * (no or wrong boundary, LF-only or CR-only line ends, cut inside part headers), a body that ends
+ * inside a part, a dropped connection, too many parts. Always 400; our own errors pass unchanged.
+ */
+export function multipartError(e: unknown, part?: string): Error {
+  if (isDubError(e)) return e;
+  const err = e as { code?: string; message?: string };
+  if (err.code === 'FST_INVALID_JSON_FIELD_ERROR') return new ValidationError('request: must be JSON (the part declares Content-Type application/json)', { field: 'request' });
+  const limit = err.code ? LIMIT_DETAILS[err.code] : undefined;
+  if (limit) return new ValidationError(`multipart body: ${limit}; send request, video and optional background`, { field: 'body' });
+  const reason = String(err.message ?? e).slice(0, 120);
+  const where = part ? `${part}: the upload ended inside this part` : 'multipart body: malformed';
+  return new ValidationError(`${where} (${reason}); send multipart/form-data with CRLF line ends, the boundary of the Content-Type header and a final --boundary--`, { field: part ?? 'body' });
+}
+
+/** The boundary parameter of a multipart Content-Type: 1 to 70 characters (RFC 2046 5.1.1). */
+function checkBoundary(contentType: string | undefined): void {
+  const m = /;\s*boundary=(?:"([^"]*)"|([^;\s]*))/i.exec(contentType ?? '');
+  const boundary = m ? (m[1] ?? m[2] ?? '') : undefined;
+  if (boundary === undefined) throw new ValidationError('content-type: multipart/form-data needs a boundary parameter', { field: 'content-type' });
+  if (boundary.length < 1 || boundary.length > 70) throw new ValidationError(`content-type: the multipart boundary must be 1 to 70 characters (RFC 2046), not ${boundary.length}`, { field: 'content-type' });
+}
+
+/** Depth of nesting of a parsed JSON value, counted without recursion and only up to `max + 1`. */
+function exceedsDepth(value: unknown, max: number): boolean {
+  const stack: [unknown, number][] = [[value, 0]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (v === null || typeof v !== 'object') continue;
+    if (d + 1 > max) return true;
+    for (const x of Array.isArray(v) ? v : Object.values(v)) stack.push([x, d + 1]);
+  }
+  return false;
+}
+
 export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Promise<Asset> {
   if (!req.isMultipart()) throw new ValidationError('the upload must be multipart/form-data with parts request, video and optional background', { field: 'content-type' });
+  checkBoundary(req.headers['content-type']);
   const assetId = newId('ast');
   const written: string[] = [];
   let requestText: string | undefined;
   let videoKey: string | undefined;
   let backgroundKey: string | undefined;
   try {
-    for await (const part of req.parts()) {
+    const parts = req.parts()[Symbol.asyncIterator]();
+    for (;;) {
+      let next: IteratorResult<Multipart>;
+      try {
+        next = await parts.next();
+      } catch (e) {
+        throw multipartError(e);
+      }
+      if (next.done) break;
+      const part = next.value;
       if (part.type === 'field') {
         // A field sent with Content-Type application/json arrives already parsed.
-        if (part.fieldname === 'request') requestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+        if (part.fieldname === 'request') {
+          if (typeof part.value !== 'string' && exceedsDepth(part.value, MAX_JSON_DEPTH)) throw new ValidationError(`request: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, { field: 'request' });
+          requestText = typeof part.value === 'string' ? part.value : JSON.stringify(part.value);
+        }
         continue;
       }
       if (part.fieldname === 'request') {
-        requestText = await readText(part.file, MAX_REQUEST_BYTES);
+        try {
+          requestText = await readText(part.file, MAX_REQUEST_BYTES);
+        } catch (e) {
+          throw multipartError(e, 'request');
+        }
         continue;
       }
       if (part.fieldname !== 'video' && part.fieldname !== 'background') {
+        part.file.on('error', () => undefined);
         part.file.resume();
         continue;
       }
@@ -79,21 +142,31 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
           ? new DubError('video_size_limit_reached', `video_size_limit_reached: the video exceeds the account's limit of ${accountMax} bytes`, { status: 403 })
           : new ValidationError(`${part.fieldname}: the file exceeds the maximum size of ${isVideo ? '5 GB' : '500 MB'}`, { field: part.fieldname }),
       );
-      part.file.on('error', (e) => limit.destroy(e));
+      // Both streams are listened to at once: the part can fail (the body ends inside it, the
+      // connection drops, the size limit is passed) before the blob store has opened its file and
+      // attached its own listeners, and an 'error' nobody listens to would end the process.
+      let partError: Error | undefined;
+      limit.on('error', (e) => (partError ??= e));
+      part.file.on('error', (e) => {
+        partError ??= e;
+        limit.destroy(e);
+      });
       written.push(key);
-      const st = await ctx.store.put(key, part.file.pipe(limit));
+      let st: { size: number };
+      try {
+        st = await ctx.store.put(key, part.file.pipe(limit));
+      } catch (e) {
+        // The part's own failure is the client's; anything else is the store's (a 500).
+        throw partError ? multipartError(partError, part.fieldname) : e;
+      }
+      if (partError) throw multipartError(partError, part.fieldname);
       if (st.size === 0) throw new ValidationError(`${part.fieldname}: the file is empty`, { field: part.fieldname });
       if (isVideo) videoKey = key;
       else backgroundKey = key;
     }
     if (requestText === undefined) throw new ValidationError('request: the JSON part "request" is required', { field: 'request' });
     if (!videoKey) throw new ValidationError('video: the file part "video" is required', { field: 'video' });
-    let body: unknown;
-    try {
-      body = JSON.parse(requestText);
-    } catch (e) {
-      throw new ValidationError(`request: must be JSON (${(e as Error).message})`, { field: 'request' });
-    }
+    const body = parseJsonText(requestText, 'request');
     const input = await parseCreateAsset(body, ctx.checks, true);
     return await ctx.service.createAsset(ctx.org, input, ctx.baseUrl, { assetId, videoKey, ...(backgroundKey ? { backgroundKey } : {}) });
   } catch (e) {
