@@ -20,10 +20,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { clip as clipIn, ffmpeg, MEDIA, missingMedia, speechLoop as speechLoopIn } from './lib/clips.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
-const MEDIA = path.resolve(ROOT, '..', 'shared', 'media');
 const DUB = path.join(ROOT, 'packages', 'cli', 'bin', 'dub.js');
 
 const { values } = parseArgs({
@@ -39,8 +39,7 @@ const minutes = values.minutes.split(',').map(Number);
 if (minutes.some((m) => !(m > 0))) throw new Error(`--minutes must be positive numbers, got ${values.minutes}`);
 const variants = values.variants.split(',');
 for (const v of variants) if (!['clean', 'music'].includes(v)) throw new Error(`unknown variant ${v} (clean, music)`);
-const needed = ['talking-head-480.mp4', 'voice-ref-a.mp3', 'voice-ref-b.mp3', 'jfk.wav', 'two-speakers-call.wav', 'music-coffee.wav'];
-const missing = needed.filter((f) => !fs.existsSync(path.join(MEDIA, f)));
+const missing = missingMedia();
 if (missing.length) {
   console.log(`bench e2e skipped: ${MEDIA} lacks ${missing.join(', ')}`);
   process.exit(0);
@@ -51,38 +50,8 @@ await fsp.mkdir(clips, { recursive: true });
 const f2 = (x) => (x === undefined || x === null ? '—' : Number(x).toFixed(2));
 const load = () => os.loadavg()[0].toFixed(1);
 
-function ffmpeg(args) {
-  const r = spawnSync('ffmpeg', ['-v', 'error', '-y', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
-  if (r.status !== 0) throw new Error(`ffmpeg ${args.join(' ')}: ${r.stderr}`);
-}
-
-/** ~92 s of real English speech, 44.1 kHz stereo. */
-function speechLoop() {
-  const out = path.join(clips, 'speech-loop.wav');
-  if (fs.existsSync(out)) return out;
-  const inputs = ['voice-ref-a.mp3', 'voice-ref-b.mp3', 'jfk.wav', 'two-speakers-call.wav'];
-  const chains = inputs.map((_, i) => `[${i}:a]aresample=44100,aformat=channel_layouts=stereo,apad=pad_dur=0.6[a${i}]`).join(';');
-  ffmpeg([...inputs.flatMap((f) => ['-i', path.join(MEDIA, f)]), '-filter_complex', `${chains};${inputs.map((_, i) => `[a${i}]`).join('')}concat=n=${inputs.length}:v=0:a=1[out]`, '-map', '[out]', '-c:a', 'pcm_s16le', out]);
-  return out;
-}
-
-/** The face looped for `m` minutes under the looped speech (and the music). */
-function clip(m, variant) {
-  const out = path.join(clips, `clip-${m}min-${variant}.mp4`);
-  if (fs.existsSync(out)) return out;
-  const seconds = String(m * 60);
-  const speech = speechLoop();
-  const args = ['-stream_loop', '-1', '-i', path.join(MEDIA, 'talking-head-480.mp4'), '-stream_loop', '-1', '-i', speech];
-  if (variant === 'music') {
-    args.push('-stream_loop', '-1', '-i', path.join(MEDIA, 'music-coffee.wav'));
-    args.push('-filter_complex', '[2:a]aresample=44100,aformat=channel_layouts=stereo,volume=0.5[m];[1:a][m]amix=inputs=2:duration=first:normalize=0[a]', '-map', '0:v', '-map', '[a]');
-  } else {
-    args.push('-map', '0:v', '-map', '1:a');
-  }
-  args.push('-t', seconds, '-c:v', 'copy', '-c:a', 'aac', '-b:a', '128k', '-shortest', out);
-  ffmpeg(args);
-  return out;
-}
+const speechLoop = () => speechLoopIn(clips);
+const clip = (m, variant) => clipIn(clips, m, variant);
 
 /** The media floor: decode the audio to WAV, encode it to AAC muxed with the copied video. */
 function floor(input, dir) {

@@ -1,0 +1,51 @@
+// Real clips for the benchmarks, made from ../shared/media: the face of talking-head-480.mp4 looped
+// under real English speech (voice-ref-a, voice-ref-b, jfk and the two-speaker call, one after
+// the other with 0.6 s pauses, looped), with or without music-coffee.wav under it (-6 dB, about
+// 14 dB under the speech). Clips are made once per folder and reused.
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const ROOT = path.resolve(here, '..', '..');
+export const MEDIA = path.resolve(ROOT, '..', 'shared', 'media');
+export const CLIP_MEDIA = ['talking-head-480.mp4', 'voice-ref-a.mp3', 'voice-ref-b.mp3', 'jfk.wav', 'two-speakers-call.wav', 'music-coffee.wav'];
+
+/** The recordings a clip needs that ../shared/media lacks. */
+export function missingMedia() {
+  return CLIP_MEDIA.filter((f) => !fs.existsSync(path.join(MEDIA, f)));
+}
+
+export function ffmpeg(args) {
+  const r = spawnSync('ffmpeg', ['-v', 'error', '-y', ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`ffmpeg ${args.join(' ')}: ${r.stderr}`);
+}
+
+/** ~92 s of real English speech, 44.1 kHz stereo, in `dir`. */
+export function speechLoop(dir) {
+  const out = path.join(dir, 'speech-loop.wav');
+  if (fs.existsSync(out)) return out;
+  const inputs = ['voice-ref-a.mp3', 'voice-ref-b.mp3', 'jfk.wav', 'two-speakers-call.wav'];
+  const chains = inputs.map((_, i) => `[${i}:a]aresample=44100,aformat=channel_layouts=stereo,apad=pad_dur=0.6[a${i}]`).join(';');
+  ffmpeg([...inputs.flatMap((f) => ['-i', path.join(MEDIA, f)]), '-filter_complex', `${chains};${inputs.map((_, i) => `[a${i}]`).join('')}concat=n=${inputs.length}:v=0:a=1[out]`, '-map', '[out]', '-c:a', 'pcm_s16le', out]);
+  return out;
+}
+
+/** The face looped for `m` minutes under the looped speech (and the music for `music`), in `dir`. */
+export function clip(dir, m, variant) {
+  const out = path.join(dir, `clip-${m}min-${variant}.mp4`);
+  if (fs.existsSync(out)) return out;
+  const seconds = String(m * 60);
+  const speech = speechLoop(dir);
+  const args = ['-stream_loop', '-1', '-i', path.join(MEDIA, 'talking-head-480.mp4'), '-stream_loop', '-1', '-i', speech];
+  if (variant === 'music') {
+    args.push('-stream_loop', '-1', '-i', path.join(MEDIA, 'music-coffee.wav'));
+    args.push('-filter_complex', '[2:a]aresample=44100,aformat=channel_layouts=stereo,volume=0.5[m];[1:a][m]amix=inputs=2:duration=first:normalize=0[a]', '-map', '0:v', '-map', '[a]');
+  } else {
+    args.push('-map', '0:v', '-map', '1:a');
+  }
+  args.push('-t', seconds, '-c:v', 'copy', '-c:a', 'aac', '-b:a', '128k', '-shortest', out);
+  ffmpeg(args);
+  return out;
+}
