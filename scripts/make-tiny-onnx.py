@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Write the tiny ONNX model the core session-cache tests load.
 
-Run with Debian's python3-onnx:  /usr/bin/python3 scripts/make-tiny-onnx.py packages/core/fixtures/tiny.onnx
+Run with Debian's python3-onnx:  /usr/bin/python3 scripts/make-tiny-onnx.py packages/onnx/fixtures/tiny.onnx
 The model computes y = x * 2 + bias, with x: float32[batch, 4], bias: float32[4] (an initializer),
 and a second output z = ReduceSum(y, axis 1) of shape [batch, 1].
 """

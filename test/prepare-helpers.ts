@@ -7,16 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import {
-  FsBlobStore,
-  SessionCache,
-  loadConfig,
-  silentLogger,
-  type EmittedEvent,
-  type Job,
-  type JobRuntime,
-  type Progress,
-} from '@dub/core';
+import { FsBlobStore, loadConfig, silentLogger, type EmittedEvent, type Job, type JobRuntime, type Progress } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { MEDIA_DIR } from './support/media.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');

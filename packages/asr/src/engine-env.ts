@@ -2,7 +2,8 @@
  * What every engine factory receives: where models are, the shared ONNX session cache, the
  * device, and the context. Stages build it from their resolved options.
  */
-import { SessionCache, ValidationError, type DeviceChoice, type Logger, type ResolveOptions } from '@dub/core';
+import { ValidationError, type DeviceChoice, type Logger, type ResolveOptions } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 
 export interface EngineEnvOptions {
   /** Model lookup (DUB_MODELS_DIR, extra search dirs, manifest). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readWav } from '@dub/media';
-import { resolveContext, SessionCache } from '@dub/core';
+import { resolveContext } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { createEngineEnv } from './engine-env.js';
 import { detectSpeech, resolveVadOptions } from './vad/detect-speech.js';
 import { createEnergyVad } from './vad/energy.js';

@@ -4,7 +4,8 @@
  */
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { resolveContext, SessionCache } from '@dub/core';
+import { resolveContext } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { asrConformance } from './testing/asr-conformance.js';
 import { createEngineEnv } from './engine-env.js';
 import { openSpeechAudio } from './speech-audio.js';

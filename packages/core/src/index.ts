@@ -10,6 +10,5 @@ export * from './logger.js';
 export * from './context.js';
 export * from './models.js';
 export * from './engines.js';
-export * from './onnx.js';
 export * from './queue.js';
 export * from './net.js';

@@ -32,7 +32,6 @@ export interface EventSink {
 import type { BlobStore } from './blob.js';
 import type { StageContext } from './context.js';
 import type { DubConfig } from './config.js';
-import type { SessionCache } from './onnx.js';
 import type { GenerateVersionJob, PrepareAssetJob, PrepareVersionJob } from './jobs.js';
 
 /** Distributive Omit over the event union. */
@@ -41,13 +40,24 @@ type DistOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never
 export type EmittedEvent = DistOmit<WorkerEvent, 'v' | 'job_id' | 'asset_id' | 'at'>;
 
 /** What a job handler gets from the worker (NATS daemon or in-process runner alike). */
+/**
+ * ONNX sessions of a worker thread as the runtime holds them (@dub/onnx's SessionCache is one):
+ * the provider each model file got, and release on shutdown.
+ */
+export interface SessionStore {
+  readonly providers: ReadonlyMap<string, 'cpu' | 'cuda'>;
+  readonly size: number;
+  release(file: string): Promise<void>;
+  disposeAll(): Promise<void>;
+}
+
 export interface JobRuntime {
   store: BlobStore;
   /** logger, AbortSignal (fires on shutdown or cancel), onProgress (published as progress events). */
   ctx: StageContext;
   config: DubConfig;
   /** ONNX sessions of this worker thread; released on shutdown. */
-  sessions: SessionCache;
+  sessions: SessionStore;
   /** Publish a status event for this job's asset. */
   emit(event: EmittedEvent): Promise<void>;
   /** Enqueue a follow-up job (e.g. prepare-version after prepare-asset). */

@@ -9,7 +9,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { SessionCache } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { probe, writeWav } from '@dub/media';
 import { detectFaces, lipSync } from './lip-sync.js';
 import type { LipsChunkStore } from './engines/chunked.js';

@@ -2,7 +2,7 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SessionCache } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { anchorLayers, BLAZEFACE_STRIDES, generateAnchors } from './face/anchors.js';
 import { BlazeFaceDetector } from './face/blazeface.js';
 import { KEYPOINT, weightedNms, type Detection } from './face/decode.js';

@@ -7,7 +7,8 @@
  * | real_face | every 2nd frame | 256 px (full range) | longest side 640 | full resolution | veryfast |
  * | real_face_turbo | every 4th frame | 128 px (short range) | longest side 360 | half resolution | superfast |
  */
-import { ValidationError, type DeviceChoice, type LipsModel, type SessionCache } from '@dub/core';
+import { ValidationError, type DeviceChoice, type LipsModel } from '@dub/core';
+import { type SessionCache } from '@dub/onnx';
 import type { MediaToolOptions } from '@dub/media';
 import type { BlazeFaceRange } from './face/blazeface.js';
 import type { OneEuroOptions } from './face/one-euro.js';

@@ -99,7 +99,7 @@ export async function asrEngineIdentity(locale: string, modelsDir: string | unde
     engine = ok[0];
     reason = engine === 'whisper' ? `auto: Whisper is installed and speaks ${locale}` : engine ? `auto: the engine installed here that speaks ${locale}` : `auto: no engine here speaks ${locale}`;
   } else {
-    const { SessionCache, silentLogger } = await import('@dub/core');
+    const [{ silentLogger }, { SessionCache }] = await Promise.all([import('@dub/core'), import('@dub/onnx')]);
     const sessions = new SessionCache();
     try {
       const o = resolveTranscribeOptions({ locale, engine: choice, ...(modelsDir ? { models: where } : {}) });

@@ -9,19 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  blobKeys,
-  FsBlobStore,
-  loadConfig,
-  resolveModelFile,
-  SessionCache,
-  silentLogger,
-  type EmittedEvent,
-  type GenerateVersionJob,
-  type JobRuntime,
-  type Transcript,
-  type VersionScript,
-} from '@dub/core';
+import { blobKeys, FsBlobStore, loadConfig, resolveModelFile, silentLogger, type EmittedEvent, type GenerateVersionJob, type JobRuntime, type Transcript, type VersionScript } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { extractAudio, probe, runFfmpeg } from '@dub/media';
 import { detectFaces, readFrames } from '@dub/lips';
 import { ArtifactCache } from './artifacts.js';

@@ -8,6 +8,7 @@
  */
 import path from 'node:path';
 import { blobKeys, modelIdentity, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { sessionCacheOf } from '@dub/onnx';
 import { chooseLipsEngine, detectFaces, lipSync, resolveLipsOptions, resolveWav2LipModel, type FaceTrack, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash } from './artifacts.js';
@@ -86,7 +87,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     'faces',
     { v: 1, source: input.sourceIdentity, model, detectEvery: resolved.detectEvery, analysisMaxSide: resolved.analysisMaxSide, trackingRange: resolved.trackingRange, minFaceScore: resolved.minFaceScore, smoothing: resolved.smoothing },
     async (_out, ctx: StageContext) =>
-      detectFaces(await input.local(input.sourceKey), { ...extra, ...where, model, sessions: rt.sessions, device: rt.config.device, media: input.media }, { ...ctx, ...(rt.withLimit ? { withLimit: <T>(name: string, fn: () => Promise<T>) => rt.withLimit!(name, fn) } : {}) }),
+      detectFaces(await input.local(input.sourceKey), { ...extra, ...where, model, sessions: sessionCacheOf(rt.sessions), device: rt.config.device, media: input.media }, { ...ctx, ...(rt.withLimit ? { withLimit: <T>(name: string, fn: () => Promise<T>) => rt.withLimit!(name, fn) } : {}) }),
   );
   const r = await runner.run('lips', { ...inputs, faces: faces.key }, async (out, ctx: StageContext) => {
     const file = path.join(out.dir, 'lips.mp4');
@@ -107,7 +108,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
         ...extra,
         engine,
         model,
-        sessions: rt.sessions,
+        sessions: sessionCacheOf(rt.sessions),
         device: rt.config.device,
         ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}),
         media: input.media,

@@ -8,18 +8,8 @@ import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  blobKeys,
-  FsBlobStore,
-  loadConfig,
-  SessionCache,
-  silentLogger,
-  type EmittedEvent,
-  type GenerateVersionJob,
-  type JobRuntime,
-  type Transcript,
-  type VersionScript,
-} from '@dub/core';
+import { blobKeys, FsBlobStore, loadConfig, silentLogger, type EmittedEvent, type GenerateVersionJob, type JobRuntime, type Transcript, type VersionScript } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { medianPitch, semitones, speechExtent } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';

@@ -33,6 +33,7 @@ import {
   type Transcript,
   type VersionScript,
 } from '@dub/core';
+import { sessionCacheOf } from '@dub/onnx';
 import { encodeAudio, mux, probe, writeWav, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
 import { createTtsEngine, detectStretchers, type TtsEngine, type TtsEngineConfig, type TtsEngineId } from '@dub/voice';
@@ -260,7 +261,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
 
 async function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: JobRuntime): Promise<TtsEngine> {
   if (id === 'piper') {
-    return createTtsEngine('piper', { ...config?.piper, sessions: rt.sessions, ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device });
+    return createTtsEngine('piper', { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device });
   }
   return createTtsEngine(id, { tmpDir: rt.config.tmpDir, ...config?.[id] } as never);
 }
@@ -292,7 +293,7 @@ async function backgroundOf(job: GenerateVersionJob, transcript: Transcript, rt:
     await extractAudio(await local(blobKeys.sourceVideo(job.asset_id)), mix, { config: rt.config, sampleRate: 44100, channels: 2 }, ctx);
     const speech = path.join(out.dir, 'speech.wav');
     const background = path.join(out.dir, 'background.wav');
-    const run = () => separate(mix, { config: rt.config, sessions: rt.sessions, tmpDir: out.dir, speechPath: speech, backgroundPath: background }, ctx);
+    const run = () => separate(mix, { config: rt.config, sessions: sessionCacheOf(rt.sessions), tmpDir: out.dir, speechPath: speech, backgroundPath: background }, ctx);
     if (rt.withLimit) await rt.withLimit('gpu', run);
     else await run();
     out.addFile('background.wav', background);

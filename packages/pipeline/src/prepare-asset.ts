@@ -29,6 +29,7 @@ import {
   type PrepareVersionJob,
   type Transcript,
 } from '@dub/core';
+import { sessionCacheOf } from '@dub/onnx';
 import { checkTrim, type MediaInfo } from '@dub/media';
 import { ArtifactCache } from './artifacts.js';
 import { copyBlob, LocalFiles } from './local-files.js';
@@ -98,7 +99,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
   const stages: PrepareStages = { ...defaultStages, ...opts.stages };
   const work = await mkdtemp(path.join(rt.config.tmpDir, 'dub-prepare-'));
   try {
-    const env: StageEnv = { config: rt.config, sessions: rt.sessions, tmpDir: work };
+    const env: StageEnv = { config: rt.config, sessions: sessionCacheOf(rt.sessions), tmpDir: work };
     const cache = new ArtifactCache(rt.store, job.asset_id, { tmpDir: work });
     const runner = new StageRunner(rt, cache, { type: 'prepare-asset' }, { weights: WEIGHTS });
     const files = new LocalFiles(rt.store, work);

@@ -5,7 +5,8 @@
  * knows about blobs, jobs or events.
  */
 import { copyFile } from 'node:fs/promises';
-import type { DubConfig, PartialContext, SessionCache, Word } from '@dub/core';
+import type { DubConfig, PartialContext, Word } from '@dub/core';
+import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
 import type { SeparationPlan } from '@dub/separation';
 

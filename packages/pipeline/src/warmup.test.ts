@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FsBlobStore, SessionCache, loadConfig, silentLogger } from '@dub/core';
+import { FsBlobStore, loadConfig, silentLogger } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import os from 'node:os';
 import path from 'node:path';
 import { warmup } from './warmup.js';

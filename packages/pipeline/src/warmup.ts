@@ -8,7 +8,8 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { BlobStore, DubConfig, Logger, SessionCache } from '@dub/core';
+import type { BlobStore, DubConfig, Logger } from '@dub/core';
+import type { SessionCache } from '@dub/onnx';
 import { resolveContext } from '@dub/core';
 import { writeWav } from '@dub/media';
 import { defaultStages } from './stages.js';

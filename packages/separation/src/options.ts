@@ -4,7 +4,8 @@
  * DUB_DEVICE, DUB_ONNX_THREADS, DUB_TMP_DIR, FFMPEG_PATH), then defaults.
  */
 import os from 'node:os';
-import { loadConfig, ValidationError, type DeviceChoice, type DubConfig, type SessionCache } from '@dub/core';
+import { loadConfig, ValidationError, type DeviceChoice, type DubConfig } from '@dub/core';
+import { type SessionCache } from '@dub/onnx';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { SeparationEngine } from './types.js';
 import type { SeparationPlan } from './background.js';

@@ -6,7 +6,8 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { JOB_TYPES, ValidationError, type BlobStore, type DubConfig, type JobHandlers, type Logger, type SessionCache } from '@dub/core';
+import { JOB_TYPES, ValidationError, type BlobStore, type DubConfig, type JobHandlers, type Logger } from '@dub/core';
+import { type SessionCache } from '@dub/onnx';
 
 /** The default handlers module: the pipeline's handlers. */
 export const DEFAULT_HANDLERS_MODULE = '@dub/pipeline';

@@ -2,7 +2,8 @@
  * Runs handlers on the caller's thread (embedded mode given a handlers object). The event loop
  * is busy while a synchronous stage runs; the NATS daemon never uses this executor.
  */
-import { SessionCache, type BlobStore, type DubConfig, type Job, type JobHandlers, type Logger } from '@dub/core';
+import { type BlobStore, type DubConfig, type Job, type JobHandlers, type Logger } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import type { JobExecutor, JobHooks } from './executor.js';
 import { buildRuntime, callHandler } from './job-runtime.js';
 import type { NamedLimiter } from './limiter.js';

@@ -1,7 +1,8 @@
 /**
  * The JobRuntime a handler receives, built the same way inline and inside a worker thread.
  */
-import type { BlobStore, DubConfig, Job, JobHandlers, JobRuntime, Logger, SessionCache } from '@dub/core';
+import type { BlobStore, DubConfig, Job, JobHandlers, JobRuntime, Logger } from '@dub/core';
+import type { SessionCache } from '@dub/onnx';
 import type { JobHooks } from './executor.js';
 
 export interface RuntimeParts {

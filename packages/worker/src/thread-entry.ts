@@ -4,7 +4,8 @@
  * the main thread. Sessions are released on 'dispose' (graceful shutdown).
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { AbortedError, SessionCache, createLogger, type EmittedEvent, type Job } from '@dub/core';
+import { AbortedError, createLogger, type EmittedEvent, type Job } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
 import { toJobError, fromJobError } from './failure.js';
 import { loadHandlersModule, type HandlersModule } from './handlers-module.js';
 import { buildRuntime, callHandler } from './job-runtime.js';

@@ -3,7 +3,8 @@
  * (80 mel, 25/10 ms, Povey window, no dither, samples scaled to 16-bit range) with mean
  * normalization over the window -> input `feats` f32[1, T, 80] -> output `embs` f32[1, E].
  */
-import { ModelError, resolveModelFile, tensorF32, type OnnxModel } from '@dub/core';
+import { ModelError, resolveModelFile } from '@dub/core';
+import { tensorF32, type OnnxModel } from '@dub/onnx';
 import { FbankExtractor, type FbankOptions } from '../dsp/kaldi-fbank.js';
 import type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './types.js';
 

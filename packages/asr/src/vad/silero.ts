@@ -3,7 +3,8 @@
  * Per 32 ms frame: input f32[1, 576] = the previous frame's last 64 samples + 512 new samples at
  * 16 kHz, state f32[2, 1, 128], sr int64 scalar -> output f32[1, 1] speech probability, stateN.
  */
-import { ModelError, resolveModelFile, tensorF32, tensorI64, type OnnxModel } from '@dub/core';
+import { ModelError, resolveModelFile } from '@dub/core';
+import { tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 import type { EngineEnv } from '../engine-env.js';
 import type { VadEngine, VadEngineFactory, VadStream } from './types.js';
 

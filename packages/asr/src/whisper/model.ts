@@ -6,7 +6,8 @@
  * and present.N.*. The first decoder call runs without cache (empty pasts) and computes the
  * encoder keys/values; later calls feed one token and the cache, which grows by one per step.
  */
-import { ModelError, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/core';
+import { ModelError } from '@dub/core';
+import { ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 
 type Tensor = ReturnType<typeof tensorF32>;
 

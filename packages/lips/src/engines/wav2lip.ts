@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { resolveContext, resolveModelFile, SessionCache, tensorF32, type DeviceChoice, type OnnxModel } from '@dub/core';
+import { resolveContext, resolveModelFile, type DeviceChoice } from '@dub/core';
+import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
 import { MelWindows } from '../audio/mel.js';
 import { speechWav } from '../audio/speech-envelope.js';
 import { clipRect, cropResize, sampleBilinear, type Rect, type RgbImage } from '../image/rgb-image.js';

@@ -8,7 +8,8 @@
  * `detect(image, region)` runs the model on a square around `region` (the whole image by
  * default) and maps boxes and keypoints back to image pixels.
  */
-import { resolveModelFile, SessionCache, tensorF32, type DeviceChoice, type OnnxModel } from '@dub/core';
+import { resolveModelFile, type DeviceChoice } from '@dub/core';
+import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
 import { anchorLayers, BLAZEFACE_STRIDES, generateAnchors, type Anchor } from './anchors.js';
 import { decodeDetections, weightedNms, type Point } from './decode.js';
 import { letterboxTensor, type Rect, type RgbImage } from '../image/rgb-image.js';

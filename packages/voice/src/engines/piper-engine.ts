@@ -6,18 +6,8 @@
  * for multi-speaker voices. Speed maps to length_scale = base / speed; pitch is the voice's own.
  */
 import path from 'node:path';
-import {
-  getLocale,
-  resolveModelFile,
-  SessionCache,
-  tensorF32,
-  tensorI64,
-  throwIfAborted,
-  ValidationError,
-  type DeviceChoice,
-  type OnnxModel,
-  type StageContext,
-} from '@dub/core';
+import { getLocale, resolveModelFile, throwIfAborted, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
+import { SessionCache, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 import type { PlanarAudio } from '@dub/media';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
 import { loadPiperConfig, type PiperVoiceConfig } from './piper-config.js';

@@ -9,9 +9,7 @@
  */
 import type * as ortTypes from 'onnxruntime-node';
 import { createRequire } from 'node:module';
-import type { DeviceChoice } from './config.js';
-import { ModelError } from './errors.js';
-import { silentLogger, type Logger } from './logger.js';
+import { ModelError, silentLogger, type DeviceChoice, type Logger, type SessionStore } from '@dub/core';
 
 const require_ = createRequire(import.meta.url);
 type Ort = typeof ortTypes;
@@ -92,7 +90,7 @@ export function onnxLogSeverity(env: NodeJS.ProcessEnv = process.env): 0 | 1 | 2
   return level === 'debug' || level === 'trace' ? 2 : 3;
 }
 
-export class SessionCache {
+export class SessionCache implements SessionStore {
   private readonly entries = new Map<string, Promise<OnnxModel>>();
   /** Provider each model got, for the worker's start-up log. */
   readonly providers = new Map<string, Provider>();
@@ -188,4 +186,13 @@ export function tensorF32(data: Float32Array, dims: readonly number[]): ortTypes
 /** Build an int64 tensor. */
 export function tensorI64(data: BigInt64Array, dims: readonly number[]): ortTypes.Tensor {
   return new (ort().Tensor)('int64', data, dims);
+}
+
+/**
+ * The worker runtime's sessions (`JobRuntime.sessions`, typed by @dub/core as the `SessionStore`
+ * it can release) as the SessionCache the engines load models from.
+ */
+export function sessionCacheOf(store: SessionStore): SessionCache {
+  if (!(store instanceof SessionCache)) throw new TypeError('the runtime\'s sessions are not a @dub/onnx SessionCache');
+  return store;
 }
