@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ModelMissingError, resolveContext } from '@dub/core';
 import { createPiperEngine } from './engines/piper-engine.js';
 import { loadPiperConfig, parsePiperConfig } from './engines/piper-config.js';
-import { phonemeIds, phonemize, splitClauses } from './engines/piper-phonemes.js';
+import { phonemeIds, phonemize } from './engines/piper-phonemes.js';
 import { TTS_CONFORMANCE_CHECKS } from './testing/tts-conformance.js';
 import { DEFAULT_VOICE } from './types.js';
 
@@ -20,14 +20,6 @@ describe('piper engine: conformance (tiny model)', () => {
 });
 
 describe('piper phonemes', () => {
-  it('splits clauses and keeps their punctuation', () => {
-    expect(splitClauses('Hola mundo, ¿qué tal?  Bien.')).toEqual([
-      { text: 'Hola mundo', punctuation: ',' },
-      { text: 'qué tal', punctuation: '?' },
-      { text: 'Bien', punctuation: '.' },
-    ]);
-  });
-
   it('phonemizes with espeak-ng into sentences with punctuation', async () => {
     const s = await phonemize('Hola mundo, ¿qué tal? Bien.', 'es', ctx);
     expect(s.map((x) => x.phonemes)).toEqual(['ˈola mˈundo, kˈe tˈal?', 'bjˈen.']);
