@@ -1,7 +1,8 @@
 /**
  * The voice of every speaker for one generation: the library voice for all of them when
  * voice_library_id is set; otherwise each speaker's voice matched from their reference clip
- * (family, pitch and rate on espeak-ng) and moved away by voice_anonymization. Engines without
+ * (family, pitch and rate on espeak-ng, and the timbre: an equalisation toward the speaker's
+ * long-term spectral envelope) and moved away by voice_anonymization. Engines without
  * pitch control (Piper) speak with their own voice.
  */
 import path from 'node:path';
@@ -12,6 +13,7 @@ import {
   DEFAULT_VOICE,
   getLibraryVoice,
   libraryVoiceSettings,
+  spectralEnvelope,
   VoiceMatcher,
   type TtsEngine,
   type VoiceProfile,
@@ -34,6 +36,8 @@ export interface VoicePlanRequest {
   referenceFile(key: string): Promise<string>;
   workDir: string;
   media: MediaToolOptions;
+  /** Timbre match toward each speaker's spectral envelope (default true; bench/voice-match.mjs measures it). */
+  timbre?: boolean;
 }
 
 /** A profile for speakers without a usable reference clip: a mid male voice. */
@@ -61,16 +65,19 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
   for (const [i, sp] of req.speakers.entries()) {
     let profile = FALLBACK_PROFILE;
     let source = 'default';
+    let envelope: number[] | null = null;
     if (sp.reference_key) {
       const wav = path.join(req.workDir, `reference-${i}.wav`);
       await resample(await req.referenceFile(sp.reference_key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
-      const p = analyzeVoice(await readWav(wav));
+      const audio = await readWav(wav);
+      const p = analyzeVoice(audio);
       if (p.medianF0 > 0) {
         profile = p;
         source = 'matched';
+        envelope = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
       } else ctx.logger.warn({ speaker: sp.id }, 'no voiced frames in the reference clip; default voice');
     }
-    const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization }, ctx);
+    const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization, ...(req.timbre !== false ? { referenceEnvelope: envelope } : {}) }, ctx);
     voices[sp.id] = m.settings;
     sources[sp.id] = source;
     ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');

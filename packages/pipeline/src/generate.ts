@@ -128,7 +128,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const speakers = transcript.speakers.length ? transcript.speakers : script.speakers;
     const voices = await runner.run<VoicePlan>(
       'voices',
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
       async (out, ctx) => planVoices(await getEngine(), { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media }, ctx),
     );
 

@@ -28,3 +28,4 @@ export { fitDuration, resolveFitOptions, type FitDurationOptions, type FitResult
 export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } from './stretch.js';
 export { VOICE_CLONERS, type VoiceCloner, type SpeakerEmbedding } from './cloner.js';
 export { TTS_CONFORMANCE_CHECKS, type ConformanceCheck, type ConformanceOptions } from './testing/tts-conformance.js';
+export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';

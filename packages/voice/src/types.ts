@@ -23,6 +23,11 @@ export interface VoiceSettings {
   model?: string;
   /** Neural engines: speaker id inside a multi-speaker model. */
   speakerId?: number;
+  /**
+   * Timbre match: gains in dB for the bands of TIMBRE_BANDS (matching/timbre.ts), applied to the
+   * engine's output to move its spectral envelope toward the speaker's. Absent: no filtering.
+   */
+  timbre?: number[];
 }
 
 export interface SynthesisRequest {

@@ -9,6 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getLocale, ValidationError, throwIfAborted, type StageContext } from '@dub/core';
 import { readWav, runProcess, type PlanarAudio } from '@dub/media';
+import { applyTimbre } from '../matching/timbre.js';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
 
 export interface EspeakEngineOptions {
@@ -103,7 +104,8 @@ export class EspeakEngine implements TtsEngine {
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       const audio = await readWav(wav);
-      return { sampleRate: audio.sampleRate, channels: [audio.channels[0] ?? new Float32Array(0)] };
+      const mono = audio.channels[0] ?? new Float32Array(0);
+      return { sampleRate: audio.sampleRate, channels: [request.voice.timbre ? applyTimbre(mono, audio.sampleRate, request.voice.timbre) : mono] };
     } finally {
       await fsp.rm(dir, { recursive: true, force: true });
     }

@@ -9,7 +9,8 @@ import { ValidationError, type StageContext } from '@dub/core';
 import type { TtsEngine, VoiceSettings } from '../types.js';
 import type { VoiceGender, VoiceProfile } from '../analysis/voice-profile.js';
 import { anonymizedTarget } from './anonymize.js';
-import { calibrate, CALIBRATION_WPM, pitchForF0, type PitchCalibration } from './espeak-calibration.js';
+import { calibrate, CALIBRATION_TEXT, CALIBRATION_WPM, pitchForF0, type PitchCalibration } from './espeak-calibration.js';
+import { spectralEnvelope, timbreCorrection, type TimbreOptions } from './timbre.js';
 
 export interface VoiceMatcherOptions {
   /** espeak-ng variants per family, in order of preference (speakers take them in turn). */
@@ -26,6 +27,12 @@ export interface MatchRequest {
   speakerIndex?: number;
   /** voice_anonymization 0..1 (default 0). */
   anonymization?: number;
+  /**
+   * The speaker's long-term spectral envelope (spectralEnvelope of the reference clip): the
+   * settings then carry a timbre correction toward it, scaled down by the anonymization.
+   */
+  referenceEnvelope?: readonly number[] | null;
+  timbre?: TimbreOptions;
 }
 
 export interface MatchedVoice {
@@ -82,6 +89,14 @@ export class VoiceMatcher {
     let wpm = CALIBRATION_WPM;
     if (profile.syllablesPerSecond > 0 && cal.syllablesPerSecond > 0) wpm = (CALIBRATION_WPM * profile.syllablesPerSecond) / cal.syllablesPerSecond;
     wpm = Math.round(Math.min(this.maxWpm, Math.max(this.minWpm, wpm)));
-    return { settings: { variant, pitch, wordsPerMinute: wpm, amplitude: 100 }, family: target.family, targetF0: target.f0 };
+    const settings: VoiceSettings = { variant, pitch, wordsPerMinute: wpm, amplitude: 100 };
+    const strength = (req.timbre?.strength ?? 1) * (1 - (req.anonymization ?? 0));
+    if (req.referenceEnvelope && strength > 0) {
+      // the envelope of the matched voice, on the calibration text at the matched settings
+      const audio = await this.engine.synthesize({ text: CALIBRATION_TEXT, locale: req.locale, speed: 1, voice: settings }, ctx);
+      const voice = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
+      if (voice) settings.timbre = timbreCorrection(req.referenceEnvelope, voice, { ...req.timbre, strength });
+    }
+    return { settings, family: target.family, targetF0: target.f0 };
   }
 }
