@@ -12,8 +12,10 @@ import {
   analyzeVoice,
   DEFAULT_VOICE,
   getLibraryVoice,
+  CALIBRATION_TEXT,
   libraryVoiceSettings,
   spectralEnvelope,
+  timbreCorrection,
   VoiceMatcher,
   type TtsEngine,
   type VoiceProfile,
@@ -23,7 +25,7 @@ import {
 export interface VoicePlan {
   /** Speaker id -> settings. */
   voices: Record<string, VoiceSettings>;
-  /** How each voice was chosen: "library:<id>", "matched", "default". */
+  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre), "timbre" (a neural voice moved toward the speaker's envelope), "default". */
   sources: Record<string, string>;
 }
 
@@ -55,9 +57,22 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
     return { voices, sources };
   }
   if (!engine.capabilities.pitchControl) {
-    for (const sp of req.speakers) {
+    // Neural voices (Piper) keep their own voice; the timbre match moves its envelope toward each speaker's.
+    let own: number[] | null | undefined;
+    for (const [i, sp] of req.speakers.entries()) {
       voices[sp.id] = { ...DEFAULT_VOICE };
       sources[sp.id] = 'default';
+      const strength = 1 - req.anonymization;
+      if (req.timbre === false || !sp.reference_key || strength <= 0) continue;
+      const envelope = await referenceEnvelope(req, sp.reference_key, i, ctx);
+      if (!envelope) continue;
+      if (own === undefined) {
+        const audio = await engine.synthesize({ text: CALIBRATION_TEXT, locale: req.locale, speed: 1, voice: { ...DEFAULT_VOICE } }, ctx);
+        own = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
+      }
+      if (!own) continue;
+      voices[sp.id] = { ...DEFAULT_VOICE, timbre: timbreCorrection(envelope, own, { strength }) };
+      sources[sp.id] = 'timbre';
     }
     return { voices, sources };
   }
@@ -83,4 +98,12 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
     ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');
   }
   return { voices, sources };
+}
+
+/** The long-term spectral envelope of a speaker's reference clip (16 kHz mono); null without voiced speech. */
+async function referenceEnvelope(req: VoicePlanRequest, key: string, i: number, ctx: StageContext): Promise<number[] | null> {
+  const wav = path.join(req.workDir, `reference-${i}.wav`);
+  await resample(await req.referenceFile(key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
+  const audio = await readWav(wav);
+  return analyzeVoice(audio).medianF0 > 0 ? spectralEnvelope(audio.channels[0]!, audio.sampleRate) : null;
 }

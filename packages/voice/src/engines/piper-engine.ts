@@ -10,6 +10,7 @@ import { getLocale, resolveModelFile, throwIfAborted, ValidationError, type Devi
 import { SessionCache, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 import type { PlanarAudio } from '@dub/media';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
+import { applyTimbre } from '../matching/timbre.js';
 import { loadPiperConfig, type PiperVoiceConfig } from './piper-config.js';
 import { phonemeIds, phonemize } from './piper-phonemes.js';
 
@@ -150,7 +151,7 @@ export class PiperEngine implements TtsEngine {
       samples.set(p, at);
       at += p.length;
     }
-    return { sampleRate: config.sampleRate, channels: [samples] };
+    return { sampleRate: config.sampleRate, channels: [request.voice.timbre ? applyTimbre(samples, config.sampleRate, request.voice.timbre) : samples] };
   }
 
   async dispose(): Promise<void> {

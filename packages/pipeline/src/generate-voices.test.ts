@@ -1,0 +1,57 @@
+/**
+ * The voice plan: espeak-ng voices matched to each speaker (pitch, rate, timbre); a neural voice
+ * (Piper, here the tiny generated stand-in with the export's signature) keeps its voice and gets
+ * the timbre correction toward each speaker's envelope; anonymization 1 takes the timbre away.
+ */
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { silentLogger } from '@dub/core';
+import { runProcess } from '@dub/media';
+import { createEspeakEngine, createPiperEngine } from '@dub/voice';
+import { planVoices } from './generate-voices.js';
+
+const FIXTURE = fileURLToPath(new URL('../../voice/fixtures/tiny-piper.onnx', import.meta.url));
+let dir: string;
+const ctx = { logger: silentLogger };
+const speakers = [{ id: 'S1', reference_key: 'ref-low' }, { id: 'S2', reference_key: 'ref-high' }, { id: 'S3' }];
+
+beforeAll(async () => {
+  dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'voices-test-'));
+  await runProcess('espeak-ng', ['-v', 'en-us+m1', '-p', '20', '-w', path.join(dir, 'ref-low.wav'), '--stdin'], { input: 'A low voice reads this line slowly and calmly for the reference clip.' });
+  await runProcess('espeak-ng', ['-v', 'en-us+f2', '-p', '80', '-w', path.join(dir, 'ref-high.wav'), '--stdin'], { input: 'A high voice reads this line quickly for the other reference clip.' });
+});
+afterAll(async () => {
+  await fsp.rm(dir, { recursive: true, force: true });
+});
+
+const request = (anonymization = 0) => ({ locale: 'es-ES', speakers, libraryVoiceId: undefined, anonymization, referenceFile: async (k: string) => path.join(dir, `${k}.wav`), workDir: dir, media: {} });
+
+it('espeak-ng: each speaker with a reference clip gets pitch, rate and a timbre correction; without one, the default voice', async () => {
+  const engine = createEspeakEngine({ tmpDir: dir });
+  const plan = await planVoices(engine, request(), ctx);
+  expect(plan.sources).toEqual({ S1: 'matched', S2: 'matched', S3: 'default' });
+  expect(plan.voices.S1!.timbre).toHaveLength(18);
+  expect(plan.voices.S2!.timbre).toHaveLength(18);
+  expect(plan.voices.S1!.timbre).not.toEqual(plan.voices.S2!.timbre);
+  expect(plan.voices.S3!.timbre).toBeUndefined();
+  expect((await planVoices(engine, { ...request(), timbre: false }, ctx)).voices.S1!.timbre).toBeUndefined();
+});
+
+it('Piper: its own voice for everyone, moved toward each speaker by the timbre correction; none when anonymized', async () => {
+  const engine = createPiperEngine({ voices: { 'es-ES': FIXTURE } });
+  try {
+    const plan = await planVoices(engine, request(), ctx);
+    expect(plan.sources).toEqual({ S1: 'timbre', S2: 'timbre', S3: 'default' });
+    expect(plan.voices.S1).toMatchObject({ variant: '', pitch: 50 });
+    expect(plan.voices.S1!.timbre).toHaveLength(18);
+    expect(plan.voices.S1!.timbre).not.toEqual(plan.voices.S2!.timbre);
+    const anonymous = await planVoices(engine, request(1), ctx);
+    expect(anonymous.sources).toEqual({ S1: 'default', S2: 'default', S3: 'default' });
+    expect(anonymous.voices.S1!.timbre).toBeUndefined();
+  } finally {
+    await engine.dispose();
+  }
+});
