@@ -13,7 +13,7 @@ export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';
 export { identifyLanguage, type IdentifiedLanguage } from './whisper/identify.js';
 export { WhisperTokenizer } from './whisper/tokenizer.js';
 export { WhisperFeatureExtractor, WHISPER_N_FRAMES, WHISPER_N_SAMPLES } from './dsp/whisper-mel.js';
-export { FbankExtractor, mfccFromLogMel, resolveFbankOptions, type Fbank, type FbankOptions } from './dsp/kaldi-fbank.js';
+export { FbankExtractor, FBANK_WINDOWS, fbankWindow, mfccFromLogMel, resolveFbankOptions, type Fbank, type FbankOptions, type FbankWindow } from './dsp/kaldi-fbank.js';
 export { parseSourceTranscript, detectSourceTextFormat, type SourceTextFormat, type SourceTranscript } from './asr/source-text.js';
 export { splitWords, spreadWords } from './asr/text-words.js';
 export { wordErrorRate, normalizeForWer, type WerResult } from './asr/wer.js';
@@ -21,7 +21,7 @@ export { diarize, resolveDiarizeOptions, speakerId, DEFAULT_THRESHOLDS, type Dia
 export { EMBEDDING_ENGINES, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './speakers/registry.js';
 export type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './speakers/types.js';
 export { resolveMfccStatsOptions, type MfccStatsOptions } from './speakers/mfcc-stats.js';
-export { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './speakers/onnx-embedding.js';
+export { DEFAULT_EMBEDDING_WINDOW, embeddingWindowOf, resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './speakers/onnx-embedding.js';
 export { averageLinkage, cosineDistances, cutDendrogram, prepareVectors, type Merge } from './speakers/cluster.js';
 export type { SpeakerTurn } from './speakers/resegment.js';
 export type { ClipPiece } from './speakers/reference-clip.js';

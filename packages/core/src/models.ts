@@ -29,6 +29,11 @@ export interface ModelEntry {
   npm?: { package: string; files: Record<string, string> };
   /** Used by a stage as its default engine on real hosts, or plumbing-tested only. */
   stage?: string;
+  /**
+   * Kaldi fbank settings a speaker-embedding model was trained with: `window` is Kaldi's
+   * window_type (`hamming` for WeSpeaker models, `povey` for 3D-Speaker CAM++/ERes2Net).
+   */
+  fbank?: { window: 'povey' | 'hamming' | 'hanning' | 'rectangular' };
 }
 
 export interface Manifest {

@@ -7,6 +7,7 @@
  * explicit engine that cannot run fails the version with an error naming what is missing, it is
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
+import { embeddingWindowOf } from '@dub/asr';
 import { isModelAvailable, modelIdentity, resolveModelFile, ValidationError, type ModelIdentity } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, type TtsEngineId } from '@dub/voice';
@@ -49,6 +50,8 @@ export interface SpeakerEngine {
   selected: 'auto' | 'explicit';
   reason: string;
   model?: ModelIdentity;
+  /** The Kaldi fbank window the embedding model takes (its manifest entry's `fbank.window`). */
+  window?: string;
 }
 
 /**
@@ -61,7 +64,7 @@ export async function resolveSpeakerEngine(choice: EngineChoice['speaker'], mode
   const wespeaker = choice === 'wespeaker' || (choice === 'auto' && isModelAvailable(WESPEAKER.id, [WESPEAKER.file], where));
   if (!wespeaker) return { id: 'mfcc', embedding: 'mfcc', selected, reason: choice === 'auto' ? 'auto: no WeSpeaker model here (MFCC statistics, no weights)' : 'DUB_SPEAKER_ENGINE=mfcc' };
   const file = resolveModelFile(WESPEAKER.id, WESPEAKER.file, where);
-  return { id: 'wespeaker', embedding: 'onnx', selected, reason: choice === 'auto' ? 'auto: the WeSpeaker model is installed' : 'DUB_SPEAKER_ENGINE=wespeaker', model: await modelIdentity(file) };
+  return { id: 'wespeaker', embedding: 'onnx', selected, reason: choice === 'auto' ? 'auto: the WeSpeaker model is installed' : 'DUB_SPEAKER_ENGINE=wespeaker', model: await modelIdentity(file), window: embeddingWindowOf(WESPEAKER.id) };
 }
 
 /** The generate-version options these choices make. */

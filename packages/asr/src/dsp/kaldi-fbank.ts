@@ -1,15 +1,22 @@
 /**
  * Kaldi-compatible filter-bank features (`compute-fbank-feats`, torchaudio.compliance.kaldi.fbank)
  * as speaker-embedding models (WeSpeaker, CAM++) expect: 25 ms frames every 10 ms (snip_edges),
- * no dither, DC removal, pre-emphasis 0.97, Povey window, 512-point power spectrum, a Kaldi mel
- * bank (20 Hz to Nyquist), natural log floored at float epsilon; optionally cepstral mean
- * normalization over the utterance. Row-major [frames][nMels].
+ * no dither, DC removal, pre-emphasis 0.97, a window (Kaldi's `window_type`: `povey`, Kaldi's
+ * default and 3D-Speaker/CAM++'s, or `hamming`, WeSpeaker's; also `hanning`, `rectangular`),
+ * 512-point power spectrum, a Kaldi mel bank (20 Hz to Nyquist), natural log floored at float
+ * epsilon; optionally cepstral mean normalization over the utterance. Row-major [frames][nMels].
  */
 import { Fft, hannWindow, nextPow2 } from '@dub/media';
 import { applyMelBank, kaldiMelBank, type MelBank } from './mel.js';
 
+/** Kaldi's analysis windows (feature-window.cc), all symmetric over the frame. */
+export type FbankWindow = 'povey' | 'hamming' | 'hanning' | 'rectangular';
+export const FBANK_WINDOWS: readonly FbankWindow[] = ['povey', 'hamming', 'hanning', 'rectangular'];
+
 export interface FbankOptions {
   sampleRate?: number;
+  /** Analysis window (default `povey`, Kaldi's default). */
+  window?: FbankWindow;
   nMels?: number;
   frameLengthMs?: number;
   frameShiftMs?: number;
@@ -27,6 +34,7 @@ export type ResolvedFbankOptions = Required<FbankOptions>;
 export function resolveFbankOptions(o: FbankOptions = {}): ResolvedFbankOptions {
   return {
     sampleRate: o.sampleRate ?? 16000,
+    window: o.window ?? 'povey',
     nMels: o.nMels ?? 80,
     frameLengthMs: o.frameLengthMs ?? 25,
     frameShiftMs: o.frameShiftMs ?? 10,
@@ -63,8 +71,7 @@ export class FbankExtractor {
     const padded = nextPow2(this.frameLength);
     this.fft = new Fft(padded);
     this.bank = kaldiMelBank(o.sampleRate, padded, o.nMels, o.lowFreq, o.highFreq);
-    // Kaldi's povey window: a symmetric Hann window raised to 0.85.
-    this.window = hannWindow(this.frameLength, false).map((w) => Math.pow(w, 0.85));
+    this.window = fbankWindow(o.window, this.frameLength);
   }
 
   /** Number of frames of `samples` samples (snip_edges: only whole frames). */
@@ -103,6 +110,26 @@ export class FbankExtractor {
     }
     if (o.cmn && frames > 0) subtractMean(data, frames, nMels);
     return { frames, nMels, data };
+  }
+}
+
+/** Kaldi's window of `length` samples: hanning 0.5 - 0.5 cos(2 pi n / (N - 1)), povey = hanning^0.85, hamming 0.54 - 0.46 cos(2 pi n / (N - 1)). */
+export function fbankWindow(type: FbankWindow, length: number): Float64Array {
+  switch (type) {
+    case 'povey':
+      return hannWindow(length, false).map((w) => Math.pow(w, 0.85));
+    case 'hanning':
+      return hannWindow(length, false);
+    case 'hamming': {
+      const w = new Float64Array(length);
+      const a = (2 * Math.PI) / Math.max(1, length - 1);
+      for (let i = 0; i < length; i++) w[i] = 0.54 - 0.46 * Math.cos(a * i);
+      return w;
+    }
+    case 'rectangular':
+      return new Float64Array(length).fill(1);
+    default:
+      throw new RangeError(`unknown fbank window "${String(type)}" (one of ${FBANK_WINDOWS.join(', ')})`);
   }
 }
 

@@ -1,11 +1,14 @@
 /**
  * Neural speaker embeddings over ONNX (WeSpeaker ResNet / CAM++ exports): Kaldi-compatible fbank
- * (80 mel, 25/10 ms, Povey window, no dither, samples scaled to 16-bit range) with mean
- * normalization over the window -> input `feats` f32[1, T, 80] -> output `embs` f32[1, E].
+ * (80 mel, 25/10 ms, no dither, samples scaled to 16-bit range) with mean normalization over the
+ * window -> input `feats` f32[1, T, 80] -> output `embs` f32[1, E]. The analysis window is the
+ * one the model was trained with: the `fbank.window` of its entry in models/manifest.json
+ * (WeSpeaker: `hamming`, 3D-Speaker CAM++/ERes2Net: `povey`); a model without one gets
+ * `hamming`, WeSpeaker's (DEFAULT_EMBEDDING_WINDOW). An explicit `fbank.window` option wins.
  */
-import { ModelError, resolveModelFile } from '@dub/core';
+import { getModelEntry, ModelError, resolveModelFile, type Manifest, type ModelEntry } from '@dub/core';
 import { tensorF32, type OnnxModel } from '@dub/onnx';
-import { FbankExtractor, type FbankOptions } from '../dsp/kaldi-fbank.js';
+import { FBANK_WINDOWS, FbankExtractor, type FbankOptions, type FbankWindow } from '../dsp/kaldi-fbank.js';
 import type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './types.js';
 
 export interface OnnxEmbeddingOptions {
@@ -30,14 +33,32 @@ export interface ResolvedOnnxEmbeddingOptions {
   fbank: FbankOptions;
 }
 
-export function resolveOnnxEmbeddingOptions(o: OnnxEmbeddingOptions = {}): ResolvedOnnxEmbeddingOptions {
+/** The window of an embedding model without `fbank.window` in the manifest: WeSpeaker's. */
+export const DEFAULT_EMBEDDING_WINDOW: FbankWindow = 'hamming';
+
+/** The fbank window of manifest model `id` (DEFAULT_EMBEDDING_WINDOW when the entry has none or there is no entry). */
+export function embeddingWindowOf(id: string, manifest?: Manifest): FbankWindow {
+  let entry: ModelEntry | undefined;
+  try {
+    entry = getModelEntry(id, manifest);
+  } catch {
+    entry = undefined;
+  }
+  const w = entry?.fbank?.window;
+  if (w === undefined) return DEFAULT_EMBEDDING_WINDOW;
+  if (!FBANK_WINDOWS.includes(w)) throw new ModelError(`models/manifest.json: ${id} has fbank.window "${String(w)}" (one of ${FBANK_WINDOWS.join(', ')})`);
+  return w;
+}
+
+export function resolveOnnxEmbeddingOptions(o: OnnxEmbeddingOptions = {}, manifest?: Manifest): ResolvedOnnxEmbeddingOptions {
+  const model = o.model ?? 'wespeaker-resnet34';
   return {
-    model: o.model ?? 'wespeaker-resnet34',
+    model,
     fileName: o.fileName ?? 'voxceleb_resnet34_LM.onnx',
     file: o.file,
     inputName: o.inputName ?? 'feats',
     outputName: o.outputName ?? 'embs',
-    fbank: { nMels: 80, inputScale: 32768, cmn: true, ...o.fbank },
+    fbank: { nMels: 80, inputScale: 32768, cmn: true, ...o.fbank, window: o.fbank?.window ?? embeddingWindowOf(model, manifest) },
   };
 }
 
