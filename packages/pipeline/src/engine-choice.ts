@@ -20,6 +20,7 @@ export type AsrEngineChoiceId = (typeof ASR_ENGINE_IDS)[number];
 
 export interface EngineChoice {
   asr: 'auto' | AsrEngineChoiceId;
+  voiceConversion: 'auto' | 'openvoice' | 'none';
   tts: 'auto' | TtsEngineId;
   lips: 'auto' | LipsEngineId;
   speaker: 'auto' | SpeakerEngineId;
@@ -35,6 +36,7 @@ function pick<T extends string>(env: Record<string, string | undefined>, name: s
 export function engineChoiceFromEnv(env: Record<string, string | undefined> = process.env): EngineChoice {
   return {
     asr: pick(env, 'DUB_ASR_ENGINE', ASR_ENGINE_IDS),
+    voiceConversion: pick(env, 'DUB_VOICE_CONVERSION', ['openvoice', 'none'] as const),
     tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS),
     lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS),
     speaker: pick(env, 'DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS),
@@ -70,6 +72,7 @@ export async function resolveSpeakerEngine(choice: EngineChoice['speaker'], mode
 /** The generate-version options these choices make. */
 export function generateOptionsOf(choice: EngineChoice): GenerateVersionOptions {
   return {
+    ...(choice.voiceConversion !== 'auto' ? { voiceConversion: choice.voiceConversion } : {}),
     ...(choice.tts !== 'auto' ? { tts: { engine: choice.tts } } : {}),
     ...(choice.lips !== 'auto' ? { lips: { engine: choice.lips } } : {}),
   };
@@ -149,4 +152,41 @@ export async function resolveTtsEngine(choice: EngineChoice['tts'], locale: stri
     return { id: 'piper', selected: 'auto', reason: `auto: the Piper voice ${voice} is installed`, model: await modelIdentity(resolveModelFile(files.id, files.model, where)) };
   }
   return { id: 'espeak-ng', selected: 'auto', reason: files ? `auto: no Piper voice here (npx dub models fetch ${files.id})` : `auto: no Piper voice is listed for ${locale}` };
+}
+
+export const VOICE_CONVERSION_IDS = ['openvoice', 'none'] as const;
+export type VoiceConversionId = (typeof VOICE_CONVERSION_IDS)[number];
+
+/** The voice conversion a generate runs after synthesis, why, and its model files' identity. */
+export interface VoiceConversionChoice {
+  id: VoiceConversionId;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  /** The export's folder and its tone_clone_model identity (openvoice). */
+  dir?: string;
+  model?: ModelIdentity;
+  files?: ModelIdentity[];
+}
+
+/**
+ * DUB_VOICE_CONVERSION: auto (OpenVoice V2's tone-colour converter when its export is installed,
+ * else none), openvoice (fails naming `dub models fetch openvoice-v2-tone-clone` when missing),
+ * none.
+ */
+export async function resolveVoiceConversion(choice: 'auto' | VoiceConversionId, modelsDir: string | undefined): Promise<VoiceConversionChoice> {
+  if (choice === 'none') return { id: 'none', selected: 'explicit', reason: 'DUB_VOICE_CONVERSION=none' };
+  const { ToneColorConverter, OPENVOICE_MODEL_ID, OPENVOICE_FILES } = await import('@dub/voice');
+  const where = modelsDir ? { modelsDir } : {};
+  const installed = isModelAvailable(OPENVOICE_MODEL_ID, Object.values(OPENVOICE_FILES), where);
+  if (choice === 'auto' && !installed) return { id: 'none', selected: 'auto', reason: `auto: no voice conversion model here (npx dub models fetch ${OPENVOICE_MODEL_ID})` };
+  const files = ToneColorConverter.files(where);
+  const ids = await Promise.all([files.clone, files.extract, files.config].map((f) => modelIdentity(f)));
+  return {
+    id: 'openvoice',
+    selected: choice === 'auto' ? 'auto' : 'explicit',
+    reason: choice === 'auto' ? 'auto: the OpenVoice V2 tone-colour converter is installed' : 'DUB_VOICE_CONVERSION=openvoice',
+    dir: files.clone.slice(0, files.clone.lastIndexOf('/')),
+    model: ids[0]!,
+    files: ids,
+  };
 }

@@ -55,3 +55,24 @@ it('Piper: its own voice for everyone, moved toward each speaker by the timbre c
     await engine.dispose();
   }
 });
+
+it('with the OpenVoice converter (the stand-in with the export signature): every speaker with a reference gets its 256-value tone colour, no timbre filter; none when anonymized', async () => {
+  const { ToneColorConverter } = await import('@dub/voice');
+  const converter = await ToneColorConverter.load({ dir: fileURLToPath(new URL('../../voice/fixtures/openvoice-tiny', import.meta.url)) });
+  try {
+    const engine = createEspeakEngine({ tmpDir: dir });
+    const plan = await planVoices(engine, { ...request(), converter }, ctx);
+    expect(plan.sources).toEqual({ S1: 'converted', S2: 'converted', S3: 'default' });
+    expect(plan.voices.S1!.toneColor).toHaveLength(256);
+    expect(plan.voices.S1!.toneColor).not.toEqual(plan.voices.S2!.toneColor);
+    expect(plan.voices.S1!.timbre).toBeUndefined();
+    const piper = createPiperEngine({ voices: { 'es-ES': FIXTURE } });
+    const p = await planVoices(piper, { ...request(), converter }, ctx);
+    expect(p.sources).toEqual({ S1: 'converted', S2: 'converted', S3: 'default' });
+    expect(p.voices.S2!.toneColor).toHaveLength(256);
+    await piper.dispose();
+    expect((await planVoices(engine, { ...request(0.5), converter }, ctx)).voices.S1!.toneColor).toBeUndefined();
+  } finally {
+    await converter.dispose();
+  }
+});

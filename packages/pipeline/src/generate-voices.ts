@@ -15,6 +15,7 @@ import {
   CALIBRATION_TEXT,
   libraryVoiceSettings,
   spectralEnvelope,
+  type ToneColorConverter,
   timbreCorrection,
   VoiceMatcher,
   type TtsEngine,
@@ -25,7 +26,7 @@ import {
 export interface VoicePlan {
   /** Speaker id -> settings. */
   voices: Record<string, VoiceSettings>;
-  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre), "timbre" (a neural voice moved toward the speaker's envelope), "default". */
+  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre), "timbre" (a neural voice moved toward the speaker's envelope), "converted" (converted to the speaker's tone colour), "default". */
   sources: Record<string, string>;
 }
 
@@ -40,6 +41,12 @@ export interface VoicePlanRequest {
   media: MediaToolOptions;
   /** Timbre match toward each speaker's spectral envelope (default true; bench/voice-match.mjs measures it). */
   timbre?: boolean;
+  /**
+   * Voice conversion (OpenVoice V2): each speaker with a reference clip gets its tone colour
+   * (`toneColor`), which the engine (withToneConversion) converts every line to; the timbre
+   * filter is then not used. With voice_anonymization above 0 no voice is converted.
+   */
+  converter?: ToneColorConverter;
 }
 
 /** A profile for speakers without a usable reference clip: a mid male voice. */
@@ -63,7 +70,17 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
       voices[sp.id] = { ...DEFAULT_VOICE };
       sources[sp.id] = 'default';
       const strength = 1 - req.anonymization;
-      if (req.timbre === false || !sp.reference_key || strength <= 0) continue;
+      if (!sp.reference_key || strength <= 0) continue;
+      if (req.converter) {
+        // an anonymized voice is not converted to the speaker's tone colour
+        const tone = req.anonymization === 0 ? await speakerTone(req, sp.reference_key, i, ctx) : undefined;
+        if (tone) {
+          voices[sp.id] = { ...DEFAULT_VOICE, toneColor: tone };
+          sources[sp.id] = 'converted';
+        }
+        continue;
+      }
+      if (req.timbre === false) continue;
       const envelope = await referenceEnvelope(req, sp.reference_key, i, ctx);
       if (!envelope) continue;
       if (own === undefined) {
@@ -92,8 +109,13 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
         envelope = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
       } else ctx.logger.warn({ speaker: sp.id }, 'no voiced frames in the reference clip; default voice');
     }
-    const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization, ...(req.timbre !== false ? { referenceEnvelope: envelope } : {}) }, ctx);
+    const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization, ...(req.timbre !== false && !req.converter ? { referenceEnvelope: envelope } : {}) }, ctx);
     voices[sp.id] = m.settings;
+    const tone = source === 'matched' && req.converter && req.anonymization === 0 ? await speakerTone(req, sp.reference_key!, i, ctx) : undefined;
+    if (tone) {
+      voices[sp.id] = { ...m.settings, toneColor: tone };
+      source = 'converted';
+    }
     sources[sp.id] = source;
     ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');
   }
@@ -106,4 +128,14 @@ async function referenceEnvelope(req: VoicePlanRequest, key: string, i: number, 
   await resample(await req.referenceFile(key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
   const audio = await readWav(wav);
   return analyzeVoice(audio).medianF0 > 0 ? spectralEnvelope(audio.channels[0]!, audio.sampleRate) : null;
+}
+
+/** A speaker's tone colour (the converter's rate), or undefined when the clip has no voiced speech. */
+async function speakerTone(req: VoicePlanRequest, key: string, i: number, ctx: StageContext): Promise<number[] | undefined> {
+  const converter = req.converter!;
+  const wav = path.join(req.workDir, `tone-${i}.wav`);
+  await resample(await req.referenceFile(key), wav, { ...req.media, sampleRate: converter.config.sampleRate, channels: 1 }, ctx);
+  const audio = await readWav(wav);
+  if (!(analyzeVoice(audio).medianF0 > 0)) return undefined;
+  return Array.from(await converter.speakerTone([audio.channels[0]!]));
 }

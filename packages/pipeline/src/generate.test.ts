@@ -315,10 +315,40 @@ describe('Piper chosen by auto once its voice is installed', () => {
   });
 });
 
+describe('voice conversion (OpenVoice V2) chosen by auto once installed', () => {
+  it('copying the converter export (the stand-in with its signature) in place converts every line: the event names it with sha256 and provider; explicit without the model fails naming the fetch command', async () => {
+    const modelsDir = path.join(dir, 'models-vc');
+    const rt = (events: EmittedEvent[]): JobRuntime => ({ ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
+    await fsp.mkdir(modelsDir, { recursive: true });
+    const missing: EmittedEvent[] = [];
+    await expect(generateVersion(job(30), rt(missing), generateOptionsOf(engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'openvoice' })))).rejects.toThrow(/npx dub models fetch openvoice-v2-tone-clone/);
+    const none: EmittedEvent[] = [];
+    await generateVersion(job(31), rt(none));
+    expect(generated(none).engines?.voice_conversion).toEqual({ id: 'none', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
+
+    const vcDir = path.join(modelsDir, 'openvoice-v2-tone-clone');
+    const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'openvoice-tiny');
+    await fsp.cp(fixtures, vcDir, { recursive: true });
+    const after: EmittedEvent[] = [];
+    await generateVersion(job(32), rt(after));
+    const vc = generated(after).engines?.voice_conversion;
+    const { createHash } = await import('node:crypto');
+    const sha = createHash('sha256').update(await fsp.readFile(path.join(vcDir, 'tone_clone_model.onnx'))).digest('hex');
+    expect(vc).toMatchObject({ id: 'openvoice', model: 'tone_clone_model.onnx', sha256: sha, provider: 'cpu', selected: 'auto', reason: 'auto: the OpenVoice V2 tone-colour converter is installed' });
+    expect(vc?.files?.map((f) => f.name)).toEqual(['tone_clone_model.onnx', 'tone_color_extract_model.onnx', 'configuration.json']);
+    const done = (events: EmittedEvent[], stage: string) => events.find((x): x is Extract<EmittedEvent, { type: 'stage_done' }> => x.type === 'stage_done' && x.stage === stage);
+    expect(done(after, 'voices')?.cached).toBe(false);
+    expect(done(after, 'synthesis')?.cached).toBe(false);
+    expect(done(after, 'source')?.cached).toBe(true);
+    expect(engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'none' }).voiceConversion).toBe('none');
+    expect(() => engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'rvc' })).toThrow(/DUB_VOICE_CONVERSION="rvc" is not an engine: auto, openvoice, none/);
+  });
+});
+
 describe('engine choice from the environment', () => {
   it('auto or unset keeps the defaults; explicit engines become generate options; unknown values are refused naming the variable', () => {
     expect(generateOptionsOf(engineChoiceFromEnv({}))).toEqual({});
-    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ asr: 'auto', tts: 'auto', lips: 'auto', speaker: 'auto' });
+    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ asr: 'auto', voiceConversion: 'auto', tts: 'auto', lips: 'auto', speaker: 'auto' });
     expect(engineChoiceFromEnv({ DUB_ASR_ENGINE: 'whisper' }).asr).toBe('whisper');
     expect(() => engineChoiceFromEnv({ DUB_ASR_ENGINE: 'kaldi' })).toThrow(/DUB_ASR_ENGINE="kaldi" is not an engine: auto, whisper, pocketsphinx/);
     expect(engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'wespeaker' }).speaker).toBe('wespeaker');

@@ -36,7 +36,7 @@ import {
 import { sessionCacheOf } from '@dub/onnx';
 import { encodeAudio, mux, probe, writeWav, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
-import { createTtsEngine, detectStretchers, type TtsEngine, type TtsEngineConfig, type TtsEngineId } from '@dub/voice';
+import { createTtsEngine, detectStretchers, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId } from '@dub/voice';
 import { ArtifactCache, inputsHash, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -44,7 +44,7 @@ import { planVoices, type VoicePlan } from './generate-voices.js';
 import { segmentSlots, synthesizeSegment, type SegmentSlot } from './generate-segments.js';
 import { renderSpeechTimeline } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
-import { resolveTtsEngine, type TtsEngineChoice } from './engine-choice.js';
+import { resolveTtsEngine, resolveVoiceConversion, type TtsEngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
@@ -56,6 +56,8 @@ export interface GenerateVersionOptions {
   voiceOver?: { duckDb?: number; delaySeconds?: number };
   /** Lips options for with_lips (engine, model files, encoding); the job's lips_model picks the profile. */
   lips?: LipsOptions;
+  /** Voice conversion after synthesis (default auto: OpenVoice V2 when installed, else none). */
+  voiceConversion?: 'openvoice' | 'none';
 }
 
 export interface GenerateVersionResult {
@@ -101,8 +103,17 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     ? { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
     : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir);
   const engineId = ttsChoice.id;
+  // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
+  const conversion = await resolveVoiceConversion(opts.voiceConversion ?? 'auto', rt.config.modelsDir);
+  let converter: ToneColorConverter | undefined;
   let engine: TtsEngine | undefined;
-  const getEngine = async (): Promise<TtsEngine> => (engine ??= await createEngine(engineId, opts.tts?.config, rt));
+  const getEngine = async (): Promise<TtsEngine> => {
+    if (engine) return engine;
+    const base = await createEngine(engineId, opts.tts?.config, rt);
+    if (conversion.id !== 'openvoice') return (engine = base);
+    converter = await ToneColorConverter.load({ dir: conversion.dir!, sessions: sessionCacheOf(rt.sessions), device: rt.config.device });
+    return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
+  };
   try {
     // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
     const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.model?.file ?? (await getEngine()).modelFile?.(job.locale));
@@ -128,8 +139,11 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const speakers = transcript.speakers.length ? transcript.speakers : script.speakers;
     const voices = await runner.run<VoicePlan>(
       'voices',
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
-      async (out, ctx) => planVoices(await getEngine(), { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media }, ctx),
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
+      async (out, ctx) => {
+        const e = await getEngine();
+        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, ...(converter ? { converter } : {}) }, ctx);
+      },
     );
 
     // Synthesis, one artifact per segment.
@@ -146,7 +160,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       reportProgress(synthCtx, 'synthesis', i / Math.max(1, slots.length));
       const voice = voices.value.voices[slot.segment.speaker] ?? Object.values(voices.value.voices)[0];
       if (!voice) throw new DubError('invalid_input', `segment ${slot.segment.id}: speaker ${slot.segment.speaker} has no voice`);
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, locale: job.locale, text: slot.segment.target_text, voice, seconds: slot.seconds, overrun: slot.overrun, stretcher };
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text: slot.segment.target_text, voice, seconds: slot.seconds, overrun: slot.overrun, stretcher };
       const result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
         const fitted = await synthesizeSegment(await getEngine(), slot, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir }, synthCtx);
         const file = path.join(out.dir, 'speech.wav');
@@ -214,6 +228,9 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       tts: ttsModel
         ? await modelEngineRecord(engineId, ttsModel.file, { selected: ttsChoice.selected, reason: ttsChoice.reason, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })
         : { id: engineId, selected: ttsChoice.selected, reason: ttsChoice.reason },
+      voice_conversion: conversion.model
+        ? { ...(await modelEngineRecord('openvoice', conversion.model.file, { selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.model.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.files!.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
+        : { id: 'none', selected: conversion.selected, reason: conversion.reason },
     };
     if (withLips) {
       const words = segments.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.slot.start + w.start, end: s.slot.start + w.end })));

@@ -8,5 +8,5 @@ export { prepareAsset, prepareVersionJobId, type PrepareAssetOptions, type Prepa
 export { prepareVersion, type PrepareVersionOptions, type PrepareVersionResult } from './prepare-version.js';
 export { createJobHandlers, jobHandlers, type JobHandlersOptions } from './handlers.js';
 export { generateVersion, type GenerateVersionOptions, type GenerateVersionResult } from './generate.js';
-export { asrEngineIdentity, engineChoiceFromEnv, generateOptionsOf, resolveSpeakerEngine, resolveTtsEngine, ASR_ENGINE_IDS, SPEAKER_ENGINE_IDS, type AsrEngineChoice, type EngineChoice, type SpeakerEngine, type SpeakerEngineId, type TtsEngineChoice } from './engine-choice.js';
+export { asrEngineIdentity, engineChoiceFromEnv, generateOptionsOf, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion, ASR_ENGINE_IDS, VOICE_CONVERSION_IDS, SPEAKER_ENGINE_IDS, type AsrEngineChoice, type EngineChoice, type SpeakerEngine, type SpeakerEngineId, type TtsEngineChoice, type VoiceConversionChoice } from './engine-choice.js';
 export { warmup, type WarmupRuntime } from './warmup.js';

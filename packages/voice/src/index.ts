@@ -29,3 +29,4 @@ export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } fr
 export { VOICE_CLONERS, type VoiceCloner, type SpeakerEmbedding } from './cloner.js';
 export { TTS_CONFORMANCE_CHECKS, type ConformanceCheck, type ConformanceOptions } from './testing/tts-conformance.js';
 export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';
+export { ToneColorConverter, withToneConversion, openVoiceSpectrogram, readOpenVoiceConfig, OPENVOICE_MODEL_ID, OPENVOICE_FILES, TONE_SIZE, type OpenVoiceConfig, type OpenVoiceOptions } from './engines/openvoice.js';

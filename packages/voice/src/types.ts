@@ -28,6 +28,11 @@ export interface VoiceSettings {
    * engine's output to move its spectral envelope toward the speaker's. Absent: no filtering.
    */
   timbre?: number[];
+  /**
+   * Voice conversion: the speaker's tone colour (256 values, OpenVoice V2) the engine's output is
+   * converted to when a converter is installed (withToneConversion). Absent: no conversion.
+   */
+  toneColor?: number[];
 }
 
 export interface SynthesisRequest {

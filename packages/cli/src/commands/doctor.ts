@@ -5,7 +5,7 @@
  * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, resolveTtsEngine } from '@dub/pipeline';
+import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion } from '@dub/pipeline';
 import { parseCommand, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -84,6 +84,13 @@ export async function run(argv: string[]): Promise<number> {
     rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'piper' ? device : 'cpu', ok: true, ...(tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {}) });
   } catch {
     rows.push({ stage: 'speech synthesis', engine: 'piper', why: 'DUB_TTS_ENGINE', device, ok: false, fix: piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}` });
+  }
+
+  try {
+    const vc = await resolveVoiceConversion(choice.voiceConversion, dir);
+    rows.push({ stage: 'voice conversion', engine: vc.id, why: vc.reason.replace(/ \(npx dub models fetch [^)]*\)$/, ''), device: vc.id === 'openvoice' ? device : '-', ok: true, ...(vc.id === 'none' && choice.voiceConversion === 'auto' ? { fix: `${fetch('openvoice-v2-tone-clone')} (each line in the speaker's tone colour)` } : {}) });
+  } catch (e) {
+    rows.push({ stage: 'voice conversion', engine: 'openvoice', why: 'DUB_VOICE_CONVERSION', device, ok: false, fix: (e as Error).message.split('\n')[0]! });
   }
 
   if (mode === 'with_lips') {
