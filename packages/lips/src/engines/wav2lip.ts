@@ -1,7 +1,8 @@
 /**
  * `wav2lip`: the Wav2Lip network (Prajwal et al., ACM MM 2020) on onnxruntime, for real hosts.
- * Per frame with a face: the face box (bottom padded like Wav2Lip's inference) is resized to a
- * 96x96 crop, BGR (the network was trained on OpenCV frames), the lower half of a copy masked to
+ * Per frame with a face: the face box, padded as Wav2Lip's inference.py pads its detector's box
+ * (`--pads` 0 10 0 0: 10 frame pixels more at the bottom, for the chin; clamped to the frame), is
+ * resized to a 96x96 crop, BGR (the network was trained on OpenCV frames), the lower half of a copy masked to
  * 0, the masked copy and the unmasked reference concatenated into `target` f32[1,6,96,96] in
  * [0, 1]; the 16-frame mel window around the frame is `source` f32[1,1,80,16]. The output
  * f32[1,3,96,96] (BGR, [0, 1]) is scaled back onto the face and blended into the frame inside the
@@ -36,8 +37,8 @@ export interface Wav2LipOptions {
   /** Input names (defaults `source` for the mel window, `target` for the faces). */
   melInput?: string;
   faceInput?: string;
-  /** Bottom padding of the face box, in face heights (default 0.05, Wav2Lip's 10 px on ~200 px faces). */
-  padBottom?: number;
+  /** Padding of the face box in frame pixels: top, bottom, left, right (default WAV2LIP_PADS, Wav2Lip's `--pads` default). */
+  pads?: readonly [number, number, number, number];
 }
 
 /** The model file for these options (ModelMissingError naming the fix when absent). */
@@ -46,9 +47,26 @@ export function resolveWav2LipModel(opts: Wav2LipOptions = {}): string {
   return resolveModelFile(WAV2LIP_MODEL_ID, WAV2LIP_FILE, { ...(opts.modelsDir ? { modelsDir: opts.modelsDir } : {}), ...(opts.searchDirs ? { searchDirs: opts.searchDirs } : {}) });
 }
 
-/** The face crop Wav2Lip sees for a face (padded at the bottom). */
-export function wav2lipCrop(face: FaceFrame, padBottom = 0.05): Rect {
-  return { x: face.face.x, y: face.face.y, w: face.face.w, h: face.face.h * (1 + padBottom) };
+/** Wav2Lip inference.py's default `--pads` (top, bottom, left, right) in frame pixels: "adjust to include chin at least". */
+export const WAV2LIP_PADS: readonly [number, number, number, number] = Object.freeze([0, 10, 0, 0]) as readonly [number, number, number, number];
+
+/**
+ * The face crop Wav2Lip sees for a face in a `frameWidth` x `frameHeight` frame: the face box
+ * grown by `pads` (top, bottom, left, right, frame pixels) and clamped to the frame, as
+ * inference.py's face_detect does.
+ */
+export function wav2lipCrop(face: FaceFrame, frameWidth: number, frameHeight: number, pads: readonly [number, number, number, number] = WAV2LIP_PADS): Rect {
+  const [top, bottom, left, right] = pads;
+  const x1 = Math.max(0, face.face.x - left);
+  const y1 = Math.max(0, face.face.y - top);
+  const x2 = Math.min(frameWidth, face.face.x + face.face.w + right);
+  const y2 = Math.min(frameHeight, face.face.y + face.face.h + bottom);
+  return { x: x1, y: y1, w: Math.max(1, x2 - x1), h: Math.max(1, y2 - y1) };
+}
+
+function checkPads(pads: readonly number[] | undefined): void {
+  if (pads === undefined) return;
+  if (pads.length !== 4 || pads.some((p) => !Number.isFinite(p))) throw new RangeError(`wav2lip pads must be 4 finite numbers (top, bottom, left, right), got ${JSON.stringify(pads)}`);
 }
 
 /** `target` tensor data of one crop: [masked BGR, reference BGR] / 255, CHW. */
@@ -107,6 +125,7 @@ export class Wav2LipEngine implements LipsEngine {
   ) {}
 
   static async load(opts: Wav2LipOptions = {}): Promise<Wav2LipEngine> {
+    checkPads(opts.pads);
     const file = resolveWav2LipModel(opts);
     const sessions = opts.sessions ?? new SessionCache({ ...(opts.device ? { device: opts.device } : {}), ...(opts.threads ? { threads: opts.threads } : {}) });
     const model = await sessions.get(file);
@@ -144,7 +163,7 @@ export class Wav2LipEngine implements LipsEngine {
     const mels = await MelWindows.open(wav);
     try {
       return await transformFrames(video, faces, output, opts, async (frame, face, i) => {
-        const rect = wav2lipCrop(face, this.opts.padBottom);
+        const rect = wav2lipCrop(face, frame.width, frame.height, this.opts.pads);
         const crop = cropResize(frame, rect, WAV2LIP_SIZE, WAV2LIP_SIZE);
         const out = await this.infer(crop, await mels.windowFor(i, video.fps), ctx);
         return pasteFace(frame, face, rect, out);
@@ -159,13 +178,13 @@ export class Wav2LipEngine implements LipsEngine {
     const wav = await speechWav(speech.file, opts.tmpDir, 'dub', opts.media, ctx);
     const mels = await MelWindows.open(wav);
     return {
-      identity: JSON.stringify({ engine: this.id, model: this.model.path, padBottom: this.opts.padBottom ?? null }),
+      identity: JSON.stringify({ engine: this.id, model: this.model.path, pads: this.opts.pads ?? WAV2LIP_PADS }),
       frameKey: async (i) => {
         const m = await mels.windowFor(i, video.fps);
         return createHash('sha256').update(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)).digest('hex');
       },
       op: async (frame, face, i) => {
-        const rect = wav2lipCrop(face, this.opts.padBottom);
+        const rect = wav2lipCrop(face, frame.width, frame.height, this.opts.pads);
         const crop = cropResize(frame, rect, WAV2LIP_SIZE, WAV2LIP_SIZE);
         const out = await this.infer(crop, await mels.windowFor(i, video.fps), ctx);
         return pasteFace(frame, face, rect, out);
