@@ -17,6 +17,9 @@ They have the input/output names and shapes of the real exports, not their weigh
   " world") with Whisper's special tokens and the 1501 timestamp tokens.
 - speaker-embedding-tiny-test/embedding.onnx: feats f32[B,T,80] -> embs f32[B,16] (mean and
   standard deviation over time, projected), the I/O of WeSpeaker's ONNX exports.
+- whisper-tiny-anymels-test/encoder_model.onnx: input_features f32[batch_size, feature_size,
+  encoder_sequence_length] (all symbolic, as in the public exports) -> last_hidden_state
+  f32[batch_size, 1500, 8], for any number of mel bins.
 """
 import json
 import os
@@ -203,3 +206,24 @@ nodes = [
 ]
 save(helper.make_model(helper.make_graph(nodes, "speaker-embedding-tiny", [feats], [embs], inits), opset_imports=[helper.make_opsetid("", 13)], producer_name="dub-tests"),
      os.path.join(OUT, "speaker-embedding-tiny-test", "embedding.onnx"))
+
+# ---------------------------------------------------------------- encoder of any mel count
+# whisper-tiny-anymels-test/encoder_model.onnx: the encoder signature of the public exports, whose
+# input_features dimensions are all symbolic (batch_size, feature_size, encoder_sequence_length):
+# the mean over the mel bins, pairs of frames projected to 8 dims. It runs on 80 or 128 mel bins,
+# so a test can check that the engine takes the mel count from the model's config.
+rng_any = np.random.default_rng(11)
+x = helper.make_tensor_value_info("input_features", TensorProto.FLOAT, ["batch_size", "feature_size", "encoder_sequence_length"])
+y = helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch_size", "encoder_sequence_length_out", D])
+inits = [
+    numpy_helper.from_array(rng_any.normal(0, 0.5, size=(2, D)).astype(np.float32), "proj"),
+    numpy_helper.from_array(np.array([0, 1500, 2], dtype=np.int64), "pairs"),
+]
+nodes = [
+    helper.make_node("ReduceMean", ["input_features"], ["xm"], axes=[1], keepdims=0),
+    helper.make_node("Reshape", ["xm", "pairs"], ["xp"]),
+    helper.make_node("MatMul", ["xp", "proj"], ["xo"]),
+    helper.make_node("Tanh", ["xo"], ["last_hidden_state"]),
+]
+save(helper.make_model(helper.make_graph(nodes, "whisper-tiny-encoder-anymels", [x], [y], inits), opset_imports=[helper.make_opsetid("", 13)], producer_name="dub-tests"),
+     os.path.join(OUT, "whisper-tiny-anymels-test", "encoder_model.onnx"))

@@ -6,7 +6,7 @@ export { VAD_ENGINES, type VadEngineId } from './vad/registry.js';
 export type { SpeechRegion, SpeechDetection, VadEngine, VadStream, VadEngineFactory } from './vad/types.js';
 export { transcribe, resolveTranscribeOptions, asrEnginesFor, chooseAsrEngine, type TranscribeOptions, type ResolvedTranscribeOptions, type Transcription } from './asr/transcribe.js';
 export { ASR_ENGINES, DEFAULT_ASR_PREFERENCE, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
-export type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, AsrWord, DetectedLanguage } from './asr/types.js';
+export type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, SkippedWindow } from './asr/types.js';
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
 export { resolveWhisperOptions, WHISPER_FILES, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
 export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';

@@ -34,6 +34,8 @@ export interface ModelEntry {
    * window_type (`hamming` for WeSpeaker models, `povey` for 3D-Speaker CAM++/ERes2Net).
    */
   fbank?: { window: 'povey' | 'hamming' | 'hanning' | 'rectangular' };
+  /** Mel bins of an audio model's features (Whisper: 80 for tiny .. large-v2, 128 for large-v3 and turbo). */
+  mels?: number;
 }
 
 export interface Manifest {

@@ -16,7 +16,7 @@ import { whisperLanguageOf } from '../whisper/languages.js';
 import { resolvePocketsphinxOptions, type PocketsphinxOptions } from './pocketsphinx.js';
 import { ASR_ENGINES, DEFAULT_ASR_PREFERENCE, type AsrEngineId, type ResolvedAsrEngineOptions } from './registry.js';
 import { parseSourceTranscript, sourceTextNeedsSpeech, type SourceTextFormat } from './source-text.js';
-import type { AsrSegment, DetectedLanguage } from './types.js';
+import type { AsrSegment, DetectedLanguage, SkippedWindow } from './types.js';
 
 export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions {
   /** Contract locale of the source, e.g. "en-US". */
@@ -78,6 +78,8 @@ export interface Transcription {
   /** For source_srt: how the text was read. */
   sourceFormat?: SourceTextFormat;
   detectedLanguage?: DetectedLanguage;
+  /** Windows the engine skipped as no speech (Whisper), with the numbers that decided it. */
+  skippedWindows?: SkippedWindow[];
 }
 
 /** Which engines (in preference order) can transcribe `locale` with what is installed. */
@@ -137,7 +139,7 @@ export async function runTranscribe(audio: SpeechAudio, o: ResolvedTranscribeOpt
   const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions }, subContext(ctx, 'asr', 0.2, 1));
   const segments = out.segments.filter((s) => s.words.length > 0);
   if (!segments.length) throw empty(`the ${id} engine recognised no words in ${speech.regions.length} speech region(s)`);
-  return { engine: id, locale: o.locale, duration: audio.duration, segments, speech, ...(out.detectedLanguage ? { detectedLanguage: out.detectedLanguage } : {}) };
+  return { engine: id, locale: o.locale, duration: audio.duration, segments, speech, ...(out.detectedLanguage ? { detectedLanguage: out.detectedLanguage } : {}), ...(out.skippedWindows ? { skippedWindows: out.skippedWindows } : {}) };
 }
 
 /** Transcribe `input` (a media path, samples, or an open SpeechAudio). */

@@ -36,10 +36,22 @@ export interface DetectedLanguage {
   probability: number;
 }
 
+/** A window the engine judged silent and did not transcribe (Whisper's no-speech check). */
+export interface SkippedWindow {
+  start: number;
+  end: number;
+  noSpeechProbability: number;
+  avgLogprob: number;
+  compressionRatio: number;
+  temperature: number;
+}
+
 export interface AsrEngineOutput {
   segments: AsrSegment[];
   /** The language the engine heard, when it detects one. */
   detectedLanguage?: DetectedLanguage;
+  /** Windows skipped as no speech, with the numbers that decided it. */
+  skippedWindows?: SkippedWindow[];
 }
 
 export interface AsrEngine {

@@ -1,14 +1,36 @@
 /**
- * Greedy decoding of one 30 s window and the language detector. Tokens after the prompt
- * [<|startoftranscript|>, <|lang|>, <|transcribe|>] (plus <|notimestamps|> without timestamps)
- * are sampled one at a time with the KV cache; each keeps its probability for word confidences.
+ * Decoding of one 30 s window, with openai/whisper's safeguards (decoding.py, transcribe.py), and
+ * the language detector. Tokens after the prompt [<|startoftranscript|>, <|lang|>, <|transcribe|>]
+ * (plus <|notimestamps|> without timestamps) are sampled one at a time with the KV cache; each keeps
+ * its probability for word confidences.
+ *
+ * Logit filters, in openai's order: at the first sampled position the blank (" ") and
+ * <|endoftext|> are suppressed (SuppressBlank); the suppressed tokens (SuppressTokens: by default
+ * the non-speech tokens, plus <|transcribe|>, <|translate|>, <|startoftranscript|>,
+ * <|startofprev|>, <|startoflm|> and the no-speech token) never; then the timestamp rules.
+ * Per window the decoder reports the probability of the no-speech token at
+ * <|startoftranscript|>, the average log probability of the sampled tokens (their sum, the end
+ * token's included, over their count + 1) and the gzip compression ratio of the text.
+ *
+ * decodeWithFallback decodes greedily first and again at rising temperatures (0.2 .. 1.0, best of
+ * 5 samples by log probability per token) while the text is too repetitive (compression ratio
+ * > 2.4) or too unlikely (average log probability < -1), unless the window looks silent (no-speech
+ * probability > 0.6 with a low average log probability). A window whose no-speech probability is
+ * above 0.6 is skipped as silence unless its average log probability is above -1. Sampling uses a
+ * seeded generator, so a window decodes the same way every time.
  */
+import { deflateSync } from 'node:zlib';
 import { throwIfAborted } from '@dub/core';
-import type { DecoderState, WhisperSessions } from './model.js';
-import { applyTimestampRules, argmax, softmaxAt } from './timestamp-rules.js';
+import type { WhisperSessions } from './model.js';
+import { applyTimestampRules, argmax } from './timestamp-rules.js';
 import type { WhisperTokenizer } from './tokenizer.js';
 
 type Tensor = Awaited<ReturnType<WhisperSessions['encode']>>;
+
+/** What the decoding loop needs of the sessions (WhisperSessions; tests script it). */
+export interface WindowDecoder {
+  startDecoding(encoded: Tensor): { step(ids: readonly number[]): Promise<Float32Array>; positionLogits(p: number): Float32Array; readonly pastLength: number };
+}
 
 export interface DecodedToken {
   id: number;
@@ -19,6 +41,17 @@ export interface DecodeResult {
   tokens: DecodedToken[];
   /** Decoder cache length after each step (for diagnostics and tests). */
   cacheLengths: number[];
+  /** The text of the tokens (timestamps and special tokens left out), trimmed. */
+  text: string;
+  /** Sum of the log probabilities of the sampled tokens, the end token's included. */
+  sumLogprob: number;
+  /** sumLogprob / (tokens + 1), openai's avg_logprob. */
+  avgLogprob: number;
+  /** Probability of the no-speech token at <|startoftranscript|> (undefined when the vocabulary has none). */
+  noSpeechProbability: number | undefined;
+  /** Bytes of the text over bytes of its zlib compression. */
+  compressionRatio: number;
+  temperature: number;
 }
 
 export interface DecodeOptions {
@@ -26,6 +59,14 @@ export interface DecodeOptions {
   timestamps: boolean;
   maxNewTokens: number;
   signal?: AbortSignal;
+  /** 0 (default): the most likely token; above: sampled from softmax(logits / temperature). */
+  temperature?: number;
+  /** Uniform [0, 1) numbers for sampling (default: a generator seeded with 0). */
+  random?: () => number;
+  /** Token ids never sampled (default none; the engine passes suppressTokenIds()). */
+  suppress?: readonly number[];
+  /** Suppress the blank and the end token at the first sampled position (default true). */
+  suppressBlank?: boolean;
 }
 
 export function promptTokens(tok: WhisperTokenizer, language: string, timestamps: boolean): number[] {
@@ -37,24 +78,194 @@ export function promptTokens(tok: WhisperTokenizer, language: string, timestamps
   return [tok.sot, lang, tok.transcribe, ...tail];
 }
 
-export async function greedyDecode(sessions: WhisperSessions, tok: WhisperTokenizer, encoded: Tensor, o: DecodeOptions): Promise<DecodeResult> {
-  const state: DecoderState = sessions.startDecoding(encoded);
-  let logits = await state.step(promptTokens(tok, o.language, o.timestamps));
+/**
+ * The tokens decoding never samples, as openai's DecodingTask._get_suppress_tokens makes them:
+ * `suppress` ('non-speech', openai's "-1", by default; or explicit ids) plus <|transcribe|>,
+ * <|translate|>, <|startoftranscript|>, <|startofprev|>, <|startoflm|> and the no-speech token.
+ */
+export function suppressTokenIds(tok: WhisperTokenizer, suppress: 'non-speech' | readonly number[] = 'non-speech'): number[] {
+  const ids = new Set<number>(suppress === 'non-speech' ? tok.nonSpeechTokens() : suppress.filter((t) => t >= 0));
+  for (const t of [tok.transcribe, tok.translate, tok.sot, tok.sotPrev, tok.sotLm, tok.noSpeech]) if (t !== undefined) ids.add(t);
+  return [...ids].sort((a, b) => a - b);
+}
+
+/** openai/whisper's compression_ratio: UTF-8 bytes of the text over bytes of zlib.compress of them. */
+export function compressionRatio(text: string): number {
+  const bytes = Buffer.from(text, 'utf8');
+  return bytes.length / deflateSync(bytes).length;
+}
+
+/** log softmax of `logits` at `index` (-Infinity for a suppressed index). */
+export function logSoftmaxAt(logits: Float32Array, index: number): number {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
+  if (max === -Infinity) return -Infinity;
+  let sum = 0;
+  for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - max);
+  return logits[index]! - max - Math.log(sum);
+}
+
+/** A token drawn from softmax(logits / temperature). */
+export function sampleToken(logits: Float32Array, temperature: number, random: () => number): number {
+  let max = -Infinity;
+  for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
+  let sum = 0;
+  const w = new Float64Array(logits.length);
+  for (let i = 0; i < logits.length; i++) {
+    w[i] = Math.exp((logits[i]! - max) / temperature);
+    sum += w[i]!;
+  }
+  let r = random() * sum;
+  let last = 0;
+  for (let i = 0; i < w.length; i++) {
+    if (w[i]! === 0) continue;
+    last = i;
+    r -= w[i]!;
+    if (r < 0) return i;
+  }
+  return last;
+}
+
+/** mulberry32: a small seeded generator of uniform [0, 1) numbers. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Decode one window once (greedy at temperature 0, sampled above). */
+export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenizer, encoded: Tensor, o: DecodeOptions): Promise<DecodeResult> {
+  const temperature = o.temperature ?? 0;
+  const random = o.random ?? seededRandom(0);
+  const state = sessions.startDecoding(encoded);
+  const prompt = promptTokens(tok, o.language, o.timestamps);
+  let logits = await state.step(prompt);
+  const noSpeechProbability = tok.noSpeech !== undefined ? Math.exp(logSoftmaxAt(state.positionLogits(prompt.indexOf(tok.sot)), tok.noSpeech)) : undefined;
   const tokens: DecodedToken[] = [];
   const cacheLengths = [state.pastLength];
   const seq: number[] = [];
+  const blank = o.suppressBlank === false ? [] : [...tok.encode(' '), tok.eot];
+  let sumLogprob = 0;
   for (let i = 0; i < o.maxNewTokens; i++) {
     throwIfAborted(o.signal);
+    if (i === 0) for (const id of blank) logits[id] = -Infinity;
+    for (const id of o.suppress ?? []) if (id < logits.length) logits[id] = -Infinity;
     if (o.timestamps) applyTimestampRules(logits, seq, tok);
     else for (let k = tok.eot + 1; k < logits.length; k++) logits[k] = -Infinity;
-    const id = argmax(logits);
-    if (id === tok.eot || logits[id] === -Infinity) break;
-    tokens.push({ id, probability: softmaxAt(logits, id) });
+    const id = temperature > 0 ? sampleToken(logits, temperature, random) : argmax(logits);
+    if (logits[id] === -Infinity) break;
+    const logprob = logSoftmaxAt(logits, id);
+    sumLogprob += logprob;
+    if (id === tok.eot) break;
+    tokens.push({ id, probability: Math.exp(logprob) });
     seq.push(id);
     logits = await state.step([id]);
     cacheLengths.push(state.pastLength);
   }
-  return { tokens, cacheLengths };
+  const text = tok.decode(tokens.map((t) => t.id)).trim();
+  return {
+    tokens,
+    cacheLengths,
+    text,
+    sumLogprob,
+    avgLogprob: sumLogprob / (tokens.length + 1),
+    noSpeechProbability,
+    compressionRatio: compressionRatio(text),
+    temperature,
+  };
+}
+
+/** Greedy decoding of one window (decodeWindow at temperature 0). */
+export function greedyDecode(sessions: WindowDecoder, tok: WhisperTokenizer, encoded: Tensor, o: DecodeOptions): Promise<DecodeResult> {
+  return decodeWindow(sessions, tok, encoded, { ...o, temperature: 0 });
+}
+
+export interface FallbackOptions {
+  /** Temperatures tried in turn (default 0, 0.2, 0.4, 0.6, 0.8, 1). */
+  temperatures?: readonly number[];
+  /** Samples per temperature above 0, the best by log probability per token kept (default 5). */
+  bestOf?: number;
+  /** Text more compressible than this is a failed decoding (default 2.4; null: no check). */
+  compressionRatioThreshold?: number | null;
+  /** An average log probability below this is a failed decoding (default -1; null: no check). */
+  logprobThreshold?: number | null;
+  /** A no-speech probability above this makes a window silence (default 0.6; null: no check). */
+  noSpeechThreshold?: number | null;
+  /** Seed of the sampling (default 0); the engine passes the window index. */
+  seed?: number;
+}
+
+export interface ResolvedFallbackOptions {
+  temperatures: readonly number[];
+  bestOf: number;
+  compressionRatioThreshold: number | null;
+  logprobThreshold: number | null;
+  noSpeechThreshold: number | null;
+}
+
+export function resolveFallbackOptions(o: FallbackOptions = {}): ResolvedFallbackOptions {
+  const temperatures = o.temperatures ?? [0, 0.2, 0.4, 0.6, 0.8, 1];
+  if (temperatures.length === 0 || temperatures.some((t) => !(t >= 0 && Number.isFinite(t)))) throw new RangeError('whisper temperatures must be a non-empty list of numbers >= 0');
+  const bestOf = o.bestOf ?? 5;
+  if (!(Number.isInteger(bestOf) && bestOf >= 1)) throw new RangeError('whisper bestOf must be an integer >= 1');
+  return {
+    temperatures,
+    bestOf,
+    compressionRatioThreshold: o.compressionRatioThreshold === undefined ? 2.4 : o.compressionRatioThreshold,
+    logprobThreshold: o.logprobThreshold === undefined ? -1 : o.logprobThreshold,
+    noSpeechThreshold: o.noSpeechThreshold === undefined ? 0.6 : o.noSpeechThreshold,
+  };
+}
+
+export interface FallbackResult extends DecodeResult {
+  /** The temperatures tried, in order (the last one gave this result). */
+  tried: number[];
+  /** openai's no-speech rule: the no-speech probability is above the threshold and the average log probability is not above its threshold. */
+  silent: boolean;
+}
+
+function failed(r: DecodeResult, f: ResolvedFallbackOptions): boolean {
+  let fail = false;
+  if (f.compressionRatioThreshold !== null && r.compressionRatio > f.compressionRatioThreshold) fail = true; // too repetitive
+  if (f.logprobThreshold !== null && r.avgLogprob < f.logprobThreshold) fail = true; // too unlikely
+  if (f.noSpeechThreshold !== null && f.logprobThreshold !== null && (r.noSpeechProbability ?? 0) > f.noSpeechThreshold && r.avgLogprob < f.logprobThreshold) fail = false; // silence
+  return fail;
+}
+
+/** openai's decode_with_fallback, then its no-speech check. */
+export async function decodeWithFallback(sessions: WindowDecoder, tok: WhisperTokenizer, encoded: Tensor, o: DecodeOptions & FallbackOptions): Promise<FallbackResult> {
+  const f = resolveFallbackOptions(o);
+  const tried: number[] = [];
+  let result: DecodeResult | undefined;
+  for (const t of f.temperatures) {
+    tried.push(t);
+    if (t === 0) {
+      result = await decodeWindow(sessions, tok, encoded, { ...o, temperature: 0 });
+    } else {
+      const random = seededRandom(((o.seed ?? 0) * 7919 + Math.round(t * 1000)) >>> 0);
+      let best: DecodeResult | undefined;
+      let bestScore = -Infinity;
+      for (let k = 0; k < f.bestOf; k++) {
+        const r = await decodeWindow(sessions, tok, encoded, { ...o, temperature: t, random });
+        const score = r.sumLogprob / Math.max(1, r.tokens.length); // MaximumLikelihoodRanker without length penalty
+        if (!best || score > bestScore) {
+          best = r;
+          bestScore = score;
+        }
+      }
+      result = best!;
+    }
+    if (!failed(result, f)) break;
+  }
+  const r = result!;
+  let silent = f.noSpeechThreshold !== null && (r.noSpeechProbability ?? 0) > f.noSpeechThreshold;
+  if (silent && f.logprobThreshold !== null && r.avgLogprob > f.logprobThreshold) silent = false;
+  return { ...r, tried, silent };
 }
 
 export interface LanguageGuess {
@@ -65,7 +276,7 @@ export interface LanguageGuess {
 }
 
 /** The spoken language: the most likely language token after <|startoftranscript|>. */
-export async function detectLanguageFromEncoding(sessions: WhisperSessions, tok: WhisperTokenizer, encoded: Tensor): Promise<LanguageGuess> {
+export async function detectLanguageFromEncoding(sessions: WindowDecoder, tok: WhisperTokenizer, encoded: Tensor): Promise<LanguageGuess> {
   const logits = await sessions.startDecoding(encoded).step([tok.sot]);
   const entries = [...tok.languages];
   let max = -Infinity;

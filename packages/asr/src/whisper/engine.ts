@@ -1,19 +1,23 @@
 /**
- * Whisper ASR engine over ONNX: log-mel features in TypeScript, encoder + merged decoder with KV
- * cache from the session cache, greedy decoding with timestamp rules, long audio cut into chunks of
- * at most 30 s on VAD region boundaries, optional language detection on the first chunk.
+ * Whisper ASR engine over ONNX: log-mel features in TypeScript (as many mel bins as the model's
+ * config says), encoder + merged decoder with KV cache from the session cache, decoding with
+ * openai/whisper's logit filters, temperature fallback and no-speech check (decode.ts), long audio
+ * cut into chunks of at most 30 s on VAD region boundaries, optional language detection on the
+ * first chunk. Windows judged silent are skipped and listed in the output's `skippedWindows`.
  */
-import { existsSync } from 'node:fs';
-import { isModelAvailable, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { getModelEntry, isModelAvailable, ModelError, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
+import type { OnnxModel } from '@dub/onnx';
 import { groupRegions } from '../asr/chunking.js';
-import type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, DetectedLanguage } from '../asr/types.js';
+import type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, DetectedLanguage, SkippedWindow } from '../asr/types.js';
 import { WhisperFeatureExtractor } from '../dsp/whisper-mel.js';
 import type { EngineEnv } from '../engine-env.js';
 import type { SpeechAudio } from '../speech-audio.js';
-import { detectLanguageFromEncoding, greedyDecode } from './decode.js';
+import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
-import { WHISPER_FILES, type ResolvedWhisperOptions } from './options.js';
+import { WHISPER_FILES, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { tokensToSegments } from './segments.js';
 import { WhisperTokenizer } from './tokenizer.js';
 
@@ -32,6 +36,59 @@ export function resolveWhisperFiles(o: ResolvedWhisperOptions, env: EngineEnv): 
   };
 }
 
+/** `feature_size` of a preprocessor_config.json, or undefined when the file is absent. */
+export function melsFromPreprocessorConfig(file: string): number | undefined {
+  if (!existsSync(file)) return undefined;
+  let json: { feature_size?: unknown };
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8')) as { feature_size?: unknown };
+  } catch (e) {
+    throw new ModelError(`cannot read ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  const n = json?.feature_size;
+  if (n === undefined) return undefined;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > 512) throw new ModelError(`${file}: feature_size must be an integer in 1..512, got ${JSON.stringify(n)}`);
+  return n;
+}
+
+/**
+ * The mel bins of a Whisper model: the nMels option, else `feature_size` of the
+ * preprocessor_config.json beside the encoder, else the manifest entry's `mels` (when the files
+ * come from the resolver), else the encoder's input shape when it is fixed. Exports name that
+ * dimension symbolically ("feature_size"), so a model with none of these fails here with a
+ * ModelError naming them instead of running 80 bins into a 128-bin encoder; a fixed encoder shape
+ * that disagrees with the config fails too.
+ */
+export function resolveWhisperMels(o: ResolvedWhisperOptions, files: WhisperFiles, encoder: OnnxModel): number {
+  const fromEncoder = encoderMels(encoder);
+  const explicitFiles = !!(o.encoderFile || o.decoderFile || o.tokenizerFile);
+  const configFile = path.join(path.dirname(files.encoder), WHISPER_PREPROCESSOR_CONFIG);
+  let n: number | undefined;
+  let from = '';
+  if (o.nMels !== undefined) [n, from] = [o.nMels, 'the nMels option'];
+  if (n === undefined) {
+    const c = melsFromPreprocessorConfig(configFile);
+    if (c !== undefined) [n, from] = [c, configFile];
+  }
+  if (n === undefined && !explicitFiles) {
+    let mels: unknown;
+    try {
+      mels = getModelEntry(o.model)?.mels;
+    } catch {
+      mels = undefined;
+    }
+    if (typeof mels === 'number') [n, from] = [mels, `the manifest entry ${o.model}`];
+  }
+  if (n === undefined && fromEncoder !== undefined) [n, from] = [fromEncoder, 'the encoder'];
+  if (n === undefined) {
+    throw new ModelError(
+      `${encoder.path}: cannot tell how many mel bins this Whisper model takes (its input_features has no fixed size): put its ${WHISPER_PREPROCESSOR_CONFIG} (feature_size) beside it, give its manifest entry "mels", or set whisper.nMels (80 for tiny .. large-v2, 128 for large-v3 and turbo)`,
+    );
+  }
+  if (fromEncoder !== undefined && fromEncoder !== n) throw new ModelError(`${encoder.path} takes ${fromEncoder} mel bins, but ${from} says ${n}`);
+  return n;
+}
+
 export interface LoadedWhisper {
   sessions: WhisperSessions;
   tokenizer: WhisperTokenizer;
@@ -43,14 +100,17 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
   const sessionOpts = { device: env.device, threads: env.threads, logger: env.logger };
   const [encoder, decoder] = await Promise.all([env.sessions.get(files.encoder, sessionOpts), env.sessions.get(files.decoder, sessionOpts)]);
   const tokenizer = WhisperTokenizer.fromFile(files.tokenizer);
-  const nMels = o.nMels ?? encoderMels(encoder) ?? 80;
+  const nMels = resolveWhisperMels(o, files, encoder);
   const sessions = new WhisperSessions(encoder, decoder, decoderLayout(decoder), nMels);
   return { sessions, tokenizer, features: new WhisperFeatureExtractor(nMels) };
 }
 
 class Whisper implements AsrEngine {
   readonly id = 'whisper';
-  constructor(private readonly w: LoadedWhisper, private readonly o: ResolvedWhisperOptions) {}
+  private readonly suppress: number[];
+  constructor(private readonly w: LoadedWhisper, private readonly o: ResolvedWhisperOptions) {
+    this.suppress = suppressTokenIds(w.tokenizer, o.suppressTokens);
+  }
 
   async transcribe(audio: SpeechAudio, req: AsrRequest, ctx: StageContext): Promise<AsrEngineOutput> {
     const { sessions, tokenizer, features } = this.w;
@@ -58,6 +118,7 @@ class Whisper implements AsrEngine {
     if (!language) throw new RangeError(`this Whisper model has no language token for ${req.locale}`);
     const chunks = groupRegions(req.regions, this.o.chunkSeconds);
     const segments: AsrSegment[] = [];
+    const skippedWindows: SkippedWindow[] = [];
     let detectedLanguage: DetectedLanguage | undefined;
     for (let i = 0; i < chunks.length; i++) {
       throwIfAborted(ctx.signal);
@@ -69,12 +130,24 @@ class Whisper implements AsrEngine {
         detectedLanguage = { language: g.language, probability: g.probability };
         ctx.logger.debug({ detected: g.language, probability: g.probability, requested: language }, 'whisper language detection');
       }
-      const decoded = await greedyDecode(sessions, tokenizer, encoded, {
+      const decoded = await decodeWithFallback(sessions, tokenizer, encoded, {
         language,
         timestamps: this.o.timestamps,
         maxNewTokens: this.o.maxNewTokens,
+        suppress: this.suppress,
+        suppressBlank: this.o.suppressBlank,
+        ...this.o.fallback,
+        seed: i,
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
+      const report = { start: c.start, end: c.end, noSpeechProbability: decoded.noSpeechProbability ?? 0, avgLogprob: decoded.avgLogprob, compressionRatio: decoded.compressionRatio, temperature: decoded.temperature };
+      if (decoded.tried.length > 1) ctx.logger.debug({ ...report, tried: decoded.tried }, 'whisper: temperature fallback');
+      if (decoded.silent) {
+        skippedWindows.push(report);
+        ctx.logger.info(report, 'whisper: window skipped as no speech');
+        reportProgress(ctx, 'asr', (i + 1) / chunks.length);
+        continue;
+      }
       for (const s of tokensToSegments(tokenizer, decoded.tokens, c.start, c.end - c.start, req.locale)) {
         if (s.start >= c.end) continue;
         s.end = Math.min(s.end, c.end);
@@ -86,7 +159,7 @@ class Whisper implements AsrEngine {
       }
       reportProgress(ctx, 'asr', (i + 1) / chunks.length);
     }
-    return { segments, ...(detectedLanguage ? { detectedLanguage } : {}) };
+    return { segments, ...(detectedLanguage ? { detectedLanguage } : {}), ...(skippedWindows.length ? { skippedWindows } : {}) };
   }
 }
 

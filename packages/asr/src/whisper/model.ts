@@ -71,8 +71,17 @@ export class WhisperSessions {
 
 export class DecoderState {
   private past: Record<string, Tensor> | undefined;
+  private lastLogits: Float32Array | undefined;
+  private vocab = 0;
   /** Tokens held in the decoder's self-attention cache. */
   pastLength = 0;
+
+  /** The logits of position `p` (0-based) of the last step's input (e.g. <|startoftranscript|> of the prompt). */
+  positionLogits(p: number): Float32Array {
+    const all = this.lastLogits;
+    if (!all || p < 0 || (p + 1) * this.vocab > all.length) throw new RangeError(`no logits for position ${p} of the last decoder step`);
+    return all.subarray(p * this.vocab, (p + 1) * this.vocab);
+  }
 
   constructor(private readonly decoder: OnnxModel, private readonly layout: DecoderLayout, private readonly encoderHidden: Tensor) {}
 
@@ -112,6 +121,8 @@ export class DecoderState {
     this.past = next;
     this.pastLength = (next['past_key_values.0.decoder.key']!.dims as number[])[2]!;
     const data = logits.data as Float32Array;
+    this.lastLogits = data;
+    this.vocab = v!;
     return data.slice((t! - 1) * v!, t! * v!);
   }
 }

@@ -49,6 +49,10 @@ export class WhisperTokenizer {
   readonly transcribe: number;
   readonly translate: number;
   readonly noTimestamps: number;
+  /** <|startofprev|>, <|startoflm|> and the no-speech token (<|nospeech|>, <|nocaptions|> in older vocabularies), when the vocabulary has them. */
+  readonly sotPrev: number | undefined;
+  readonly sotLm: number | undefined;
+  readonly noSpeech: number | undefined;
   /** Id of <|0.00|>; every id from here on is a timestamp, 0.02 s apart. */
   readonly timestampBegin: number;
   /** Language code -> token id, in vocabulary order. */
@@ -77,6 +81,9 @@ export class WhisperTokenizer {
     this.transcribe = need('<|transcribe|>');
     this.translate = need('<|translate|>');
     this.noTimestamps = need('<|notimestamps|>');
+    this.sotPrev = this.special.get('<|startofprev|>');
+    this.sotLm = this.special.get('<|startoflm|>');
+    this.noSpeech = this.special.get('<|nospeech|>') ?? this.special.get('<|nocaptions|>');
     this.timestampBegin = this.vocab.get('<|0.00|>') ?? this.noTimestamps + 1;
     const langs = [...this.special].filter(([t, id]) => LANGUAGE_TOKEN.test(t) && id > this.sot && id < this.translate).sort((a, b) => a[1] - b[1]);
     this.languages = new Map(langs.map(([t, id]) => [LANGUAGE_TOKEN.exec(t)![1]!, id]));
@@ -148,6 +155,31 @@ export class WhisperTokenizer {
       }
     }
     return ids;
+  }
+
+  /**
+   * Tokens that only write speaker tags or non-speech annotations ("♪♪♪", "( SPEAKING ... )",
+   * "[DAVID]"), as openai/whisper's Tokenizer.non_speech_tokens lists them: each symbol that is a
+   * single token, with or without a leading space (the first token of the musical symbols
+   * ♩♪♫♬♭♮♯ whatever their length), and " -" and " '" (hyphens and quotes are allowed inside
+   * words, not at their start). " -" and " '" are single tokens in every Whisper vocabulary; where
+   * a vocabulary splits them they are left alone rather than suppressing their first piece, a
+   * bare space.
+   */
+  nonSpeechTokens(): number[] {
+    const symbols = [...'"#()*+/:;<=>@[\\]^_`{|}~「」『』', ...'<< >> <<< >>> -- --- -( -[ (\' (" (( )) ((( ))) [[ ]] {{ }} ♪♪ ♪♪♪'.split(' ')];
+    const miscellaneous = new Set([...'♩♪♫♬♭♮♯']);
+    const result = new Set<number>();
+    for (const start of [' -', " '"]) {
+      const t = this.encode(start);
+      if (t.length === 1) result.add(t[0]!);
+    }
+    for (const symbol of [...symbols, ...miscellaneous]) {
+      for (const tokens of [this.encode(symbol), this.encode(' ' + symbol)]) {
+        if (tokens.length === 1 || miscellaneous.has(symbol)) result.add(tokens[0]!);
+      }
+    }
+    return [...result].sort((a, b) => a - b);
   }
 
   /** Bytes of the text tokens among `ids` (special and timestamp tokens are skipped). */
