@@ -313,11 +313,27 @@ for (const kind of dbKinds()) {
       expect(r.statusCode).toBe(400);
       r = await put({ ...script, version_id: 'ver_other' }, etag2);
       expect(r.statusCode).toBe(400);
+      // a speaker's name and voice choice are saved with the script; a library voice must exist
+      const speakers = script.speakers as { id: string }[];
+      r = await put({ ...script, speakers: speakers.map((sp, i) => (i === 0 ? { ...sp, voice: { source: 'library', library_voice_id: 'nobody' } } : sp)) }, etag2);
+      expect(r.statusCode).toBe(400);
+      expect(r.json().detail).toMatch(/script\.speakers\[0\]\.voice\.library_voice_id: unknown voice "nobody"/);
+      r = await put({ ...script, speakers: speakers.map((sp, i) => (i === 0 ? { ...sp, voice: { source: 'library' } } : sp)) }, etag2);
+      expect(r.json().detail).toMatch(/needs library_voice_id/);
+      r = await put({ ...script, speakers: speakers.map((sp, i) => (i === 0 ? { ...sp, voice: { source: 'anonymized', anonymization: 2 } } : sp)) }, etag2);
+      expect(r.statusCode).toBe(400);
+      r = await put({ ...script, speakers: speakers.map((sp, i) => (i === 0 ? { ...sp, name: 'Host', voice: { source: 'library', library_voice_id: 'lucia' } } : sp)) }, etag2);
+      expect(r.statusCode).toBe(200);
+      expect(r.json().speakers[0]).toMatchObject({ name: 'Host', voice: { source: 'library', library_voice_id: 'lucia' } });
+      const etag3 = r.headers.etag as string;
+      r = await put(script, etag3);
+      expect(r.statusCode).toBe(200);
+      const etag4 = r.headers.etag as string;
       // the SRT reflects the edit
       expect((await inject('GET', `/v1/versions/${versionId}/srt`)).body).toContain('Hola a todos.');
       // not editable while Generating
       await inject('POST', `/v1/versions/${versionId}/generate`, { generate_mode: 'no_lips' });
-      r = await put(script, etag2);
+      r = await put(script, etag4);
       expect(r.statusCode).toBe(400);
       expect(r.json().detail).toMatch(/is Generating; the script can be edited only when it is ReadyToEdit/);
     });

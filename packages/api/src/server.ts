@@ -392,7 +392,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     },
     async (req, reply) => {
       const ifMatch = req.headers['if-match'];
-      const s = await service.putScript(req.access!, (req.params as { version_id: string }).version_id, req.body, typeof ifMatch === 'string' ? ifMatch : undefined);
+      const s = await service.putScript(req.access!, (req.params as { version_id: string }).version_id, req.body, typeof ifMatch === 'string' ? ifMatch : undefined, (id) => ctx.voices.has(id));
       return reply.header('etag', s.etag).send(s.script);
     },
   );

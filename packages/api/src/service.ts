@@ -583,8 +583,15 @@ export class DubService {
   }
 
   /** Replace the script (only in ReadyToEdit, trigger `edit`); `ifMatch` must equal the current etag when given. */
-  async putScript(access: Access, versionId: string, body: unknown, ifMatch: string | undefined): Promise<ScriptWithTag> {
+  async putScript(access: Access, versionId: string, body: unknown, ifMatch: string | undefined, isLibraryVoice?: (id: string) => boolean): Promise<ScriptWithTag> {
     const script = validate<VersionScript>(VersionScriptSchema, body, 'script');
+    // A speaker's voice choice: a library voice must name one that exists.
+    for (const [i, sp] of script.speakers.entries()) {
+      if (sp.voice?.source !== 'library') continue;
+      const field = `script.speakers[${i}].voice.library_voice_id`;
+      if (!sp.voice.library_voice_id) throw new ValidationError(`${field}: a library voice needs library_voice_id (GET /v1/voices lists them)`, { field });
+      if (isLibraryVoice && !isLibraryVoice(sp.voice.library_voice_id)) throw new ValidationError(`${field}: unknown voice "${sp.voice.library_voice_id}" (GET /v1/voices lists them)`, { field });
+    }
     let etag = '';
     await this.db.transaction(async (tx) => {
       const v = await this.accessVersion(access, versionId, tx, true);

@@ -13,8 +13,24 @@ export const WordSchema = Type.Object({
 });
 export type Word = Static<typeof WordSchema>;
 
+/**
+ * A speaker's voice, chosen in the studio and saved in the script (it overrides the version's
+ * voice_library_id and voice_anonymization for this speaker): `speaker` (their own voice: matched,
+ * converted where a converter is installed), `library` (a library voice, `library_voice_id`) or
+ * `anonymized` (moved away from theirs by `anonymization`, default 1).
+ */
+export const SpeakerVoiceSchema = Type.Object({
+  source: Type.Union([Type.Literal('speaker'), Type.Literal('library'), Type.Literal('anonymized')]),
+  library_voice_id: Type.Optional(Type.String({ maxLength: 200 })),
+  anonymization: Type.Optional(Type.Number({ minimum: 0, maximum: 1 })),
+});
+export type SpeakerVoice = Static<typeof SpeakerVoiceSchema>;
+
 export const SpeakerSchema = Type.Object({
   id: Type.String(),
+  /** Display name given in the studio. */
+  name: Type.Optional(Type.String({ maxLength: 200 })),
+  voice: Type.Optional(SpeakerVoiceSchema),
   /** Blob key of the speaker's reference clip (cleanest 6-20 s of separated speech). */
   reference_key: Type.Optional(Type.String()),
   /** Seconds of speech attributed to this speaker. */

@@ -76,3 +76,20 @@ it('with the OpenVoice converter (the stand-in with the export signature): every
     await converter.dispose();
   }
 });
+
+it('a speaker\'s own choice (saved in the script) wins over the version\'s options: own voice, a library voice, or anonymized', async () => {
+  const engine = createEspeakEngine({ tmpDir: dir });
+  const choices = [
+    { id: 'S1', reference_key: 'ref-low', voice: { source: 'speaker' as const } },
+    { id: 'S2', reference_key: 'ref-high', voice: { source: 'anonymized' as const } },
+    { id: 'S3', reference_key: 'ref-high', voice: { source: 'library' as const, library_voice_id: 'lucia' } },
+    { id: 'S4', reference_key: 'ref-low' },
+  ];
+  const plan = await planVoices(engine, { ...request(), speakers: choices, libraryVoiceId: 'marco' }, ctx);
+  expect(plan.sources).toEqual({ S1: 'matched', S2: 'matched', S3: 'library:lucia', S4: 'library:marco' });
+  expect(plan.voices.S1!.timbre).toHaveLength(18);
+  // anonymized (default 1): no timbre toward the speaker, and a voice other than the one matched to them
+  expect(plan.voices.S2!.timbre).toBeUndefined();
+  const own = await planVoices(engine, { ...request(), speakers: [{ ...choices[1]!, voice: { source: 'speaker' as const } }] }, ctx);
+  expect(plan.voices.S2!.variant === own.voices.S2!.variant && plan.voices.S2!.pitch === own.voices.S2!.pitch).toBe(false);
+});

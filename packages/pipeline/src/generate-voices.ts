@@ -55,79 +55,75 @@ const FALLBACK_PROFILE: VoiceProfile = { medianF0: 120, f0RangeSemitones: 0, syl
 export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: StageContext): Promise<VoicePlan> {
   const voices: Record<string, VoiceSettings> = {};
   const sources: Record<string, string> = {};
-  if (req.libraryVoiceId !== undefined) {
-    const settings = libraryVoiceSettings(getLibraryVoice(req.libraryVoiceId), req.locale);
-    for (const sp of req.speakers) {
-      voices[sp.id] = settings;
-      sources[sp.id] = `library:${req.libraryVoiceId}`;
-    }
-    return { voices, sources };
-  }
-  if (!engine.capabilities.pitchControl) {
-    // Neural voices (Piper) keep their own voice; the timbre match moves its envelope toward each speaker's.
-    let own: number[] | null | undefined;
-    for (const [i, sp] of req.speakers.entries()) {
-      voices[sp.id] = { ...DEFAULT_VOICE };
-      sources[sp.id] = 'default';
-      const strength = 1 - req.anonymization;
-      if (!sp.reference_key || strength <= 0) continue;
-      if (req.converter) {
-        // an anonymized voice is not converted to the speaker's tone colour
-        const tone = req.anonymization === 0 ? await speakerTone(req, sp.reference_key, i, ctx) : undefined;
-        if (tone) {
-          voices[sp.id] = { ...DEFAULT_VOICE, toneColor: tone };
-          sources[sp.id] = 'converted';
-        }
-        continue;
-      }
-      if (req.timbre === false) continue;
-      const envelope = await referenceEnvelope(req, sp.reference_key, i, ctx);
-      if (!envelope) continue;
-      if (own === undefined) {
-        const audio = await engine.synthesize({ text: CALIBRATION_TEXT, locale: req.locale, speed: 1, voice: { ...DEFAULT_VOICE } }, ctx);
-        own = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
-      }
-      if (!own) continue;
-      voices[sp.id] = { ...DEFAULT_VOICE, timbre: timbreCorrection(envelope, own, { strength }) };
-      sources[sp.id] = 'timbre';
-    }
-    return { voices, sources };
-  }
-  const matcher = new VoiceMatcher(engine);
+  let matcher: VoiceMatcher | undefined;
+  let own: number[] | null | undefined;
   for (const [i, sp] of req.speakers.entries()) {
-    let profile = FALLBACK_PROFILE;
-    let source = 'default';
-    let envelope: number[] | null = null;
-    if (sp.reference_key) {
-      const wav = path.join(req.workDir, `reference-${i}.wav`);
-      await resample(await req.referenceFile(sp.reference_key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
-      const audio = await readWav(wav);
-      const p = analyzeVoice(audio);
-      if (p.medianF0 > 0) {
-        profile = p;
-        source = 'matched';
-        envelope = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
-      } else ctx.logger.warn({ speaker: sp.id }, 'no voiced frames in the reference clip; default voice');
+    // The speaker's own choice (saved in the script) wins over the job's options.
+    const choice = sp.voice;
+    const libraryId = choice ? (choice.source === 'library' ? choice.library_voice_id : undefined) : req.libraryVoiceId;
+    if (libraryId !== undefined) {
+      voices[sp.id] = libraryVoiceSettings(getLibraryVoice(libraryId), req.locale);
+      sources[sp.id] = `library:${libraryId}`;
+      continue;
     }
-    const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization, ...(req.timbre !== false && !req.converter ? { referenceEnvelope: envelope } : {}) }, ctx);
-    voices[sp.id] = m.settings;
-    const tone = source === 'matched' && req.converter && req.anonymization === 0 ? await speakerTone(req, sp.reference_key!, i, ctx) : undefined;
-    if (tone) {
-      voices[sp.id] = { ...m.settings, toneColor: tone };
-      source = 'converted';
+    const anonymization = choice?.source === 'anonymized' ? (choice.anonymization ?? 1) : choice?.source === 'speaker' ? 0 : req.anonymization;
+    const one = { ...req, anonymization };
+    if (engine.capabilities.pitchControl) {
+      matcher ??= new VoiceMatcher(engine);
+      const r = await matchedVoice(engine, matcher, sp, i, one, ctx);
+      voices[sp.id] = r.settings;
+      sources[sp.id] = r.source;
+      continue;
     }
-    sources[sp.id] = source;
-    ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');
+    // Neural voices (Piper) keep their own voice; conversion or the timbre match moves it toward the speaker.
+    voices[sp.id] = { ...DEFAULT_VOICE };
+    sources[sp.id] = 'default';
+    const strength = 1 - anonymization;
+    if (!sp.reference_key || strength <= 0) continue;
+    if (req.converter) {
+      // an anonymized voice is not converted to the speaker's tone colour
+      const tone = anonymization === 0 ? await speakerTone(req, sp.reference_key, i, ctx) : undefined;
+      if (tone) {
+        voices[sp.id] = { ...DEFAULT_VOICE, toneColor: tone };
+        sources[sp.id] = 'converted';
+      }
+      continue;
+    }
+    if (req.timbre === false) continue;
+    const envelope = await referenceEnvelope(req, sp.reference_key, i, ctx);
+    if (!envelope) continue;
+    if (own === undefined) {
+      const audio = await engine.synthesize({ text: CALIBRATION_TEXT, locale: req.locale, speed: 1, voice: { ...DEFAULT_VOICE } }, ctx);
+      own = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
+    }
+    if (!own) continue;
+    voices[sp.id] = { ...DEFAULT_VOICE, timbre: timbreCorrection(envelope, own, { strength }) };
+    sources[sp.id] = 'timbre';
   }
   return { voices, sources };
 }
 
-/** The long-term spectral envelope of a speaker's reference clip (16 kHz mono); null without voiced speech. */
-async function referenceEnvelope(req: VoicePlanRequest, key: string, i: number, ctx: StageContext): Promise<number[] | null> {
-  const wav = path.join(req.workDir, `reference-${i}.wav`);
-  await resample(await req.referenceFile(key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
-  const audio = await readWav(wav);
-  return analyzeVoice(audio).medianF0 > 0 ? spectralEnvelope(audio.channels[0]!, audio.sampleRate) : null;
+/** espeak-ng matched to the speaker's reference (pitch, rate, timbre or tone colour), moved away by the anonymization. */
+async function matchedVoice(engine: TtsEngine, matcher: VoiceMatcher, sp: Speaker, i: number, req: VoicePlanRequest, ctx: StageContext): Promise<{ settings: VoiceSettings; source: string }> {
+  let profile = FALLBACK_PROFILE;
+  let source = 'default';
+  let envelope: number[] | null = null;
+  if (sp.reference_key) {
+    const wav = path.join(req.workDir, `reference-${i}.wav`);
+    await resample(await req.referenceFile(sp.reference_key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
+    const audio = await readWav(wav);
+    const p = analyzeVoice(audio);
+    if (p.medianF0 > 0) {
+      profile = p;
+      source = 'matched';
+      envelope = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
+    } else ctx.logger.warn({ speaker: sp.id }, 'no voiced frames in the reference clip; default voice');
+  }
+  const m = await matcher.match(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization, ...(req.timbre !== false && !req.converter ? { referenceEnvelope: envelope } : {}) }, ctx);
+  ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');
+  const tone = source === 'matched' && req.converter && req.anonymization === 0 ? await speakerTone(req, sp.reference_key!, i, ctx) : undefined;
+  if (tone) return { settings: { ...m.settings, toneColor: tone }, source: 'converted' };
+  return { settings: m.settings, source };
 }
 
 /** A speaker's tone colour (the converter's rate), or undefined when the clip has no voiced speech. */
@@ -138,4 +134,12 @@ async function speakerTone(req: VoicePlanRequest, key: string, i: number, ctx: S
   const audio = await readWav(wav);
   if (!(analyzeVoice(audio).medianF0 > 0)) return undefined;
   return Array.from(await converter.speakerTone([audio.channels[0]!]));
+}
+
+/** The long-term spectral envelope of a speaker's reference clip (16 kHz mono); null without voiced speech. */
+async function referenceEnvelope(req: VoicePlanRequest, key: string, i: number, ctx: StageContext): Promise<number[] | null> {
+  const wav = path.join(req.workDir, `reference-${i}.wav`);
+  await resample(await req.referenceFile(key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
+  const audio = await readWav(wav);
+  return analyzeVoice(audio).medianF0 > 0 ? spectralEnvelope(audio.channels[0]!, audio.sampleRate) : null;
 }

@@ -136,10 +136,15 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const duration = source.value.duration;
 
     // Voices.
-    const speakers = transcript.speakers.length ? transcript.speakers : script.speakers;
+    // The transcript's speakers (reference clips) with the choices saved in the script (name, voice).
+    const chosen = new Map(script.speakers.map((sp) => [sp.id, sp]));
+    const speakers = (transcript.speakers.length ? transcript.speakers : script.speakers).map((sp) => {
+      const c = chosen.get(sp.id);
+      return { ...sp, ...(c?.name !== undefined ? { name: c.name } : {}), ...(c?.voice ? { voice: c.voice } : {}) };
+    });
     const voices = await runner.run<VoicePlan>(
       'voices',
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null]) },
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
       async (out, ctx) => {
         const e = await getEngine();
         return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, ...(converter ? { converter } : {}) }, ctx);
