@@ -32,3 +32,14 @@ it('onnxruntime-node comes in through @dub/onnx only; @dub/core, @dub/srt and @d
   for (const name of ['@dub/asr', '@dub/separation', '@dub/voice', '@dub/lips', '@dub/pipeline', '@dub/worker']) expect(closure(name).has('onnxruntime-node'), name).toBe(true);
   expect(closure('@dub/api').has('@dub/worker')).toBe(false);
 });
+
+it('conformance helpers come from ./testing entry points, never from the runtime ones', async () => {
+  for (const pkg of ['@dub/asr', '@dub/separation', '@dub/translate', '@dub/voice', '@dub/lips']) {
+    const runtime = (await import(pkg)) as Record<string, unknown>;
+    expect(Object.keys(runtime).filter((k) => /CONFORMANCE|conformance/.test(k)), pkg).toEqual([]);
+    const testing = (await import(`${pkg}/testing`)) as Record<string, unknown>;
+    expect(Object.keys(testing).length, `${pkg}/testing`).toBeGreaterThan(0);
+  }
+  expect(Object.keys(await import('@dub/voice/testing'))).toContain('TTS_CONFORMANCE_CHECKS');
+  expect(Object.keys(await import('@dub/lips/testing'))).toContain('LIPS_CONFORMANCE_CHECKS');
+});

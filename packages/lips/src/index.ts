@@ -27,4 +27,3 @@ export { transformFrames, type FrameOp } from './engines/frame-loop.js';
 export { renderChunked, DEFAULT_CHUNK_SECONDS, type LipsChunkStore, type ChunkedRenderResult } from './engines/chunked.js';
 export { VisemeWarpEngine, createVisemeWarpEngine, mouthAmounts, LOCAL_LEVEL_SECONDS, type VisemeWarpOptions } from './engines/viseme-warp.js';
 export { Wav2LipEngine, createWav2LipEngine, resolveWav2LipModel, faceTensor, pasteFace, wav2lipCrop, WAV2LIP_PADS, WAV2LIP_MODEL_ID, WAV2LIP_FILE, WAV2LIP_SIZE, type Wav2LipOptions } from './engines/wav2lip.js';
-export { LIPS_CONFORMANCE_CHECKS, type LipsConformanceFixture, type LipsConformanceCheck } from './testing/lips-conformance.js';
