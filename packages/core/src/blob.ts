@@ -9,7 +9,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { NotFoundError, ValidationError } from './errors.js';
+import { asStorageError, errnoOf, NotFoundError, ValidationError } from './errors.js';
 
 export interface BlobStat {
   size: number;
@@ -42,6 +42,17 @@ export function checkBlobKey(key: string): string {
   return key;
 }
 
+/** A missing file or a path through a non-directory: the blob is absent (any other error is not). */
+function isMissing(e: unknown): boolean {
+  const c = errnoOf(e);
+  return c === 'ENOENT' || c === 'ENOTDIR';
+}
+
+/**
+ * Blobs as files under `root`. A missing file is a missing blob (undefined, false, NotFoundError);
+ * any other failure of the disk (full, read-only, EIO, EACCES) is a StorageError (HTTP 503,
+ * retryable), never "missing".
+ */
 export class FsBlobStore implements BlobStore {
   constructor(readonly root: string) {
     fs.mkdirSync(root, { recursive: true });
@@ -51,6 +62,15 @@ export class FsBlobStore implements BlobStore {
     return path.join(this.root, checkBlobKey(key));
   }
 
+  /** Run a file-system operation; a disk fault becomes a StorageError saying what failed. */
+  private async io<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      throw asStorageError(e, `blob store: ${what}`);
+    }
+  }
+
   private async tmpFor(target: string): Promise<string> {
     await fsp.mkdir(path.dirname(target), { recursive: true });
     return `${target}.tmp-${randomBytes(6).toString('hex')}`;
@@ -58,29 +78,33 @@ export class FsBlobStore implements BlobStore {
 
   async put(key: string, data: Buffer | Uint8Array | string | Readable): Promise<BlobStat> {
     const target = this.file(key);
-    const tmp = await this.tmpFor(target);
-    try {
-      if (data instanceof Readable) await pipeline(data, fs.createWriteStream(tmp));
-      else await fsp.writeFile(tmp, data);
-      await fsp.rename(tmp, target);
-    } catch (e) {
-      await fsp.rm(tmp, { force: true });
-      throw e;
-    }
-    return { size: (await fsp.stat(target)).size };
+    return this.io(`writing ${key}`, async () => {
+      const tmp = await this.tmpFor(target);
+      try {
+        if (data instanceof Readable) await pipeline(data, fs.createWriteStream(tmp));
+        else await fsp.writeFile(tmp, data);
+        await fsp.rename(tmp, target);
+      } catch (e) {
+        await fsp.rm(tmp, { force: true }).catch(() => undefined);
+        throw e;
+      }
+      return { size: (await fsp.stat(target)).size };
+    });
   }
 
   async putFile(key: string, filePath: string): Promise<BlobStat> {
     const target = this.file(key);
-    const tmp = await this.tmpFor(target);
-    try {
-      await fsp.copyFile(filePath, tmp);
-      await fsp.rename(tmp, target);
-    } catch (e) {
-      await fsp.rm(tmp, { force: true });
-      throw e;
-    }
-    return { size: (await fsp.stat(target)).size };
+    return this.io(`writing ${key}`, async () => {
+      const tmp = await this.tmpFor(target);
+      try {
+        await fsp.copyFile(filePath, tmp);
+        await fsp.rename(tmp, target);
+      } catch (e) {
+        await fsp.rm(tmp, { force: true }).catch(() => undefined);
+        throw e;
+      }
+      return { size: (await fsp.stat(target)).size };
+    });
   }
 
   async getStream(key: string, range?: { start: number; end?: number }): Promise<Readable> {
@@ -90,30 +114,36 @@ export class FsBlobStore implements BlobStore {
   }
 
   async getBuffer(key: string): Promise<Buffer> {
+    const f = this.file(key);
     try {
-      return await fsp.readFile(this.file(key));
+      return await fsp.readFile(f);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw new NotFoundError(`blob ${key} not found`, { cause: e });
-      throw e;
+      if (isMissing(e)) throw new NotFoundError(`blob ${key} not found`, { cause: e });
+      throw asStorageError(e, `blob store: reading ${key}`);
     }
   }
 
   async getToFile(key: string, filePath: string): Promise<void> {
     if (!(await this.has(key))) throw new NotFoundError(`blob ${key} not found`);
-    await fsp.mkdir(path.dirname(filePath), { recursive: true });
-    await fsp.copyFile(this.file(key), filePath);
+    await this.io(`copying ${key} to a local file`, async () => {
+      await fsp.mkdir(path.dirname(filePath), { recursive: true });
+      await fsp.copyFile(this.file(key), filePath);
+    });
   }
 
   localPath(key: string): string | undefined {
     return this.file(key);
   }
 
+  /** undefined only when the blob is absent (ENOENT, ENOTDIR); other errors are thrown. */
   async stat(key: string): Promise<BlobStat | undefined> {
+    const f = this.file(key);
     try {
-      const s = await fsp.stat(this.file(key));
+      const s = await fsp.stat(f);
       return s.isFile() ? { size: s.size } : undefined;
-    } catch {
-      return undefined;
+    } catch (e) {
+      if (isMissing(e)) return undefined;
+      throw asStorageError(e, `blob store: reading ${key}`);
     }
   }
 
@@ -122,7 +152,8 @@ export class FsBlobStore implements BlobStore {
   }
 
   async delete(key: string): Promise<void> {
-    await fsp.rm(this.file(key), { force: true });
+    const f = this.file(key);
+    await this.io(`deleting ${key}`, () => fsp.rm(f, { force: true }));
   }
 
   async deletePrefix(prefix: string): Promise<void> {
@@ -135,8 +166,9 @@ export class FsBlobStore implements BlobStore {
       let entries: fs.Dirent[];
       try {
         entries = await fsp.readdir(dir, { withFileTypes: true });
-      } catch {
-        return;
+      } catch (e) {
+        if (isMissing(e)) return;
+        throw asStorageError(e, `blob store: listing ${prefix || '/'}`);
       }
       for (const e of entries) {
         const r = rel ? `${rel}/${e.name}` : e.name;

@@ -49,6 +49,7 @@ export type ErrorCode =
   | 'timeout'
   | 'aborted'
   | 'upstream_error'
+  | 'storage_unavailable'
   | 'internal_error';
 
 export interface DubErrorOptions {
@@ -192,6 +193,50 @@ export class AbortedError extends DubError {
     super('aborted', message, { ...opts, retryable: true });
     this.name = 'AbortedError';
   }
+}
+
+const DISK_FAULTS: Record<string, string> = {
+  ENOSPC: 'no space left on the device',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EIO: 'an input/output error of the disk',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EMFILE: 'too many open files',
+  ENFILE: 'too many open files in the system',
+  EBUSY: 'the resource is busy',
+};
+
+/**
+ * The disk under a store or queue failed (full, read-only, I/O error, permission): HTTP 503,
+ * retryable. The message names the operation and the errno, never a server path.
+ */
+export class StorageError extends DubError {
+  readonly errno: string;
+  constructor(message: string, errno: string, opts: DubErrorOptions = {}) {
+    super('storage_unavailable', message, { ...opts, retryable: true, status: 503, details: { ...opts.details, errno } });
+    this.name = 'StorageError';
+    this.errno = errno;
+  }
+}
+
+/** The errno code of a Node.js system error (ENOENT, ENOSPC, ...), else undefined. */
+export function errnoOf(e: unknown): string | undefined {
+  const c = (e as NodeJS.ErrnoException | undefined)?.code;
+  return typeof c === 'string' && /^E[A-Z]+$/.test(c) ? c : undefined;
+}
+
+/** True for the errors of a failing disk (see StorageError), not for a missing file. */
+export function isDiskFault(e: unknown): boolean {
+  const c = errnoOf(e);
+  return c !== undefined && c in DISK_FAULTS;
+}
+
+/** A disk fault as a StorageError saying `what` failed; any other error unchanged. */
+export function asStorageError(e: unknown, what: string): unknown {
+  if (e instanceof DubError || !isDiskFault(e)) return e;
+  const code = errnoOf(e)!;
+  return new StorageError(`storage unavailable: ${what} failed: ${DISK_FAULTS[code]} (${code}); retry later`, code, { cause: e });
 }
 
 export function isDubError(e: unknown): e is DubError {

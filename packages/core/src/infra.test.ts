@@ -4,8 +4,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+// @ts-expect-error plain JavaScript test support (no types)
+import { installDiskFaults } from '../../../test/support/disk-faults.mjs';
 import {
-  FsBlobStore, ModelMissingError, NotFoundError, ValidationError, checkBlobKey,
+  FsBlobStore, ModelMissingError, NotFoundError, StorageError, ValidationError, checkBlobKey,
   loadConfig, resolveModelFile, resolveContext, subContext, reportProgress, type Progress,
 } from './index.js';
 
@@ -51,6 +53,50 @@ describe('FsBlobStore', () => {
     expect(await store.has('a/b/c.txt')).toBe(false);
     expect(await store.has('x/f.bin')).toBe(true);
     await expect(store.getBuffer('nope/x')).rejects.toThrow(NotFoundError);
+  });
+  it('reports a failing disk as a StorageError (503, retryable), only ENOENT/ENOTDIR as missing', async () => {
+    const root = path.join(tmp, 'faulty');
+    const s = new FsBlobStore(root);
+    await s.put('a/blob', 'bytes');
+    const faults = installDiskFaults();
+    try {
+      // Missing: the file is absent, or a path goes through a file (ENOTDIR).
+      expect(await s.stat('a/none')).toBeUndefined();
+      expect(await s.stat('a/blob/below')).toBeUndefined();
+      expect(await s.has('a/blob/below')).toBe(false);
+      await expect(s.getBuffer('a/blob/below')).rejects.toThrow(NotFoundError);
+      for (const code of ['EIO', 'EACCES']) {
+        faults.set({ under: [root], code });
+        const storage = { code: 'storage_unavailable', status: 503, retryable: true, errno: code };
+        await expect(s.stat('a/blob')).rejects.toMatchObject(storage);
+        await expect(s.stat('a/none')).rejects.toMatchObject(storage);
+        await expect(s.has('a/blob')).rejects.toBeInstanceOf(StorageError);
+        await expect(s.getStream('a/blob')).rejects.toMatchObject(storage);
+        await expect(s.getBuffer('a/blob')).rejects.toMatchObject(storage);
+        await expect(s.getToFile('a/blob', path.join(tmp, 'copy'))).rejects.toMatchObject(storage);
+        await expect(s.list('a/')).rejects.toMatchObject(storage);
+        // The detail names the blob and the errno, not the server's path.
+        await expect(s.stat('a/blob')).rejects.toThrow(/^storage unavailable: blob store: reading a\/blob failed: .*\((EIO|EACCES)\); retry later$/);
+        faults.clear();
+      }
+      for (const code of ['ENOSPC', 'EROFS']) {
+        faults.set({ under: [root], code });
+        await expect(s.put('a/new', 'x')).rejects.toMatchObject({ code: 'storage_unavailable', status: 503, errno: code });
+        await expect(s.put('a/new', Readable.from([Buffer.from('x')]))).rejects.toMatchObject({ code: 'storage_unavailable', errno: code });
+        await expect(s.putFile('a/new', path.join(tmp, 'f.bin'))).rejects.toMatchObject({ code: 'storage_unavailable', errno: code });
+        // Reading still works on a full or read-only disk.
+        expect(await s.stat('a/blob')).toEqual({ size: 5 });
+        faults.clear();
+      }
+      faults.set({ under: [root], code: 'EROFS' });
+      await expect(s.delete('a/blob')).rejects.toMatchObject({ code: 'storage_unavailable', errno: 'EROFS' });
+      faults.clear();
+      // Nothing half-written was left behind, and the disk works again.
+      expect(fs.readdirSync(path.join(root, 'a'))).toEqual(['blob']);
+      expect(await s.put('a/new', 'x')).toEqual({ size: 1 });
+    } finally {
+      faults.uninstall();
+    }
   });
   it('refuses keys that escape the root', () => {
     for (const k of ['../etc/passwd', 'a//b', '/abs', 'a/./b', '', 'a b']) expect(() => checkBlobKey(k)).toThrow(ValidationError);

@@ -1,8 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { FsBlobStore, loadConfig, type Job, type JobHandlers, type WorkerEvent } from '@dub/core';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { FsBlobStore, loadConfig, type Job, type JobHandlers, type Logger, type WorkerEvent } from '@dub/core';
 import { createEmbeddedRuntime, type EmbeddedRuntime } from './embedded.js';
 import { jobHandlers as control } from './testing/control-handlers.js';
 
@@ -24,7 +25,7 @@ function job(asset: string, id = `job-${asset}`): Job {
   return { v: 1, type: 'prepare-asset', job_id: id, asset_id: asset, locale: 'en-US', media: { blob: 'x' }, versions: [] };
 }
 
-function start(dataDir: string, o: { handlers?: JobHandlers; handlersModule?: string; concurrency?: number; maxDeliver?: number; drainTimeoutMs?: number } = {}): EmbeddedRuntime {
+function start(dataDir: string, o: { handlers?: JobHandlers; handlersModule?: string; concurrency?: number; maxDeliver?: number; drainTimeoutMs?: number; logger?: Logger } = {}): EmbeddedRuntime {
   const rt = createEmbeddedRuntime({
     dataDir,
     store: new FsBlobStore(path.join(dataDir, 'blobs')),
@@ -35,6 +36,7 @@ function start(dataDir: string, o: { handlers?: JobHandlers; handlersModule?: st
     ...(o.handlersModule ? { handlersModule: o.handlersModule } : { handlers: o.handlers ?? control }),
     ...(o.concurrency ? { concurrency: o.concurrency } : {}),
     ...(o.maxDeliver ? { maxDeliver: o.maxDeliver } : {}),
+    ...(o.logger ? { logger: o.logger } : {}),
   });
   runtimes.push(rt);
   return rt;
@@ -166,4 +168,124 @@ describe('embedded runtime', () => {
       .sort((a, b) => a.start - b.start);
     for (let i = 1; i < spans.length; i++) expect(spans[i].start).toBeGreaterThanOrEqual(spans[i - 1].end);
   });
+});
+
+describe('embedded runtime on a failing disk', () => {
+  // @ts-expect-error plain JavaScript test support (no types)
+  const load = () => import('../../../test/support/disk-faults.mjs') as Promise<{ installDiskFaults: () => DiskFaults }>;
+  interface DiskFaults {
+    set(spec: { under: string[]; code: string; ops?: string[] }): void;
+    clear(): void;
+    uninstall(): void;
+    readonly hits: number;
+  }
+  let faults: DiskFaults;
+  const unhandled: unknown[] = [];
+  const onUnhandled = (e: unknown) => void unhandled.push(e);
+  beforeEach(async () => {
+    faults = (await load()).installDiskFaults();
+    unhandled.length = 0;
+    process.on('unhandledRejection', onUnhandled);
+  });
+  afterEach(() => {
+    faults.uninstall();
+    process.off('unhandledRejection', onUnhandled);
+  });
+
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  /** idle(), or a failure naming what is stuck when it does not come within `ms`. */
+  async function settled(rt: EmbeddedRuntime, ms = 8000): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`queue not idle after ${ms} ms: ${rt.runner.size} job(s), ${rt.runner.pendingEvents} event(s) left (a stranded job)`)), ms)));
+    try {
+      await Promise.race([rt.runner.idle(), stuck]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+  const leftIn = (d: string) => [...fs.readdirSync(path.join(d, 'queue/jobs')), ...fs.readdirSync(path.join(d, 'queue/events'))];
+
+  it('enqueue on a full disk rejects with a StorageError (503, retryable) and keeps nothing', async () => {
+    const d = tmp();
+    const rt = start(d);
+    faults.set({ under: [path.join(d, 'queue')], code: 'ENOSPC' });
+    await expect(rt.queue.enqueue(job('ok-full'))).rejects.toMatchObject({ code: 'storage_unavailable', status: 503, retryable: true, errno: 'ENOSPC' });
+    expect(rt.runner.size).toBe(0);
+    faults.clear();
+    const got = await collect(rt);
+    await rt.queue.enqueue(job('ok-full'));
+    await settled(rt);
+    expect(got.map((e) => e.type)).toEqual(['stage_done', 'asset_prepared']);
+    expect(leftIn(d)).toEqual([]);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('queues a job again whose failure event cannot be written, and writes it once the disk is back', async () => {
+    const d = tmp();
+    const rt = start(d);
+    const got = await collect(rt);
+    faults.set({ under: [path.join(d, 'queue/events')], code: 'ENOSPC' });
+    await rt.queue.enqueue(job('fail-missing_audio_track-ev'));
+    await sleep(700);
+    expect(faults.hits).toBeGreaterThan(1);
+    expect(got).toEqual([]);
+    expect(rt.runner.size).toBe(1);
+    faults.clear();
+    await settled(rt);
+    expect(got.map((e) => e.type)).toEqual(['asset_failed']);
+    expect(got[0]).toMatchObject({ error: { error_code: 'missing_audio_track' } });
+    expect(leftIn(d)).toEqual([]);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('runs a job again whose success event cannot be written, without spending its deliveries', async () => {
+    const d = tmp();
+    const rt = start(d, { maxDeliver: 2 });
+    const got = await collect(rt);
+    faults.set({ under: [path.join(d, 'queue/events')], code: 'EROFS' });
+    await rt.queue.enqueue(job('ok-ro'));
+    await sleep(800);
+    expect(faults.hits).toBeGreaterThan(3);
+    expect(got).toEqual([]);
+    faults.clear();
+    await settled(rt);
+    expect(got.map((e) => e.type)).toEqual(['stage_done', 'asset_prepared']);
+    expect(leftIn(d)).toEqual([]);
+    expect(unhandled).toEqual([]);
+  });
+
+  it('survives a read-only queue while starting, finishing and removing files, and loses no job', async () => {
+    const d = tmp();
+    const logs: { msg: string }[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void logs.push(JSON.parse(line) as { msg: string }) }) as unknown as Logger;
+    const rt = start(d, { logger });
+    const got = await collect(rt);
+    const said = (text: string) => logs.some((l) => l.msg.includes(text));
+    await rt.queue.enqueue(job('slow300-ro'));
+    // Queued behind the first (concurrency 1): it has to record its start on the read-only disk.
+    await rt.queue.enqueue(job('slow50-start'));
+    await sleep(100);
+    // The first job runs; recording it finished, its events and removing its files all fail.
+    faults.set({ under: [path.join(d, 'queue')], code: 'EROFS' });
+    await sleep(1000);
+    expect(rt.runner.size).toBe(2);
+    expect(said('job could not be recorded on disk; queued again')).toBe(true);
+    expect(said('the queue could not write what the job produced')).toBe(true);
+    faults.clear();
+    await settled(rt);
+    for (const a of ['slow300-ro', 'slow50-start']) expect(got.filter((e) => e.asset_id === a).map((e) => e.type)).toEqual(['stage_done', 'asset_prepared']);
+    expect(leftIn(d)).toEqual([]);
+
+    // Delivered events and finished jobs whose files cannot be removed are removed later.
+    faults.set({ under: [path.join(d, 'queue')], code: 'EROFS', ops: ['rm'] });
+    await rt.queue.enqueue(job('ok-rm'));
+    await sleep(500);
+    expect(got.filter((e) => e.asset_id === 'ok-rm').map((e) => e.type)).toEqual(['stage_done', 'asset_prepared']);
+    expect(leftIn(d).length).toBeGreaterThan(0);
+    expect(said('could not remove a')).toBe(true);
+    faults.clear();
+    await settled(rt);
+    expect(leftIn(d)).toEqual([]);
+    expect(unhandled).toEqual([]);
+  }, 30_000);
 });

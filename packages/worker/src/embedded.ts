@@ -5,12 +5,23 @@
  * `<dataDir>/queue/events/` before they are accepted; a job's file is removed once it finished
  * and all its events were delivered, so a restart re-runs unfinished jobs (resuming from their
  * stage artifacts) and redelivers undelivered events.
+ *
+ * Disk faults (full or read-only data dir, EIO) never reject a promise nobody handles and never
+ * strand a job: `enqueue()` rejects with a StorageError (503, retryable); a job whose attempt
+ * cannot be recorded, or whose final event cannot be written, is queued again with backoff (a
+ * failure event is written again without running the job; an event of a successful run makes it
+ * run again, resuming from its stage artifacts, without counting the delivery); removing a
+ * finished job's or a delivered event's file is tried again until it succeeds. Progress and
+ * stage_done events that cannot be written are logged and skipped.
  */
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
+  asStorageError,
   ConflictError,
+  errnoOf,
+  isDubError,
   ValidationError,
   loadConfig,
   parseJob,
@@ -53,7 +64,10 @@ export interface EmbeddedRuntimeOptions extends RunnerOptions {
   logger?: Logger;
   /** A job_id seen within this window is not run again after it finished. Default 1 h. */
   dedupWindowMs?: number;
-  /** Backoff between redeliveries of an event whose subscriber threw: base and cap. Defaults 100 ms, 5 s. */
+  /**
+   * Backoff between redeliveries of an event whose subscriber threw, and between tries of a disk
+   * write or removal of the queue that failed: base and cap. Defaults 100 ms, 5 s.
+   */
   redeliverBaseMs?: number;
   redeliverMaxMs?: number;
 }
@@ -75,6 +89,8 @@ interface JobRecord {
   pendingEvents: number;
   timer?: NodeJS.Timeout;
   removing?: boolean;
+  /** The failure event of a failed job not yet written: written again, the job not run again. */
+  failure?: EmittedEvent;
 }
 
 interface PendingEvent {
@@ -90,10 +106,22 @@ interface JobFile {
   finished: boolean;
 }
 
-async function writeAtomic(file: string, data: string): Promise<void> {
+/** Write `file` whole or not at all; a disk fault rejects with a StorageError saying `what` failed. */
+async function writeAtomic(file: string, data: string, what: string): Promise<void> {
   const tmp = `${file}.tmp-${process.pid}-${Math.random().toString(36).slice(2)}`;
-  await fsp.writeFile(tmp, data);
-  await fsp.rename(tmp, file);
+  try {
+    await fsp.writeFile(tmp, data);
+    await fsp.rename(tmp, file);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true }).catch(() => undefined);
+    throw asStorageError(e, `queue: ${what}`);
+  }
+}
+
+/** The part of an error worth a log line: message and errno. */
+function errInfo(e: unknown): { err: string; errno?: string } {
+  const errno = errnoOf(e) ?? (isDubError(e) && typeof e.details?.errno === 'string' ? e.details.errno : undefined);
+  return { err: e instanceof Error ? e.message : String(e), ...(errno ? { errno } : {}) };
 }
 
 const SEQ_WIDTH = 16;
@@ -116,6 +144,12 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
   private delivering: Promise<void> | undefined;
   private closing: Promise<void> | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** Disk faults in a row per chore (a job's record, a file to remove): the next try's backoff. */
+  private readonly faults = new Map<string, number>();
+  /** Timers of chores waiting for their next try. */
+  private readonly chores = new Set<NodeJS.Timeout>();
+  /** Files of finished jobs and delivered events whose removal failed and is tried again. */
+  private readonly leftovers = new Set<string>();
 
   constructor(
     dataDir: string,
@@ -173,7 +207,57 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
 
   private persist(r: JobRecord): Promise<void> {
     const f: JobFile = { job: r.job, attempt: r.attempt, finished: r.finished };
-    return writeAtomic(this.jobFile(r.job.job_id), JSON.stringify(f));
+    return writeAtomic(this.jobFile(r.job.job_id), JSON.stringify(f), `recording job ${r.job.job_id}`);
+  }
+
+  /** The backoff of the next try of chore `key` after a disk fault (redeliver base doubling to its cap). */
+  private faultDelay(key: string): number {
+    const n = (this.faults.get(key) ?? 0) + 1;
+    this.faults.set(key, n);
+    return Math.min(this.redeliver.max, this.redeliver.base * 2 ** (n - 1));
+  }
+
+  /** Run `fn` after `delayMs` unless the queue closes first. */
+  private after(delayMs: number, fn: () => void): void {
+    const t = setTimeout(() => {
+      this.chores.delete(t);
+      fn();
+    }, delayMs);
+    this.chores.add(t);
+  }
+
+  /**
+   * Queue `r` again after a disk fault (backoff per job). While the queue closes it stays queued
+   * and persisted: the next start runs it.
+   */
+  private requeueLater(r: JobRecord, e: unknown, msg: string): void {
+    const delay = this.faultDelay(`job:${r.job.job_id}`);
+    this.logger.error({ job_id: r.job.job_id, ...errInfo(e), delay_ms: delay }, msg);
+    r.state = 'queued';
+    if (this.closing) return;
+    r.state = 'waiting';
+    r.timer = setTimeout(() => {
+      r.timer = undefined;
+      r.state = 'queued';
+      this.ready.push(r.job.job_id);
+      this.pump();
+    }, delay);
+  }
+
+  /** Remove a file of the queue; on a disk fault, try again later (never rejects). */
+  private async removeFile(file: string): Promise<boolean> {
+    try {
+      await fsp.rm(file, { force: true });
+    } catch (e) {
+      this.leftovers.add(file);
+      const delay = this.faultDelay(file);
+      this.logger.error({ file: path.relative(path.dirname(this.jobsDir), file), ...errInfo(asStorageError(e, 'queue: removing a file')), delay_ms: delay }, 'could not remove a file of the queue; trying again');
+      this.after(delay, () => void this.removeFile(file));
+      return false;
+    }
+    this.faults.delete(file);
+    if (this.leftovers.delete(file)) this.checkIdle();
+    return true;
   }
 
   async enqueue(job: Job): Promise<void> {
@@ -190,6 +274,7 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
       await this.persist(r);
     } catch (e) {
       this.records.delete(j.job_id);
+      this.checkIdle();
       throw e;
     }
     this.ready.push(j.job_id);
@@ -201,40 +286,67 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
       const id = this.ready.shift()!;
       const r = this.records.get(id);
       if (!r || r.state !== 'queued') continue;
-      const p = this.start(r).finally(() => {
-        this.running.delete(id);
-        this.pump();
-        this.checkIdle();
-      });
+      const p = this.start(r)
+        .catch((e: unknown) => this.requeueLater(r, e, 'job could not be recorded on disk; queued again'))
+        .finally(() => {
+          this.running.delete(id);
+          this.pump();
+          this.checkIdle();
+        });
       this.running.set(id, p);
     }
   }
 
   private async start(r: JobRecord): Promise<void> {
     r.state = 'running';
+    if (r.failure) return this.recordFailure(r, r.failure);
     r.attempt++;
-    await this.persist(r);
+    try {
+      await this.persist(r);
+    } catch (e) {
+      // The delivery did not happen: it is not counted.
+      r.attempt--;
+      throw e;
+    }
     const job = r.job;
+    // A disk fault of the queue itself (an event or a follow-up job not written) is not the job's failure.
+    let queueFault: unknown;
     const outcome: Outcome = await runAttempt(job, r.attempt, {
       executor: this.executor,
       options: this.o,
       logger: this.logger,
       signal: this.abort.signal,
-      emit: (e) => this.emitFor(job, e),
-      enqueue: (j) => this.enqueue(j),
+      emit: async (e) => {
+        try {
+          await this.emitFor(job, e);
+        } catch (err) {
+          if (e.type === 'progress' || e.type === 'stage_done') {
+            this.logger.warn({ job_id: job.job_id, event: e.type, ...errInfo(err) }, 'event not written; skipped');
+            return;
+          }
+          queueFault = err;
+          throw err;
+        }
+      },
+      enqueue: async (j) => {
+        try {
+          await this.enqueue(j);
+        } catch (err) {
+          if (isDubError(err) && err.code === 'storage_unavailable') queueFault = err;
+          throw err;
+        }
+      },
     });
+    if (queueFault !== undefined && (outcome.kind === 'retry' || outcome.kind === 'failed')) {
+      r.attempt--;
+      return this.requeueLater(r, queueFault, 'the queue could not write what the job produced; the job runs again once the disk accepts writes');
+    }
+    this.faults.delete(`job:${job.job_id}`);
     switch (outcome.kind) {
       case 'done':
         return this.finish(r);
       case 'failed':
-        try {
-          await this.emitFor(job, outcome.event);
-        } catch (e) {
-          this.logger.error({ job_id: job.job_id, err: (e as Error).message }, 'failure event not recorded; the job stays queued');
-          r.state = 'queued';
-          return;
-        }
-        return this.finish(r);
+        return this.recordFailure(r, outcome.event);
       case 'retry':
         r.state = 'waiting';
         r.timer = setTimeout(() => {
@@ -250,19 +362,47 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
     }
   }
 
+  /** Write the failure event of a failed job, then finish it; if it cannot be written, queue the job again. */
+  private async recordFailure(r: JobRecord, event: EmittedEvent): Promise<void> {
+    try {
+      await this.emitFor(r.job, event);
+    } catch (e) {
+      r.failure = event;
+      return this.requeueLater(r, e, 'failure event not written; the job is queued again to write it');
+    }
+    r.failure = undefined;
+    this.faults.delete(`job:${r.job.job_id}`);
+    return this.finish(r);
+  }
+
   private async finish(r: JobRecord): Promise<void> {
     r.finished = true;
-    await this.persist(r);
+    try {
+      await this.persist(r);
+    } catch (e) {
+      // Its events are written: the file goes once they are delivered. A restart before that runs the job again.
+      this.logger.warn({ job_id: r.job.job_id, ...errInfo(e) }, 'could not record the job as finished');
+    }
     // Only now may the file go: were the state 'finished' while the write is in flight, the last
     // event's delivery could remove the file first and the write would then put it back.
     r.state = 'finished';
     await this.maybeRemove(r);
   }
 
+  /** Remove a finished job whose events were delivered (never rejects: a failed removal is tried again). */
   private async maybeRemove(r: JobRecord): Promise<void> {
     if (r.state !== 'finished' || r.pendingEvents > 0 || this.records.get(r.job.job_id) !== r || r.removing) return;
     r.removing = true;
-    await fsp.rm(this.jobFile(r.job.job_id), { force: true });
+    try {
+      await fsp.rm(this.jobFile(r.job.job_id), { force: true });
+    } catch (e) {
+      r.removing = false;
+      const delay = this.faultDelay(`rm:${r.job.job_id}`);
+      this.logger.error({ job_id: r.job.job_id, ...errInfo(asStorageError(e, 'queue: removing a finished job')), delay_ms: delay }, 'could not remove a finished job; trying again');
+      this.after(delay, () => void this.maybeRemove(r));
+      return;
+    }
+    this.faults.delete(`rm:${r.job.job_id}`);
     this.records.delete(r.job.job_id);
     this.finishedAt.set(r.job.job_id, Date.now());
     this.pruneFinished();
@@ -285,7 +425,7 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
   async publish(event: WorkerEvent): Promise<void> {
     const seq = ++this.seq;
     const file = path.join(this.eventsDir, `${String(seq).padStart(SEQ_WIDTH, '0')}.json`);
-    await writeAtomic(file, JSON.stringify({ seq, job_id: event.job_id, event }));
+    await writeAtomic(file, JSON.stringify({ seq, job_id: event.job_id, event }), `writing a ${event.type} event of job ${event.job_id}`);
     const r = this.records.get(event.job_id);
     if (r) r.pendingEvents++;
     // Keep seq order even when two writes finish out of order.
@@ -309,10 +449,12 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
 
   private deliver(): void {
     if (this.delivering || !this.subscriber) return;
-    this.delivering = this.deliverLoop().finally(() => {
-      this.delivering = undefined;
-      if (this.events.length && this.subscriber) this.deliver();
-    });
+    this.delivering = this.deliverLoop()
+      .catch((e: unknown) => this.logger.error(errInfo(e), 'event delivery stopped by an error; resuming'))
+      .finally(() => {
+        this.delivering = undefined;
+        if (this.events.length && this.subscriber) this.deliver();
+      });
   }
 
   private async deliverLoop(): Promise<void> {
@@ -331,7 +473,8 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
       }
       failures = 0;
       this.events.shift();
-      await fsp.rm(pe.file, { force: true });
+      // Delivered: were its file left behind (and tried again) a restart delivers it again, which is harmless.
+      await this.removeFile(pe.file);
       const r = this.records.get(pe.jobId);
       if (r) {
         r.pendingEvents--;
@@ -361,7 +504,7 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
   }
 
   private isIdle(): boolean {
-    return this.records.size === 0 && this.running.size === 0 && this.events.length === 0;
+    return this.records.size === 0 && this.running.size === 0 && this.events.length === 0 && this.leftovers.size === 0;
   }
 
   private checkIdle(): void {
@@ -375,6 +518,8 @@ export class InProcessQueue implements JobQueue, EventFeed, EventSink {
   close(): Promise<void> {
     this.closing ??= (async () => {
       for (const r of this.records.values()) if (r.timer) clearTimeout(r.timer);
+      for (const t of this.chores) clearTimeout(t);
+      this.chores.clear();
       const all = Promise.allSettled([...this.running.values()]);
       let timer: NodeJS.Timeout | undefined;
       const drained = await Promise.race([all.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), this.o.drainTimeoutMs)))]);
