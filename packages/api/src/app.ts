@@ -13,6 +13,7 @@ import { migrate } from './db/migrations.js';
 import { openPgliteDb } from './db/pglite-db.js';
 import { openPostgresDb } from './db/postgres-db.js';
 import { OutboxDispatcher } from './dispatcher.js';
+import { EventRetry, NotVisibleError } from './event-retry.js';
 import { loadOrCreateCallbackKey, loadOrCreateUrlSecret, publicKeyPem } from './keys.js';
 import { createSmtpMailer, type Mailer } from './mailer.js';
 import { Metrics } from './metrics.js';
@@ -77,6 +78,7 @@ export async function createApi(opts: CreateApiOptions): Promise<DubApi> {
     key,
     logger,
     ...(mailer ? { mailer } : {}),
+    queue: opts.transport.queue,
     allowPrivateUrls: options.allowPrivateUrls,
     maxAttempts: options.callbackMaxAttempts,
     backoffMs: options.callbackBackoffMs,
@@ -105,11 +107,13 @@ export async function createApi(opts: CreateApiOptions): Promise<DubApi> {
       ];
     },
   });
+  const retry = new EventRetry({ windowMs: options.eventRetryMs, logger });
   const sub: Subscription = await opts.transport.events.subscribe(async (ev) => {
     metrics.inc('dub_worker_events_total', 'Worker events received.', { type: ev.type });
     try {
-      await service.applyWorkerEvent(ev);
+      await retry.apply(ev, (e) => service.applyWorkerEvent(e));
     } catch (e) {
+      if (e instanceof NotVisibleError) throw e;
       logger.error({ err: e, event: ev.type, asset_id: ev.asset_id }, 'worker event failed; it will be delivered again');
       throw e;
     }

@@ -246,7 +246,8 @@ export async function consumedMinutes(q: Queryable, orgId: string): Promise<numb
 }
 
 export interface OutboxItem {
-  kind: 'callback' | 'email';
+  /** callback: POST to target; email: mail to target; job: a job (body) for the queue, target its job_id. */
+  kind: 'callback' | 'email' | 'job';
   asset_id: string | null;
   target: string;
   subject: string | null;
@@ -260,8 +261,18 @@ export interface OutboxRow extends OutboxItem {
   created_at: number;
 }
 
-export async function insertOutbox(q: Queryable, item: OutboxItem, now: number): Promise<void> {
-  await q.query('INSERT INTO outbox (kind, asset_id, target, subject, body, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $6)', [item.kind, item.asset_id, item.target, item.subject, item.body, now]);
+/** Insert an outbox row, due at `dueAt` (default now); returns its id. */
+export async function insertOutbox(q: Queryable, item: OutboxItem, now: number, dueAt = now): Promise<number> {
+  const r = await q.query<{ id: string | number }>(
+    'INSERT INTO outbox (kind, asset_id, target, subject, body, next_attempt_at, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id',
+    [item.kind, item.asset_id, item.target, item.subject, item.body, dueAt, now],
+  );
+  return Number(r.rows[0]!.id);
+}
+
+/** Remove a delivered row (jobs: their body is not kept once the queue holds them). */
+export async function deleteOutbox(q: Queryable, id: number): Promise<void> {
+  await q.query('DELETE FROM outbox WHERE id = $1', [id]);
 }
 
 /**

@@ -3,9 +3,14 @@
  * so private addresses stay refused) and e-mails. Retries with exponential backoff until a 2xx or
  * `maxAttempts`; rows live in the database, so a restart resumes pending deliveries. Requests run
  * off the request path: a slow receiver never blocks the API.
+ *
+ * Job rows (see job-outbox.ts) are the jobs the committing request could not enqueue (queue
+ * down, disk full, process stopped first): they are enqueued with the same backoff, capped at
+ * one minute, and never given up (only a row whose body is no valid job is); once the queue
+ * holds a job its row is removed.
  */
 import type crypto from 'node:crypto';
-import { readBody, safeFetch, type Logger } from '@dub/core';
+import { parseJob, readBody, safeFetch, type Job, type JobQueue, type Logger } from '@dub/core';
 import * as cat from './catalog.js';
 import type { Db } from './db/db.js';
 import type { Mailer } from './mailer.js';
@@ -16,6 +21,8 @@ export interface DispatcherOptions {
   key: crypto.KeyObject;
   logger: Logger;
   mailer?: Mailer;
+  /** Where job rows go. */
+  queue?: JobQueue;
   allowPrivateUrls: boolean;
   maxAttempts: number;
   /** First retry delay; attempt n waits backoffMs * 2^(n-1) (capped at 30 minutes). */
@@ -26,6 +33,9 @@ export interface DispatcherOptions {
   concurrency?: number;
   onResult?: (kind: string, ok: boolean) => void;
 }
+
+/** Job rows are tried at least once a minute. */
+const JOB_BACKOFF_MAX_MS = 60_000;
 
 export class OutboxDispatcher {
   private timer: NodeJS.Timeout | undefined;
@@ -69,8 +79,8 @@ export class OutboxDispatcher {
     await this.current;
   }
 
-  backoff(attempts: number): number {
-    return Math.min(this.o.backoffMs * 2 ** Math.max(0, attempts - 1), 30 * 60_000);
+  backoff(attempts: number, kind: cat.OutboxItem['kind'] = 'callback'): number {
+    return Math.min(this.o.backoffMs * 2 ** Math.max(0, attempts - 1), kind === 'job' ? JOB_BACKOFF_MAX_MS : 30 * 60_000);
   }
 
   private async pass(): Promise<void> {
@@ -85,8 +95,19 @@ export class OutboxDispatcher {
 
   private async deliver(row: cat.OutboxRow): Promise<void> {
     let error: string | undefined;
+    let invalid = false;
     try {
-      if (row.kind === 'callback') await this.post(row);
+      if (row.kind === 'job') {
+        let job: Job;
+        try {
+          job = parseJob(JSON.parse(row.body));
+        } catch (e) {
+          invalid = true;
+          throw e;
+        }
+        if (!this.o.queue) throw new Error('no job queue');
+        await this.o.queue.enqueue(job);
+      } else if (row.kind === 'callback') await this.post(row);
       else if (row.kind === 'email') {
         if (!this.o.mailer) throw new Error('no SMTP server configured (DUB_SMTP_URL)');
         await this.o.mailer.send(row.target, row.subject ?? '', row.body);
@@ -96,12 +117,13 @@ export class OutboxDispatcher {
     }
     const attempts = row.attempts + 1;
     if (error === undefined) {
-      await cat.markDelivered(this.o.db, row.id, Date.now());
+      if (row.kind === 'job') await cat.deleteOutbox(this.o.db, row.id);
+      else await cat.markDelivered(this.o.db, row.id, Date.now());
       this.o.onResult?.(row.kind, true);
       return;
     }
-    const giveUp = attempts >= this.o.maxAttempts;
-    await cat.markFailedAttempt(this.o.db, row.id, error, giveUp ? null : Date.now() + this.backoff(attempts));
+    const giveUp = row.kind === 'job' ? invalid : attempts >= this.o.maxAttempts;
+    await cat.markFailedAttempt(this.o.db, row.id, error, giveUp ? null : Date.now() + this.backoff(attempts, row.kind));
     this.o.onResult?.(row.kind, false);
     this.o.logger[giveUp ? 'error' : 'warn']({ outbox_id: row.id, kind: row.kind, target: row.target, attempts, error }, giveUp ? 'delivery given up' : 'delivery failed; will retry');
   }

@@ -48,6 +48,8 @@ export interface ApiOptions {
   callbackTimeoutMs?: number;
   /** How often the outbox dispatcher polls for due deliveries (it is also woken on each new one). */
   outboxPollMs?: number;
+  /** How long a worker event whose asset or version is not visible yet is delivered again before it is dropped. Default 30 s. */
+  eventRetryMs?: number;
   /** Lifetime of signed result URLs (default 5 days). */
   resultUrlTtlSeconds?: number;
 }
@@ -72,6 +74,7 @@ export interface ResolvedApiOptions {
   callbackBackoffMs: number;
   callbackTimeoutMs: number;
   outboxPollMs: number;
+  eventRetryMs: number;
   resultUrlTtlSeconds: number;
 }
 
@@ -98,6 +101,7 @@ export function resolveApiOptions(o: ApiOptions): ResolvedApiOptions {
     callbackBackoffMs: o.callbackBackoffMs ?? 3_500,
     callbackTimeoutMs: Math.min(o.callbackTimeoutMs ?? 10_000, 10_000),
     outboxPollMs: o.outboxPollMs ?? 1_000,
+    eventRetryMs: o.eventRetryMs ?? 30_000,
     resultUrlTtlSeconds: o.resultUrlTtlSeconds ?? 5 * 24 * 3600,
   };
 }
@@ -171,6 +175,7 @@ export function apiOptionsFromEnv(env: Env, dataDir: string): ApiOptions {
   set('callbackMaxAttempts', num(env, 'DUB_CALLBACK_MAX_ATTEMPTS', { integer: true, min: 1 }));
   set('callbackBackoffMs', num(env, 'DUB_CALLBACK_BACKOFF_MS', { integer: true, min: 1 }));
   set('callbackTimeoutMs', num(env, 'DUB_CALLBACK_TIMEOUT_MS', { integer: true, min: 1 }));
+  set('eventRetryMs', num(env, 'DUB_EVENT_RETRY_MS', { integer: true, min: 0 }));
   if (env.DUB_ALLOW_INSECURE_CALLBACKS !== undefined) o.allowInsecureCallbacks = flag('DUB_ALLOW_INSECURE_CALLBACKS');
   return o;
 }

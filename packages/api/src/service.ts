@@ -2,7 +2,8 @@
  * The API's business logic, free of HTTP: assets, dubbings and versions, state transitions
  * (versionTransition of @dub/core, optimistic concurrency on the version row), balance, signed
  * URLs, SRT and scripts, and applying the worker's events. Status changes and their callbacks /
- * e-mails are written in one transaction (the outbox), so none is lost.
+ * e-mails are written in one transaction (the outbox), so none is lost. Jobs too go through the
+ * outbox and reach the queue only after their transaction committed (see job-outbox.ts).
  */
 import {
   blobKeys,
@@ -39,6 +40,8 @@ import {
 } from '@dub/core';
 import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, type SubtitleSegment } from '@dub/srt';
 import { AssetViewCache, type AssetView } from './asset-view-cache.js';
+import { NotVisibleError } from './event-retry.js';
+import { JobOutbox } from './job-outbox.js';
 import * as cat from './catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from './catalog.js';
 import type { Db, Queryable } from './db/db.js';
@@ -87,7 +90,7 @@ function refuse(status: number, code: ConstructorParameters<typeof DubError>[0],
 export class DubService {
   private readonly db: Db;
   private readonly store: BlobStore;
-  private readonly queue: JobQueue;
+  private readonly jobs: JobOutbox;
   private readonly o: ResolvedApiOptions;
   private readonly signer: UrlSigner;
   private readonly log: Logger;
@@ -100,7 +103,7 @@ export class DubService {
     this.cache = deps.assetCache ? new AssetViewCache() : undefined;
     this.db = deps.db;
     this.store = deps.store;
-    this.queue = deps.queue;
+    this.jobs = new JobOutbox({ db: deps.db, queue: deps.queue, logger: deps.logger, onLeft: () => this.onOutbox() });
     this.o = deps.options;
     this.signer = deps.signer;
     this.log = deps.logger;
@@ -152,7 +155,7 @@ export class DubService {
       callback_url: input.callback_url ?? null,
       options,
     };
-    await this.db.transaction(async (tx) => {
+    await this.writeTx(async (tx) => {
       await cat.insertAsset(tx, row);
       const specs = await this.insertLanguages(tx, org, assetId, languages, input.voice_over, input.auto_generate, false, created);
       const job: PrepareAssetJob = {
@@ -173,8 +176,8 @@ export class DubService {
       if (input.end_time !== undefined) job.end_time = input.end_time;
       if (input.speakers_count !== undefined) job.speakers_count = input.speakers_count;
       if (input.source_srt !== undefined) job.source_srt = input.source_srt;
-      // Enqueued inside the transaction: a failed enqueue leaves no asset behind.
-      await this.queue.enqueue(job);
+      // Through the outbox: enqueued once the asset is committed (a worker never sees it missing).
+      await this.jobs.add(tx, job);
     });
     return this.getAsset(org, assetId, baseUrl);
   }
@@ -302,7 +305,7 @@ export class DubService {
   }
 
   private async addLanguagesTx(org: string, assetId: string, languages: LanguageInput[], auto: AutoGenerate): Promise<void> {
-    await this.db.transaction(async (tx) => {
+    await this.writeTx(async (tx) => {
       const a = await this.ownAsset(org, assetId, tx);
       if (a.error) throw new ValidationError(`asset ${assetId} failed (${a.error.error_code}); languages cannot be added to a failed asset`, { field: 'asset_id' });
       const existing = new Set((await cat.dubbingsOf(tx, [assetId])).map((d) => d.locale));
@@ -311,7 +314,7 @@ export class DubService {
       });
       const specs = await this.insertLanguages(tx, org, assetId, languages, a.options.voice_over, auto, true, nowIso(this.now()));
       // Before the asset is prepared, the asset_prepared event enqueues these (see applyWorkerEvent).
-      if (a.transcript_key) for (const s of specs) await this.queue.enqueue(this.prepareVersionJob(a, s, undefined));
+      if (a.transcript_key) for (const s of specs) await this.jobs.add(tx, this.prepareVersionJob(a, s, undefined));
     });
   }
 
@@ -434,7 +437,7 @@ export class DubService {
       for (const k of [v.result_video_key, v.result_audio_key]) if (k) removed.push(k);
       if (unprepared) {
         const d = (await cat.getDubbing(tx, v.dubbing_id))!;
-        await this.queue.enqueue(this.prepareVersionJob(a, { version_id: v.version_id, dubbing_id: v.dubbing_id, locale: v.locale, ...(d.srt ? { srt: d.srt } : {}) }, `r${v.row_version + 1}`, v.copy_from_version_id ?? undefined));
+        await this.jobs.add(tx, this.prepareVersionJob(a, { version_id: v.version_id, dubbing_id: v.dubbing_id, locale: v.locale, ...(d.srt ? { srt: d.srt } : {}) }, `r${v.row_version + 1}`, v.copy_from_version_id ?? undefined));
       }
       if (t.event) changes.push({ event: t.event, asset: a, version: { ...v, status: t.to }, status: t.to, error: null });
     });
@@ -501,7 +504,7 @@ export class DubService {
         ...(o.voice_library_id ? { voice_library_id: o.voice_library_id } : {}),
       },
     };
-    await this.queue.enqueue(job);
+    await this.jobs.add(tx, job);
     if (t.event) changes.push({ event: t.event, asset: a, version: { ...v, status: t.to }, status: t.to, error: null });
     return undefined;
   }
@@ -629,16 +632,17 @@ export class DubService {
 
   // ---------------------------------------------------------------- worker events
 
-  /** Apply one worker event (at least once delivery: stale or repeated events change nothing). */
+  /**
+   * Apply one worker event (at least once delivery: stale or repeated events change nothing). An
+   * event whose asset or version is not visible (yet) throws NotVisibleError: the feed delivers
+   * it again (see event-retry.ts).
+   */
   async applyWorkerEvent(ev: WorkerEvent): Promise<void> {
     if (ev.type === 'progress' || ev.type === 'stage_done') return;
     await this.writeTx(async (tx, changes, touch) => {
       touch(ev.asset_id);
       const a = await cat.getAsset(tx, ev.asset_id);
-      if (!a) {
-        this.log.warn({ event: ev.type, asset_id: ev.asset_id }, 'worker event for an unknown asset ignored');
-        return;
-      }
+      if (!a) throw new NotVisibleError(`worker event ${ev.type} of job ${ev.job_id}: asset ${ev.asset_id} is not visible`);
       switch (ev.type) {
         case 'asset_prepared': {
           await cat.updateAsset(tx, a.asset_id, { duration: ev.duration, source_video_key: ev.source_video_key, transcript_key: ev.transcript_key, ...(ev.thumbnail_key ? { thumbnail_key: ev.thumbnail_key } : {}) });
@@ -647,7 +651,7 @@ export class DubService {
           const added = new Map(dubs.filter((d) => d.added).map((d) => [d.dubbing_id, d]));
           for (const v of await cat.versionsOf(tx, [a.asset_id])) {
             const d = added.get(v.dubbing_id);
-            if (d && v.status === 'NotReady' && !v.script_key) await this.queue.enqueue(this.prepareVersionJob(a, { version_id: v.version_id, dubbing_id: d.dubbing_id, locale: d.locale, ...(d.srt ? { srt: d.srt } : {}) }, undefined));
+            if (d && v.status === 'NotReady' && !v.script_key) await this.jobs.add(tx, this.prepareVersionJob(a, { version_id: v.version_id, dubbing_id: d.dubbing_id, locale: d.locale, ...(d.srt ? { srt: d.srt } : {}) }, undefined));
           }
           return;
         }
@@ -672,10 +676,7 @@ export class DubService {
         case 'version_generated':
         case 'version_generate_failed': {
           const v = await cat.getVersion(tx, ev.version_id, true);
-          if (!v || v.asset_id !== a.asset_id) {
-            this.log.warn({ event: ev.type, version_id: ev.version_id }, 'worker event for an unknown version ignored');
-            return;
-          }
+          if (!v || v.asset_id !== a.asset_id) throw new NotVisibleError(`worker event ${ev.type} of job ${ev.job_id}: version ${ev.version_id} of asset ${ev.asset_id} is not visible`);
           await this.applyVersionEvent(tx, changes, a, v, ev);
           return;
         }
@@ -746,7 +747,9 @@ export class DubService {
 
   private async writeTxInner(fn: (tx: Queryable, changes: StatusChange[], touch: (assetId: string) => void) => Promise<void>, touched: Set<string>, onWrote: () => void): Promise<void> {
     let wrote = false;
+    let committed: Queryable | undefined;
     await this.db.transaction(async (tx) => {
+      committed = tx;
       const changes: StatusChange[] = [];
       await fn(tx, changes, (id) => touched.add(id));
       for (const c of changes) touched.add(c.asset.asset_id);
@@ -758,6 +761,8 @@ export class DubService {
         }
       }
     });
+    // Only now, committed, may its jobs reach the queue.
+    if (committed) await this.jobs.sendCommitted(committed);
     if (wrote) onWrote();
   }
 }
