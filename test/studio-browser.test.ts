@@ -166,9 +166,18 @@ describe('studio page in Chromium', () => {
     // the source player: "play source from here" seeks to the segment's start
     const video = page.locator('#source-video');
     expect(await video.getAttribute('src')).toMatch(new RegExp(`/v1/media/${assetId}/source\\?expires=\\d+&sig=`));
-    await page.getByRole('button', { name: 'Play source from 0:04.000 (segment 2)' }).click();
+    await page.getByRole('button', { name: 'Play source of segment 2 (0:04.000 to 0:07.500)' }).click();
     await poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeGreaterThanOrEqual(4);
     await video.evaluate((v: HTMLVideoElement) => v.pause());
+    // each line's length and reading speed against the chosen SRT profile
+    expect(await page.locator('#seg-2-reading').textContent()).toBe('43 characters \u00b7 12.3 characters/s (regular: up to 21/s)');
+    await page.fill('#seg-3-text', 'Muchísimas gracias a todos por escuchar este programa.');
+    expect(await page.locator('#seg-3-reading').textContent()).toBe('54 characters \u00b7 18.0 characters/s (regular: up to 21/s)');
+    await page.selectOption('#srt-profile', 'mobile');
+    expect(await page.locator('#seg-3-reading').textContent()).toBe("54 characters \u00b7 18.0 characters/s \u2014 faster than mobile's 17/s \u00b7 2 subtitles");
+    expect(await page.locator('#seg-3-reading').getAttribute('class')).toBe('reading over');
+    await page.click('#discard');
+    await page.selectOption('#srt-profile', 'regular');
     expect(await video.evaluate((v: HTMLVideoElement) => v.error?.code ?? null)).toBeNull();
 
     // edit by keyboard: focus the target text, replace it, save
@@ -369,6 +378,31 @@ describe('studio page in Chromium', () => {
     await page.getByRole('button', { name: 'Forget API key' }).click();
     expect(await page.evaluate(() => sessionStorage.getItem('dub-studio-api-key'))).toBeNull();
     expect(await page.locator('#api-key').count()).toBe(1);
+    await page.close();
+  });
+
+  it('right-to-left targets: the text fields, the cells and the timeline blocks of an Arabic version are written right to left', async () => {
+    const r = await inject('POST', '/v1/assets/', createBody({ name: 'Arabic', languages: [{ locale: 'ar-AE' }] }));
+    expect(r.statusCode).toBe(201);
+    const aid = r.json().asset_id as string;
+    const vid = r.json().languages[0].versions[0].version_id as string;
+    await prepare(aid, vid, makeVideo(path.join(work, 'ar.mp4'), DURATION, 330));
+    const script = studioScript(aid, vid);
+    script.target_locale = 'ar-AE';
+    script.segments = script.segments.map((s, i) => ({ ...s, target_text: ['مرحبا بكم في البرنامج.', 'نتحدث اليوم عن الدبلجة المفتوحة.', 'شكرا للاستماع.'][i]! }));
+    await t.api.store.put(blobKeys.script(vid), JSON.stringify(script));
+    const u = await inject('POST', `/v1/versions/${vid}/studio_url`, {});
+    const page = await openPage(u.json().studio_url);
+    await poll(() => page.locator('#status').textContent()).toBe('ReadyToEdit');
+    expect(await page.getAttribute('#seg-1-text', 'dir')).toBe('rtl');
+    expect(await page.getAttribute('#seg-1-text', 'lang')).toBe('ar-AE');
+    expect(await page.locator('.segment-table thead th').nth(4).getAttribute('dir')).toBe('rtl');
+    expect(await page.locator('#block-1 .block-body').getAttribute('dir')).toBe('rtl');
+    expect(await page.locator('#block-1 .block-body').textContent()).toBe('مرحبا بكم في البرنامج.');
+    expect(await page.locator('#seg-1 td.source').getAttribute('dir')).toBe('ltr');
+    expect(await page.locator('#seg-1-text').evaluate((el) => getComputedStyle(el).direction)).toBe('rtl');
+    expect(await page.locator('#seg-1-reading').textContent()).toMatch(/^22 characters/);
+    await page.screenshot({ path: path.join(SHOTS, 'studio-rtl.png') });
     await page.close();
   });
 

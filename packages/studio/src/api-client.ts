@@ -4,7 +4,9 @@
  * Errors come back as ApiError with the HTTP status and the API's `detail`.
  */
 import type { GenerateMode, SrtLocality, SrtProfileName, Version, VersionScript } from '@dub/core';
+import type { QualityReportView } from './report.js';
 import type { StudioContext, TaggedScript } from './types.js';
+import type { WaveformBody } from './waveform.js';
 
 export type StudioCredential = { kind: 'link'; expires: string; sig: string } | { kind: 'key'; key: string };
 
@@ -100,6 +102,21 @@ export class StudioClient {
 
   async revise(): Promise<void> {
     await this.call('PATCH', '/revise', { body: {} });
+  }
+
+  /** The source audio's waveform (computed by the API on the first request for the asset, then stored). */
+  async waveform(): Promise<WaveformBody> {
+    return (await this.call('GET', '/waveform')).json() as Promise<WaveformBody>;
+  }
+
+  /** The quality report of the version's last generation (GET /report); undefined when the API has none (404). */
+  async report(): Promise<QualityReportView | undefined> {
+    try {
+      return (await (await this.call('GET', '/report')).json()) as QualityReportView;
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) return undefined;
+      throw e;
+    }
   }
 
   async srt(locality: SrtLocality, profile: SrtProfileName): Promise<{ text: string; filename: string }> {

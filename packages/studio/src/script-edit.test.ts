@@ -1,6 +1,7 @@
 import type { ScriptSegment, VersionScript } from '@dub/core';
 import { describe, expect, it } from 'vitest';
-import { diffSegments, hasErrors, rebaseEdits, segmentAt, speakerStats, validateSegments } from './script-edit.js';
+import { diffScript, diffSegments, hasErrors, rebaseEdits, rebaseScript, segmentAt, speakerStats, validateSegments } from './script-edit.js';
+import { mergeWithNext, splitSegment } from './segment-ops.js';
 
 const seg = (id: string, start: number, end: number, target = `t ${id}`, speaker = 'S1'): ScriptSegment => ({ id, start, end, speaker, source_text: `s ${id}`, target_text: target });
 const script = (segments: ScriptSegment[]): VersionScript => ({
@@ -126,6 +127,54 @@ describe('rebaseEdits', () => {
     expect(r.applied).toEqual([]);
     expect(r.conflicts.map((c) => [c.id, c.remote])).toEqual([['b', undefined]]);
     expect(r.script.segments.map((s) => s.target_text)).toEqual(['UNO', 'tres']);
+  });
+});
+
+describe('diffScript and rebaseScript (splits and merges)', () => {
+  const base = [seg('a', 0, 2, 'uno dos'), seg('b', 3, 4, 'tres'), seg('c', 5, 6, 'cuatro'), seg('d', 7, 8, 'cinco')];
+  const split = (segs: ScriptSegment[], i: number, t: number, id: string) => {
+    const r = splitSegment(segs, i, t, id);
+    if (!r.ok) throw new Error(r.reason);
+    return r.segments;
+  };
+  const merge = (segs: ScriptSegment[], i: number) => {
+    const r = mergeWithNext(segs, i);
+    if (!r.ok) throw new Error(r.reason);
+    return r.segments;
+  };
+
+  it('counts one change per edited segment, added and removed segment', () => {
+    const mine = merge(split(base, 0, 1, 'a.2'), 2);
+    const d = diffScript(base, mine);
+    expect(d.added).toEqual([{ id: 'a.2', index: 1 }]);
+    expect(d.removed).toEqual([{ id: 'c', index: 2 }]);
+    expect(new Set(d.fields.map((c) => c.id))).toEqual(new Set(['a', 'b']));
+    expect(d.count).toBe(4);
+    expect(diffScript(base, base.map((x) => ({ ...x }))).count).toBe(0);
+  });
+
+  it('re-applies a split and a merge onto a script someone else changed elsewhere', () => {
+    const mine = script(merge(split(base, 0, 1, 'a.2'), 2));
+    const theirs = script(base.map((x) => (x.id === 'd' ? { ...x, target_text: 'cinco (ellos)' } : { ...x })));
+    const r = rebaseScript(base, mine, theirs);
+    expect(r.conflicts).toEqual([]);
+    expect(r.applied).toBe(4);
+    expect(r.script.segments.map((x) => [x.id, x.start, x.end, x.source_text, x.target_text])).toEqual([
+      ['a', 0, 1, 's', 'uno'],
+      ['a.2', 1, 2, 'a', 'dos'],
+      ['b', 3, 6, 's b s c', 'tres cuatro'],
+      ['d', 7, 8, 's d', 'cinco (ellos)'],
+    ]);
+  });
+
+  it('a merged-away segment the other save changed is kept; their field edits win', () => {
+    const mine = script(merge(base, 1));
+    const theirs = script(base.map((x) => (x.id === 'c' ? { ...x, target_text: 'CUATRO' } : x.id === 'b' ? { ...x, end: 4.5 } : { ...x })));
+    const r = rebaseScript(base, mine, theirs);
+    expect(r.script.segments.map((x) => x.id)).toEqual(['a', 'b', 'c', 'd']);
+    expect(r.script.segments[1]!.end).toBe(4.5);
+    expect(r.script.segments[1]!.target_text).toBe('tres cuatro');
+    expect(r.conflicts).toEqual(['segment 2 end', 'segment c that you merged away (the other save changed it, so it is kept)']);
   });
 });
 

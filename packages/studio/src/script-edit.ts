@@ -128,6 +128,92 @@ export function rebaseEdits(changes: readonly SegmentChange[], remote: VersionSc
   return { script, applied, conflicts };
 }
 
+export interface ScriptDiff {
+  /** Field edits of segments that are in both (as diffSegments). */
+  fields: SegmentChange[];
+  /** Segments of the edited script that the base does not have (a split's second part), with their index in the edited script. */
+  added: { id: string; index: number }[];
+  /** Segments of the base that the edited script does not have (merged away), with their index in the base. */
+  removed: { id: string; index: number }[];
+  /** Unsaved changes as the page counts them: one per segment edited (whatever its fields), added or removed. */
+  count: number;
+}
+
+/** Everything that turns `base` into `edited`: field edits, segments added and removed. */
+export function diffScript(base: readonly SegmentLike[], edited: readonly SegmentLike[]): ScriptDiff {
+  const inBase = new Set(base.map((s) => s.id));
+  const inEdited = new Set(edited.map((s) => s.id));
+  const fields = diffSegments(base, edited.filter((s) => inBase.has(s.id))).map((c) => ({ ...c, index: edited.findIndex((s) => s.id === c.id) }));
+  const added = edited.flatMap((s, index) => (inBase.has(s.id) ? [] : [{ id: s.id, index }]));
+  const removed = base.flatMap((s, index) => (inEdited.has(s.id) ? [] : [{ id: s.id, index }]));
+  return { fields, added, removed, count: new Set(fields.map((c) => c.id)).size + added.length + removed.length };
+}
+
+export interface ScriptRebase {
+  /** The remote script with the edits re-applied. */
+  script: VersionScript;
+  /** How many edits were re-applied. */
+  applied: number;
+  /** What could not be re-applied because the other save changed it too (their version is kept), in words. */
+  conflicts: string[];
+}
+
+const sameSegment = (a: ScriptSegment, b: ScriptSegment) => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * After a 412: re-apply the edits that turned `base` into `mine` onto `remote` (someone else's
+ * save). Field edits as rebaseEdits; a segment I removed (merged) is removed when the other save
+ * left it exactly as it was, else kept; a segment I added (split) is inserted after the nearest
+ * segment before it in my script that the result has.
+ */
+export function rebaseScript(base: readonly ScriptSegment[], mine: VersionScript, remote: VersionScript): ScriptRebase {
+  const d = diffScript(base, mine.segments);
+  const fr = rebaseEdits(d.fields, remote);
+  const segs = fr.script.segments;
+  const conflicts = fr.conflicts.map((c) => (c.remote === undefined ? `segment ${c.index + 1} (the other save removed it)` : `segment ${c.index + 1} ${fieldLabel(c.field)}`));
+  let applied = new Set(fr.applied.map((c) => c.id)).size;
+  const baseById = new Map(base.map((s) => [s.id, s]));
+  // A split or merge also changed the source side of the segment it kept: carry that over where the other save left it alone.
+  const remoteById = new Map(segs.map((s) => [s.id, s]));
+  for (const m of mine.segments) {
+    const b = baseById.get(m.id);
+    const r = remoteById.get(m.id);
+    if (!b || !r) continue;
+    for (const k of ['source_text', 'source_words', 'target_words'] as const) {
+      const was = JSON.stringify(b[k]);
+      if (JSON.stringify(m[k]) !== was && JSON.stringify(r[k]) === was) {
+        if (m[k] === undefined) delete r[k];
+        else (r as unknown as Record<string, unknown>)[k] = structuredClone(m[k]);
+      }
+    }
+  }
+  for (const r of d.removed) {
+    const i = segs.findIndex((s) => s.id === r.id);
+    if (i < 0) continue;
+    if (sameSegment(segs[i]!, baseById.get(r.id)!)) {
+      segs.splice(i, 1);
+      applied++;
+    } else conflicts.push(`segment ${r.id} that you merged away (the other save changed it, so it is kept)`);
+  }
+  for (const a of d.added) {
+    if (segs.some((s) => s.id === a.id)) {
+      conflicts.push(`segment ${a.id} that you added (the other save added one with the same id)`);
+      continue;
+    }
+    let at = 0;
+    for (let k = a.index - 1; k >= 0; k--) {
+      const j = segs.findIndex((s) => s.id === mine.segments[k]!.id);
+      if (j >= 0) {
+        at = j + 1;
+        break;
+      }
+    }
+    segs.splice(at, 0, structuredClone(mine.segments[a.index]!));
+    applied++;
+  }
+  return { script: fr.script, applied, conflicts };
+}
+
 /** Set one editable field (a time in seconds or the target text). */
 export function setField(seg: SegmentLike, field: EditableField, value: string | number): void {
   if (field === 'target_text') seg.target_text = String(value);

@@ -1,0 +1,58 @@
+/**
+ * Undo and redo of the edits made since the script was loaded or saved. Each entry is a snapshot
+ * of the segments before an edit. Typing into one field is one entry, not one per key: an edit
+ * with the same `group` as the one just before it (the same field, nothing else in between) adds
+ * no entry.
+ */
+export class EditHistory<T> {
+  private undoStack: T[] = [];
+  private redoStack: T[] = [];
+  private lastGroup: string | undefined;
+
+  constructor(private readonly limit = 500) {}
+
+  /** Call before an edit with the state it starts from (a function: called only when an entry is added). */
+  record(before: T | (() => T), group?: string): void {
+    this.redoStack = [];
+    if (group !== undefined && group === this.lastGroup) return;
+    this.undoStack.push(typeof before === 'function' ? (before as () => T)() : before);
+    if (this.undoStack.length > this.limit) this.undoStack.shift();
+    this.lastGroup = group;
+  }
+
+  /** The next edit starts a new entry even with the same group (focus moved, a save, an undo). */
+  cut(): void {
+    this.lastGroup = undefined;
+  }
+
+  /** The state to go back to, given the current one (which redo then restores); undefined when there is none. */
+  undo(current: T): T | undefined {
+    const prev = this.undoStack.pop();
+    if (prev === undefined) return undefined;
+    this.redoStack.push(current);
+    this.lastGroup = undefined;
+    return prev;
+  }
+
+  redo(current: T): T | undefined {
+    const next = this.redoStack.pop();
+    if (next === undefined) return undefined;
+    this.undoStack.push(current);
+    this.lastGroup = undefined;
+    return next;
+  }
+
+  get canUndo(): boolean {
+    return this.undoStack.length > 0;
+  }
+
+  get canRedo(): boolean {
+    return this.redoStack.length > 0;
+  }
+
+  clear(): void {
+    this.undoStack = [];
+    this.redoStack = [];
+    this.lastGroup = undefined;
+  }
+}

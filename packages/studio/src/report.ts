@@ -1,0 +1,108 @@
+/**
+ * The quality report of a generation as the studio shows it (GET /v1/versions/{id}/report,
+ * schema `dub.quality-report/1`): per segment the speed factor, the time past its slot, the
+ * back-transcription word error rate and the speaker similarity, each marked when the report
+ * flags it; for the version, the summary counts. Only the fields the page reads are typed here.
+ */
+
+export type QualityFlag = 'speed' | 'overflow' | 'wer' | 'similarity';
+
+export interface ReportSegment {
+  id: string;
+  speaker: string;
+  speed_factor: number;
+  overflow_ms: number;
+  resolution: string;
+  back_transcription: { engine: string | null; text: string | null; wer: number | null; reason?: string };
+  speaker_similarity: { engine: string; kind: string; cosine: number | null; threshold: number | null; reason?: string };
+  flags: QualityFlag[];
+}
+
+export interface ReportSummary {
+  segments: number;
+  flagged: number;
+  speed: number;
+  overflow: number;
+  wer: number | null;
+  similarity: number | null;
+  forced: number;
+}
+
+export interface QualityReportView {
+  schema: string;
+  version_id: string;
+  generation: number;
+  created_at: string;
+  thresholds: { speed_factor: number; overflow_ms: number; wer: number; similarity: number | null; similarity_engine: string };
+  segments: ReportSegment[];
+  summary: ReportSummary;
+}
+
+export interface Figure {
+  flag: QualityFlag;
+  /** Short label, e.g. "speed". */
+  label: string;
+  /** The value as shown, e.g. "1.32x". */
+  value: string;
+  flagged: boolean;
+  /** What it means and the threshold, for a tooltip and screen readers. */
+  title: string;
+}
+
+const pct = (x: number) => `${Math.round(x * 100)}%`;
+
+/** The four figures of one segment, in a fixed order; a figure that was not measured says so. */
+export function segmentFigures(s: ReportSegment, th: QualityReportView['thresholds']): Figure[] {
+  const f = new Set(s.flags);
+  const out: Figure[] = [
+    {
+      flag: 'speed',
+      label: 'speed',
+      value: `${s.speed_factor.toFixed(2)}x`,
+      flagged: f.has('speed'),
+      title: `The dubbed line plays at ${s.speed_factor.toFixed(2)} times its natural speed (flagged above ${th.speed_factor}x).`,
+    },
+    {
+      flag: 'overflow',
+      label: 'over',
+      value: `${(s.overflow_ms / 1000).toFixed(2)} s`,
+      flagged: f.has('overflow'),
+      title: `The dubbed line runs ${s.overflow_ms} ms past the end of its segment (${s.resolution.replace(/_/g, ' ')}; flagged above ${th.overflow_ms} ms).`,
+    },
+    {
+      flag: 'wer',
+      label: 'WER',
+      value: s.back_transcription.wer === null ? 'n/a' : pct(s.back_transcription.wer),
+      flagged: f.has('wer'),
+      title:
+        s.back_transcription.wer === null
+          ? `Back-transcription not measured${s.back_transcription.reason ? `: ${s.back_transcription.reason}` : ''}.`
+          : `Word error rate of the dubbed line transcribed back (${s.back_transcription.engine ?? 'ASR'}: \u201c${s.back_transcription.text ?? ''}\u201d) against its text (flagged above ${pct(th.wer)}).`,
+    },
+    {
+      flag: 'similarity',
+      label: 'voice',
+      value: s.speaker_similarity.cosine === null ? 'n/a' : s.speaker_similarity.cosine.toFixed(2),
+      flagged: f.has('similarity'),
+      title:
+        s.speaker_similarity.cosine === null
+          ? `Speaker similarity not measured${s.speaker_similarity.reason ? `: ${s.speaker_similarity.reason}` : ''}.`
+          : `Similarity of the dubbed voice to ${s.speaker}'s source voice (${s.speaker_similarity.kind}, ${s.speaker_similarity.engine}${s.speaker_similarity.threshold === null ? '; no threshold for this engine' : `; flagged below ${s.speaker_similarity.threshold}`}).`,
+    },
+  ];
+  return out;
+}
+
+/** One line for the header: how many lines are flagged and for what. */
+export function summaryText(r: QualityReportView): string {
+  const s = r.summary;
+  const parts = [`${s.speed} too fast`, `${s.overflow} over time`];
+  parts.push(s.wer === null ? 'WER not measured' : `${s.wer} with a high WER`);
+  parts.push(s.similarity === null ? 'voice similarity not judged' : `${s.similarity} with a different voice`);
+  return `Quality (generation ${r.generation}): ${s.flagged} of ${s.segments} lines flagged \u2014 ${parts.join(', ')}${s.forced ? `; ${s.forced} placed by force` : ''}.`;
+}
+
+/** The report's segments by id. */
+export function reportIndex(r: QualityReportView | undefined): Map<string, ReportSegment> {
+  return new Map((r?.segments ?? []).map((s) => [s.id, s]));
+}

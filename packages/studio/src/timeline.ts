@@ -1,0 +1,463 @@
+/**
+ * The timeline under the players: a ruler and the source audio's waveform (drawn on a canvas the
+ * width of the view, for the visible time only), one lane per speaker with each segment as a
+ * block at its time, and the playhead. Blocks are positioned by CSS from two custom properties
+ * (--s, --e: seconds) and the track's --pps (pixels per second), so zooming changes one property.
+ * Pointer: click a block to select its segment (and move the playhead there), drag its edges to
+ * change its times, click the ruler or waveform to move the playhead, Ctrl/Cmd + wheel to zoom.
+ * Keyboard: the selected block is the timeline's tab stop (roving tabindex); its edges are
+ * sliders (arrows, Page Up/Down, Home/End). What an edit means is the app's business: the
+ * timeline reports it through the callbacks.
+ */
+import type { ScriptSegment } from '@dub/core';
+import { h } from './dom.js';
+import { formatTime } from './time.js';
+import { amplitudeTable, columnPeaks, type Span, type WaveformData } from './waveform.js';
+
+export type Edge = 'start' | 'end';
+export type EdgeKey = 'dec' | 'inc' | 'dec-big' | 'inc-big' | 'prev-pause' | 'next-pause' | 'min' | 'max';
+
+export interface TimelineCallbacks {
+  /** A block was clicked (`at`: the time under the pointer) or focused. */
+  select(index: number, at?: number): void;
+  /** The ruler or the waveform was clicked or scrubbed. */
+  seek(t: number): void;
+  /** An edge is being dragged to `t` (`snap`: snapping is wanted; Alt held turns it off). */
+  drag(index: number, edge: Edge, t: number, phase: 'start' | 'move' | 'end', snap: boolean): void;
+  /** A key on a focused edge. */
+  edgeKey(index: number, edge: Edge, key: EdgeKey): void;
+}
+
+const RULER_H = 18;
+const WAVE_H = 64;
+const CANVAS_H = RULER_H + WAVE_H;
+const MAX_PPS = 400;
+const TICKS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
+
+interface Block {
+  el: HTMLDivElement;
+  body: HTMLButtonElement;
+  start?: HTMLSpanElement;
+  end?: HTMLSpanElement;
+}
+
+export class Timeline {
+  readonly el: HTMLElement;
+  private readonly scroll: HTMLDivElement;
+  private readonly track: HTMLDivElement;
+  private readonly canvas: HTMLCanvasElement;
+  private readonly lanesEl: HTMLDivElement;
+  private readonly labelsEl: HTMLDivElement;
+  private readonly playheadEl: HTMLDivElement;
+  private readonly zoomInput: HTMLInputElement;
+  private readonly snapInput: HTMLInputElement;
+  readonly status: HTMLElement;
+  private blocks: Block[] = [];
+  private segments: readonly ScriptSegment[] = [];
+  private lanes: string[] = [];
+  private pps = 20;
+  private minPps = 0.05;
+  private selected = -1;
+  private playhead = 0;
+  private wave: WaveformData | undefined;
+  private amp: Float32Array | undefined;
+  private waveMax = 1;
+  private silences: readonly Span[] = [];
+  private drawQueued = false;
+  private zoomed = false;
+
+  constructor(
+    private duration: number,
+    private readonly editable: boolean,
+    private readonly textDir: 'ltr' | 'rtl',
+    private readonly cb: TimelineCallbacks,
+  ) {
+    this.duration = Math.max(0.1, duration);
+    this.zoomInput = h('input', { type: 'range', id: 'zoom', min: 0, max: 1000, step: 1, value: 500, 'aria-label': 'Zoom', on: { input: () => this.setZoom(this.ppsOf(Number(this.zoomInput.value)), this.centerTime()) } });
+    this.snapInput = h('input', { type: 'checkbox', id: 'snap', checked: true, on: { change: () => this.queueDraw() } });
+    this.status = h('span', { id: 'waveform-status', class: 'small', 'aria-live': 'polite' });
+    this.canvas = h('canvas', { class: 'timeline-canvas', height: CANVAS_H, 'aria-hidden': 'true' });
+    this.lanesEl = h('div', { class: 'lanes' });
+    this.playheadEl = h('div', { class: 'playhead', 'aria-hidden': 'true' });
+    this.track = h('div', { class: 'timeline-track' }, this.canvas, this.lanesEl, this.playheadEl);
+    this.scroll = h('div', { class: 'timeline-scroll', id: 'timeline-scroll' }, this.track);
+    this.labelsEl = h('div', { class: 'lane-labels' });
+    this.el = h(
+      'section',
+      { id: 'timeline', class: 'timeline', 'aria-labelledby': 'timeline-h' },
+      h(
+        'div',
+        { class: 'timeline-head' },
+        h('h2', { id: 'timeline-h' }, 'Timeline'),
+        h(
+          'div',
+          { class: 'group', role: 'group', 'aria-label': 'Zoom' },
+          h('button', { type: 'button', id: 'zoom-out', 'aria-label': 'Zoom out', on: { click: () => this.zoomBy(1 / 1.5) } }, '\u2212'),
+          this.zoomInput,
+          h('button', { type: 'button', id: 'zoom-in', 'aria-label': 'Zoom in', on: { click: () => this.zoomBy(1.5) } }, '+'),
+          h('button', { type: 'button', id: 'zoom-fit', on: { click: () => this.fit() } }, 'Fit'),
+        ),
+        editable ? h('label', { class: 'check' }, this.snapInput, ' Snap edges to pauses') : null,
+        this.status,
+      ),
+      h('div', { class: 'timeline-body' }, this.labelsEl, this.scroll),
+    );
+
+    this.scroll.addEventListener('scroll', () => this.queueDraw(), { passive: true });
+    this.scroll.addEventListener(
+      'wheel',
+      (e) => {
+        if (!(e.ctrlKey || e.metaKey)) return;
+        e.preventDefault();
+        this.setZoom(this.pps * (e.deltaY < 0 ? 1.25 : 0.8), this.timeAt(e.clientX));
+      },
+      { passive: false },
+    );
+    // ruler and waveform: click or scrub to move the playhead
+    this.canvas.addEventListener('pointerdown', (e) => {
+      if (e.button !== 0) return;
+      this.canvas.setPointerCapture(e.pointerId);
+      this.cb.seek(this.timeAt(e.clientX));
+      const move = (m: PointerEvent) => this.cb.seek(this.timeAt(m.clientX));
+      const up = () => {
+        this.canvas.removeEventListener('pointermove', move);
+        this.canvas.removeEventListener('pointerup', up);
+        this.canvas.removeEventListener('pointercancel', up);
+      };
+      this.canvas.addEventListener('pointermove', move);
+      this.canvas.addEventListener('pointerup', up);
+      this.canvas.addEventListener('pointercancel', up);
+    });
+    if (typeof ResizeObserver !== 'undefined') {
+      new ResizeObserver(() => {
+        if (!this.zoomed) this.initialZoom();
+        this.queueDraw();
+      }).observe(this.scroll);
+    }
+  }
+
+  // ------------------------------------------------------------------ content
+
+  /** (Re)build the lanes and blocks. */
+  setSegments(segments: readonly ScriptSegment[], speakers: readonly string[]): void {
+    this.segments = segments;
+    this.lanes = [...speakers];
+    for (const s of segments) if (!this.lanes.includes(s.speaker)) this.lanes.push(s.speaker);
+    const laneEls = this.lanes.map((id, i) => h('div', { class: `lane lane-${i % 8}`, role: 'group', 'aria-label': `Speaker ${id}` }));
+    this.labelsEl.replaceChildren(h('div', { class: 'lane-label wave-label', 'aria-hidden': 'true' }, 'Audio'), ...this.lanes.map((id, i) => h('div', { class: `lane-label lane-${i % 8}`, 'aria-hidden': 'true' }, id)));
+    this.blocks = segments.map((s, i) => {
+      const b = this.makeBlock(s, i);
+      laneEls[this.lanes.indexOf(s.speaker)]!.append(b.el);
+      return b;
+    });
+    this.lanesEl.replaceChildren(...laneEls);
+    if (this.selected >= segments.length) this.selected = segments.length - 1;
+    this.setSelected(this.selected);
+  }
+
+  private makeBlock(s: ScriptSegment, i: number): Block {
+    const n = i + 1;
+    const body = h('button', { type: 'button', class: 'block-body', tabindex: '-1', dir: this.textDir });
+    body.addEventListener('click', (e) => this.cb.select(i, e.detail === 0 ? undefined : this.timeAt(e.clientX)));
+    body.addEventListener('focus', () => {
+      if (this.selected !== i) this.cb.select(i);
+    });
+    const el = h('div', { class: 'block', 'data-index': i, id: `block-${n}` });
+    const block: Block = { el, body };
+    if (this.editable) {
+      block.start = this.makeHandle(i, 'start');
+      block.end = this.makeHandle(i, 'end');
+      el.append(block.start, body, block.end);
+    } else el.append(body);
+    this.paintBlock(block, s, i);
+    return block;
+  }
+
+  private makeHandle(i: number, edge: Edge): HTMLSpanElement {
+    const n = i + 1;
+    const el = h('span', { class: `handle handle-${edge}`, role: 'slider', tabindex: '-1', 'aria-orientation': 'horizontal', 'aria-label': `${edge === 'start' ? 'Start' : 'End'} of segment ${n}`, id: `block-${n}-${edge}` });
+    el.addEventListener('pointerdown', (e) => {
+      if (e.button !== 0) return;
+      e.preventDefault();
+      e.stopPropagation();
+      el.setPointerCapture(e.pointerId);
+      el.focus({ preventScroll: true });
+      this.cb.drag(i, edge, this.segments[i]![edge], 'start', !e.altKey && this.snapInput.checked);
+      const move = (m: PointerEvent) => this.cb.drag(i, edge, this.timeAt(m.clientX), 'move', !m.altKey && this.snapInput.checked);
+      const up = (u: PointerEvent) => {
+        el.removeEventListener('pointermove', move);
+        el.removeEventListener('pointerup', up);
+        el.removeEventListener('pointercancel', up);
+        this.cb.drag(i, edge, u.type === 'pointercancel' ? this.segments[i]![edge] : this.timeAt(u.clientX), 'end', !u.altKey && this.snapInput.checked);
+      };
+      el.addEventListener('pointermove', move);
+      el.addEventListener('pointerup', up);
+      el.addEventListener('pointercancel', up);
+    });
+    el.addEventListener('keydown', (e) => {
+      const key: EdgeKey | undefined =
+        e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? (e.shiftKey ? 'dec-big' : 'dec')
+        : e.key === 'ArrowRight' || e.key === 'ArrowUp' ? (e.shiftKey ? 'inc-big' : 'inc')
+        : e.key === 'PageUp' ? 'prev-pause'
+        : e.key === 'PageDown' ? 'next-pause'
+        : e.key === 'Home' ? 'min'
+        : e.key === 'End' ? 'max'
+        : undefined;
+      if (!key || e.ctrlKey || e.metaKey || e.altKey) return;
+      e.preventDefault();
+      e.stopPropagation();
+      this.cb.edgeKey(i, edge, key);
+    });
+    return el;
+  }
+
+  private paintBlock(b: Block, s: ScriptSegment, i: number): void {
+    const n = i + 1;
+    b.el.style.setProperty('--s', String(s.start));
+    b.el.style.setProperty('--e', String(Math.max(s.start, s.end)));
+    const text = s.target_text.trim() || s.source_text.trim();
+    if (b.body.textContent !== text) b.body.textContent = text;
+    b.body.setAttribute('aria-label', `Segment ${n}, ${s.speaker}, ${formatTime(s.start)} to ${formatTime(s.end)}: ${text || '(no text)'}`);
+    for (const [edge, el] of [['start', b.start], ['end', b.end]] as const) {
+      if (!el) continue;
+      el.setAttribute('aria-valuemin', '0');
+      el.setAttribute('aria-valuemax', String(Math.round(this.duration * 1000) / 1000));
+      el.setAttribute('aria-valuenow', String(s[edge]));
+      el.setAttribute('aria-valuetext', formatTime(s[edge]));
+    }
+  }
+
+  /** Repaint one block after its times or text changed. */
+  updateBlock(i: number): void {
+    const b = this.blocks[i];
+    const s = this.segments[i];
+    if (b && s) this.paintBlock(b, s, i);
+  }
+
+  setSelected(i: number): void {
+    this.selected = i;
+    const stop = i >= 0 ? i : 0;
+    this.blocks.forEach((b, j) => {
+      const on = j === i;
+      b.el.classList.toggle('selected', on);
+      if (on) b.body.setAttribute('aria-current', 'true');
+      else b.body.removeAttribute('aria-current');
+      b.body.tabIndex = j === stop ? 0 : -1;
+      if (b.start) b.start.tabIndex = on ? 0 : -1;
+      if (b.end) b.end.tabIndex = on ? 0 : -1;
+    });
+  }
+
+  /** Focus the selected block (Esc from a text field). */
+  focusSelected(): void {
+    this.blocks[this.selected]?.body.focus();
+  }
+
+  /** Scroll so that segment i is in view. */
+  reveal(i: number): void {
+    const s = this.segments[i];
+    if (!s) return;
+    const w = this.scroll.clientWidth;
+    const x0 = s.start * this.pps;
+    const x1 = s.end * this.pps;
+    if (x0 < this.scroll.scrollLeft || x1 > this.scroll.scrollLeft + w) this.scroll.scrollLeft = Math.max(0, x0 - w * 0.2);
+  }
+
+  /** Mark flagged segments; with `only`, the others are dimmed. */
+  setFlags(flagged: ReadonlySet<string>, only: boolean): void {
+    this.blocks.forEach((b, i) => {
+      const f = flagged.has(this.segments[i]!.id);
+      b.el.classList.toggle('flagged', f);
+      b.el.classList.toggle('dim', only && !f);
+    });
+  }
+
+  setWaveform(w: WaveformData, silences: readonly Span[]): void {
+    this.wave = w;
+    this.amp = amplitudeTable(w);
+    let max = 0;
+    for (const b of w.peak) if (b > max) max = b;
+    this.waveMax = Math.max(1e-4, this.amp[max]!);
+    this.silences = silences;
+    this.el.classList.add('has-waveform');
+    this.queueDraw();
+  }
+
+  get snap(): boolean {
+    return this.editable && this.snapInput.checked;
+  }
+
+  /** Seconds per pixel at the current zoom (the snap radius is a few pixels). */
+  get secondsPerPixel(): number {
+    return 1 / this.pps;
+  }
+
+  setPlayhead(t: number, follow: boolean): void {
+    this.playhead = t;
+    this.playheadEl.style.transform = `translateX(${t * this.pps}px)`;
+    if (follow) {
+      const x = t * this.pps;
+      const w = this.scroll.clientWidth;
+      if (x < this.scroll.scrollLeft || x > this.scroll.scrollLeft + w - 20) this.scroll.scrollLeft = Math.max(0, x - w * 0.1);
+    }
+  }
+
+  // ------------------------------------------------------------------ zoom
+
+  /** Pixels per second for a position of the zoom slider (logarithmic from "whole video" to MAX_PPS). */
+  private ppsOf(v: number): number {
+    return this.minPps * (MAX_PPS / this.minPps) ** (v / 1000);
+  }
+
+  private sliderOf(pps: number): number {
+    return Math.round((Math.log(pps / this.minPps) / Math.log(MAX_PPS / this.minPps)) * 1000);
+  }
+
+  /** The first zoom: the whole video when it is short, else about a minute in view. */
+  initialZoom(): void {
+    const w = this.scroll.clientWidth;
+    if (w <= 0) return;
+    this.minPps = Math.min(MAX_PPS, w / this.duration);
+    this.setZoom(this.duration <= 90 ? this.minPps : Math.max(this.minPps, w / 60), 0, false);
+  }
+
+  /** Zoom and scroll, to keep them across a re-render. */
+  view(): { pps: number; scrollLeft: number; zoomed: boolean } {
+    return { pps: this.pps, scrollLeft: this.scroll.scrollLeft, zoomed: this.zoomed };
+  }
+
+  restoreView(v: { pps: number; scrollLeft: number; zoomed: boolean }): void {
+    const w = this.scroll.clientWidth;
+    if (w > 0) this.minPps = Math.min(MAX_PPS, w / this.duration);
+    this.setZoom(v.pps, 0, false);
+    this.scroll.scrollLeft = v.scrollLeft;
+    this.zoomed = v.zoomed;
+  }
+
+  fit(): void {
+    this.zoomed = true;
+    this.setZoom(this.minPps, 0);
+  }
+
+  zoomBy(f: number): void {
+    this.zoomed = true;
+    this.setZoom(this.pps * f, this.playheadInView() ? this.playhead : this.centerTime());
+  }
+
+  /** Set the zoom keeping `anchor` (seconds) where it is on screen. */
+  setZoom(pps: number, anchor: number, user = true): void {
+    if (user) this.zoomed = true;
+    const w = this.scroll.clientWidth;
+    const p = Math.min(MAX_PPS, Math.max(this.minPps, pps));
+    const screenX = anchor * this.pps - this.scroll.scrollLeft;
+    this.pps = p;
+    this.track.style.setProperty('--pps', String(p));
+    this.track.style.width = `${Math.ceil(this.duration * p)}px`;
+    this.scroll.scrollLeft = Math.max(0, anchor * p - (Number.isFinite(screenX) && screenX >= 0 && screenX <= w ? screenX : w / 2));
+    this.zoomInput.value = String(this.sliderOf(p));
+    const visible = w / p;
+    this.zoomInput.setAttribute('aria-valuetext', `${visible >= 120 ? `${Math.round(visible / 60)} minutes` : `${Math.round(visible * 10) / 10} seconds`} in view`);
+    this.setPlayhead(this.playhead, false);
+    this.queueDraw();
+  }
+
+  private centerTime(): number {
+    return (this.scroll.scrollLeft + this.scroll.clientWidth / 2) / this.pps;
+  }
+
+  private playheadInView(): boolean {
+    const x = this.playhead * this.pps - this.scroll.scrollLeft;
+    return x >= 0 && x <= this.scroll.clientWidth;
+  }
+
+  /** The time under a client x coordinate. */
+  private timeAt(clientX: number): number {
+    const r = this.track.getBoundingClientRect();
+    return Math.min(this.duration, Math.max(0, (clientX - r.left) / this.pps));
+  }
+
+  // ------------------------------------------------------------------ drawing
+
+  private queueDraw(): void {
+    if (this.drawQueued) return;
+    this.drawQueued = true;
+    requestAnimationFrame(() => {
+      this.drawQueued = false;
+      this.draw();
+    });
+  }
+
+  private draw(): void {
+    const cssW = this.scroll.clientWidth;
+    if (cssW <= 0) return;
+    const dpr = Math.min(2, globalThis.devicePixelRatio || 1);
+    const W = Math.round(cssW * dpr);
+    const H = Math.round(CANVAS_H * dpr);
+    if (this.canvas.width !== W || this.canvas.height !== H) {
+      this.canvas.width = W;
+      this.canvas.height = H;
+      this.canvas.style.width = `${cssW}px`;
+      this.canvas.style.height = `${CANVAS_H}px`;
+    }
+    const g = this.canvas.getContext('2d');
+    if (!g) return;
+    g.setTransform(dpr, 0, 0, dpr, 0, 0);
+    g.clearRect(0, 0, cssW, CANVAS_H);
+    const t0 = this.scroll.scrollLeft / this.pps;
+    const t1 = t0 + cssW / this.pps;
+    const x = (t: number) => (t - t0) * this.pps;
+    // ruler
+    g.fillStyle = '#f6f8fa';
+    g.fillRect(0, 0, cssW, RULER_H);
+    g.fillStyle = '#57606a';
+    g.strokeStyle = '#8c959f';
+    g.font = '11px system-ui, sans-serif';
+    g.textBaseline = 'middle';
+    const step = TICKS.find((s) => s * this.pps >= 70) ?? 3600;
+    g.beginPath();
+    for (let t = Math.floor(t0 / step) * step; t <= t1; t += step) {
+      const px = Math.round(x(t)) + 0.5;
+      g.moveTo(px, RULER_H - 6);
+      g.lineTo(px, RULER_H);
+      g.fillText(tickLabel(t, step), px + 3, RULER_H / 2);
+    }
+    g.stroke();
+    // pauses (what edges snap to)
+    if (this.snap && this.silences.length) {
+      g.fillStyle = 'rgba(11, 92, 173, 0.08)';
+      for (const s of this.silences) {
+        if (s.end < t0 || s.start > t1) continue;
+        g.fillRect(x(s.start), RULER_H, (s.end - s.start) * this.pps, WAVE_H);
+      }
+    }
+    // waveform: the highest peak under each device pixel column, centred
+    const mid = RULER_H + WAVE_H / 2;
+    g.strokeStyle = '#d0d7de';
+    g.beginPath();
+    g.moveTo(0, mid + 0.5);
+    g.lineTo(cssW, mid + 0.5);
+    g.stroke();
+    if (this.wave && this.amp) {
+      const cols = columnPeaks(this.wave, t0, t1, W);
+      g.setTransform(1, 0, 0, 1, 0, 0);
+      g.fillStyle = '#3b6ea8';
+      const half = (WAVE_H / 2 - 2) * dpr;
+      const m = mid * dpr;
+      for (let c = 0; c < W; c++) {
+        const b = cols[c]!;
+        if (!b) continue;
+        const hgt = Math.max(1, Math.min(1, this.amp[b]! / this.waveMax) * half);
+        g.fillRect(c, m - hgt, 1, hgt * 2);
+      }
+    }
+  }
+}
+
+function tickLabel(t: number, step: number): string {
+  const s = Math.round(t * 10) / 10;
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  const ss = step < 1 ? sec.toFixed(1).padStart(4, '0') : String(Math.floor(sec)).padStart(2, '0');
+  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+}
