@@ -390,6 +390,7 @@ describe('studio page in Chromium', () => {
     const script = studioScript(aid, vid);
     script.target_locale = 'ar-AE';
     script.segments = script.segments.map((s, i) => ({ ...s, target_text: ['مرحبا بكم في البرنامج.', 'نتحدث اليوم عن الدبلجة المفتوحة.', 'شكرا للاستماع.'][i]! }));
+    script.speakers = [{ id: 'S1', name: 'Layla' }, { id: 'S2' }];
     await t.api.store.put(blobKeys.script(vid), JSON.stringify(script));
     const u = await inject('POST', `/v1/versions/${vid}/studio_url`, {});
     const page = await openPage(u.json().studio_url);
@@ -402,6 +403,9 @@ describe('studio page in Chromium', () => {
     expect(await page.locator('#seg-1 td.source').getAttribute('dir')).toBe('ltr');
     expect(await page.locator('#seg-1-text').evaluate((el) => getComputedStyle(el).direction)).toBe('rtl');
     expect(await page.locator('#seg-1-reading').textContent()).toMatch(/^22 characters/);
+    // a speaker's saved name is shown with its label
+    expect(await page.locator('.lane').first().getAttribute('aria-label')).toBe('Speaker Layla (S1)');
+    expect(await page.locator('#speakers li').allTextContents()).toEqual(['Layla (S1) 2 segments, 5.7 s', 'S2 1 segment, 3.5 s']);
     await page.screenshot({ path: path.join(SHOTS, 'studio-rtl.png') });
     await page.close();
   });

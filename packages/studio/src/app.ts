@@ -273,7 +273,7 @@ export class StudioApp {
     // The timeline reads its width (a layout) before the rows exist, so that layout is cheap;
     // the rows come after it and are laid out once, with the first frame.
     if (this.timeline && this.draft) {
-      this.timeline.setSegments(this.draft.segments, this.draft.speakers.map((s) => s.id));
+      this.timeline.setSegments(this.draft.segments, this.draft.speakers);
       if (view) this.timeline.restoreView(view);
       else this.timeline.initialZoom();
       if (this.waveform) this.timeline.setWaveform(this.waveform, this.silences);
@@ -393,7 +393,7 @@ export class StudioApp {
     if (this.draft) {
       out.push(
         h('ul', { id: 'speakers', class: 'speakers', 'aria-labelledby': 'speakers-h' }),
-        h('p', { class: 'small' }, 'Speaker labels come from speaker detection; the script has no field to rename them.'),
+        h('p', { class: 'small' }, 'Speaker labels come from speaker detection; a name saved for a speaker in the script is shown with its label.'),
       );
     } else out.push(h('p', { class: 'small' }, 'Known once the version is prepared.'));
     return out;
@@ -521,7 +521,9 @@ export class StudioApp {
 
   private renderSpeakers(): void {
     const speakers = this.main.querySelector('#speakers');
-    if (speakers && this.draft) fill(speakers, ...speakerStats(this.draft).map((s) => h('li', {}, h('strong', {}, s.id), ` ${s.segments} segment${s.segments === 1 ? '' : 's'}, ${s.seconds.toFixed(1)} s`)));
+    if (!speakers || !this.draft) return;
+    const names = new Map(this.draft.speakers.filter((s) => s.name?.trim()).map((s) => [s.id, s.name!.trim()]));
+    fill(speakers, ...speakerStats(this.draft).map((s) => h('li', {}, h('strong', {}, names.get(s.id) ?? s.id), names.has(s.id) ? ` (${s.id})` : null, ` ${s.segments} segment${s.segments === 1 ? '' : 's'}, ${s.seconds.toFixed(1)} s`)));
   }
 
   /** After a structural change (split, merge, undo, redo, save): rows and blocks again, focus kept where it was. */
@@ -529,7 +531,7 @@ export class StudioApp {
     const focusId = (this.win.document.activeElement as HTMLElement | null)?.id;
     this.buildRows();
     this.renderSpeakers();
-    if (this.timeline && this.draft) this.timeline.setSegments(this.draft.segments, this.draft.speakers.map((s) => s.id));
+    if (this.timeline && this.draft) this.timeline.setSegments(this.draft.segments, this.draft.speakers);
     if (this.selected >= (this.draft?.segments.length ?? 0)) this.selected = (this.draft?.segments.length ?? 0) - 1;
     this.applySelection(false);
     this.refreshEdits();

@@ -139,12 +139,13 @@ export class Timeline {
   // ------------------------------------------------------------------ content
 
   /** (Re)build the lanes and blocks. */
-  setSegments(segments: readonly ScriptSegment[], speakers: readonly string[]): void {
+  setSegments(segments: readonly ScriptSegment[], speakers: readonly { id: string; name?: string }[]): void {
     this.segments = segments;
-    this.lanes = [...speakers];
+    this.lanes = speakers.map((s) => s.id);
     for (const s of segments) if (!this.lanes.includes(s.speaker)) this.lanes.push(s.speaker);
-    const laneEls = this.lanes.map((id, i) => h('div', { class: `lane lane-${i % 8}`, role: 'group', 'aria-label': `Speaker ${id}` }));
-    this.labelsEl.replaceChildren(h('div', { class: 'lane-label wave-label', 'aria-hidden': 'true' }, 'Audio'), ...this.lanes.map((id, i) => h('div', { class: `lane-label lane-${i % 8}`, 'aria-hidden': 'true' }, id)));
+    const names = new Map(speakers.filter((s) => s.name?.trim()).map((s) => [s.id, `${s.name!.trim()} (${s.id})`]));
+    const laneEls = this.lanes.map((id, i) => h('div', { class: `lane lane-${i % 8}`, role: 'group', 'aria-label': `Speaker ${names.get(id) ?? id}` }));
+    this.labelsEl.replaceChildren(h('div', { class: 'lane-label wave-label', 'aria-hidden': 'true' }, 'Audio'), ...this.lanes.map((id, i) => h('div', { class: `lane-label lane-${i % 8}`, 'aria-hidden': 'true', title: names.get(id) ?? id }, names.get(id) ?? id)));
     this.blocks = segments.map((s, i) => {
       const b = this.makeBlock(s, i);
       laneEls[this.lanes.indexOf(s.speaker)]!.append(b.el);
