@@ -99,8 +99,8 @@ def main():
     doc = {
         'description': 'Kaldi fbank (torchaudio.compliance.kaldi.fbank semantics, 80 mel, 25/10 ms, no dither, samples x 32768, no CMN) made by scripts/make-fbank-references.py with numpy',
         'sources': [
-            'https://github.com/wenet-e2e/wespeaker/blob/master/wespeaker/dataset/processor.py',
-            'https://github.com/wenet-e2e/wespeaker/blob/master/wespeaker/bin/infer_onnx.py',
+            'https://github.com/wenet-e2e/wespeaker/blob/dfa741957e5c11f477623b6e583d67d0af25ee88/wespeaker/dataset/processor.py',
+            'https://github.com/wenet-e2e/wespeaker/blob/dfa741957e5c11f477623b6e583d67d0af25ee88/wespeaker/bin/infer_onnx.py',
             'https://github.com/modelscope/3D-Speaker/blob/main/speakerlab/process/processor.py',
             'https://github.com/pytorch/audio/blob/main/src/torchaudio/compliance/kaldi.py',
         ],

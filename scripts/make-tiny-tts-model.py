@@ -5,7 +5,8 @@ Run with Debian's python3-onnx:
   /usr/bin/python3 scripts/make-tiny-tts-model.py packages/voice/fixtures/tiny-piper.onnx
 
 Same inputs and output as a Piper (VITS) voice: input int64[1,N] (phoneme ids), input_lengths
-int64[1], scales float32[3] (noise, length, noise_w) -> output float32[1,1,T]. It is no speech
+int64[1], scales float32[3] (noise, length, noise_w) -> output float32[1,1,1,T] (Piper's
+export_onnx.py returns the VITS decoder's [B,1,T] unsqueezed at 1). It is no speech
 model: every phoneme id becomes HOP * length_scale samples of a sine at 100 + 7 * id Hz, so
 tests can check the id sequence, the length scale and the output plumbing exactly. Also writes
 the voice config <model>.json with a phoneme_id_map in Piper's format ("_" pad, "^" BOS, "$" EOS).
@@ -33,7 +34,7 @@ nodes = [
     const("two_pi_over_rate", 2.0 * 3.141592653589793 / RATE),
     const("amp", 0.5),
     const("flat", [-1], TensorProto.INT64, [1]),
-    const("out_shape", [1, 1, -1], TensorProto.INT64, [3]),
+    const("out_shape", [1, 1, 1, -1], TensorProto.INT64, [4]),
     # length scale and the hop it gives
     helper.make_node("Gather", ["scales", "one_i"], ["length_scale"], axis=0),
     helper.make_node("Mul", ["length_scale", "hop_f"], ["hop"]),
@@ -64,7 +65,7 @@ inputs = [
     helper.make_tensor_value_info("input_lengths", TensorProto.INT64, [1]),
     helper.make_tensor_value_info("scales", TensorProto.FLOAT, [3]),
 ]
-outputs = [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1, "time"])]
+outputs = [helper.make_tensor_value_info("output", TensorProto.FLOAT, [1, 1, 1, "time"])]
 graph = helper.make_graph(nodes, "tiny_piper", inputs, outputs)
 model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="dub-tests")
 model.ir_version = 8

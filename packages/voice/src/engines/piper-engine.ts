@@ -3,7 +3,8 @@
  * audio at the voice's sample rate (22.05 kHz for "medium" voices), each sentence peak-normalised
  * as Piper itself does. Inputs: `input` int64[1,N],
  * `input_lengths` int64[1], `scales` float32[3] = (noise, length, noise_w), and `sid` int64[1]
- * for multi-speaker voices. Speed maps to length_scale = base / speed; pitch is the voice's own.
+ * for multi-speaker voices; output `output` float32[1,1,1,T] (read flat). Speed maps to
+ * length_scale = base / speed; pitch is the voice's own. Signature: fixtures/piper-signature.json.
  */
 import path from 'node:path';
 import { getLocale, resolveModelFile, throwIfAborted, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
