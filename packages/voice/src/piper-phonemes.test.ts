@@ -88,6 +88,7 @@ describe("Piper's phoneme rules", () => {
   it('maps c to k for pt-br only', () => {
     expect(piperClausePhonemes('sˈɛɾcʊ', 'pt-br')).toBe('sˈɛɾkʊ');
     expect(piperClausePhonemes('sˈɛɾcʊ', 'pt')).toBe('sˈɛɾcʊ');
+    expect(piperClausePhonemes('abc', 'constructor')).toBe('abc');
   });
 
   it('joins clauses into sentences at sentence ends only', () => {

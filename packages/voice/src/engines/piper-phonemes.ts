@@ -69,9 +69,9 @@ export function stripLanguageFlags(phonemes: string): string {
 
 /** One clause's IPA as Piper keeps it: NFD, mapped, without language flags. */
 export function piperClausePhonemes(ipa: string, espeakVoice: string): string {
-  const map = PIPER_PHONEME_MAPS[espeakVoice];
+  const map = Object.hasOwn(PIPER_PHONEME_MAPS, espeakVoice) ? PIPER_PHONEME_MAPS[espeakVoice] : undefined;
   let mapped = '';
-  for (const ch of ipa.normalize('NFD')) mapped += map?.[ch] ?? ch;
+  for (const ch of ipa.normalize('NFD')) mapped += map && Object.hasOwn(map, ch) ? map[ch]! : ch;
   return stripLanguageFlags(mapped);
 }
 
@@ -79,17 +79,14 @@ export function piperClausePhonemes(ipa: string, espeakVoice: string): string {
 export function piperSentences(clauses: readonly { ipa: string; type: number }[], espeakVoice: string): PhonemizedSentence[] {
   const sentences: PhonemizedSentence[] = [];
   let cur = '';
-  let open = false;
   for (const c of clauses) {
     cur += piperClausePhonemes(c.ipa, espeakVoice) + piperClausePunctuation(c.type);
-    open = true;
     if (endsSentence(c.type)) {
       if (cur !== '') sentences.push({ phonemes: cur });
       cur = '';
-      open = false;
     }
   }
-  if (open && cur !== '') sentences.push({ phonemes: cur });
+  if (cur !== '') sentences.push({ phonemes: cur });
   return sentences;
 }
 
