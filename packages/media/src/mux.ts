@@ -37,6 +37,11 @@ export interface MuxOptions extends MediaToolOptions {
   durationSeconds?: number;
   /** AAC bit rate per track (default "192k"). */
   audioBitrate?: string;
+  /**
+   * The audio tracks are already encoded (AAC, e.g. the dubbed .m4a) and exactly as long as the
+   * output should be: their streams are copied, not encoded again (no padding either).
+   */
+  copyAudio?: boolean;
   /** x264 CRF when the video is re-encoded (default 18). */
   crf?: number;
   timeoutMs?: number;
@@ -55,14 +60,15 @@ export async function mux(opts: MuxOptions, context: PartialContext = {}): Promi
   opts.audioTracks.forEach((_, i) => args.push('-map', `${i + 1}:a:0`));
   if (opts.copyVideo === false) args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(opts.crf ?? 18));
   else args.push('-c:v', 'copy');
-  args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k');
+  if (opts.copyAudio) args.push('-c:a', 'copy');
+  else args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k');
   opts.audioTracks.forEach((t, i) => {
     if (t.language) args.push(`-metadata:s:a:${i}`, `language=${t.language}`);
     // MP4 keeps a track's name in its handler name; Matroska in the title tag.
     if (t.title) args.push(`-metadata:s:a:${i}`, `title=${t.title}`, `-metadata:s:a:${i}`, `handler_name=${t.title}`);
     args.push(`-disposition:a:${i}`, i === 0 ? 'default' : '0');
   });
-  if ((opts.length ?? 'video') === 'video') args.push('-af', 'apad', '-t', ffTime(duration));
+  if ((opts.length ?? 'video') === 'video') args.push(...(opts.copyAudio ? [] : ['-af', 'apad']), '-t', ffTime(duration));
   else args.push('-shortest');
   args.push('-map_metadata', '0', ...faststartArgs(opts.output), opts.output);
   await runFfmpeg(args, { ...opts, stage: 'mux', durationSec: duration }, ctx);

@@ -247,9 +247,11 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         ? await modelEngineRecord(lips.engine, lips.modelFile, { selected: lipsSelected, reason: lipsReason, provider: lips.provider })
         : { id: lips.engine, selected: lipsSelected, reason: lipsReason };
     }
-    const video = await runner.run('video', { v: STAGE_VERSION, mix: mixKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
+    // the dubbed track is encoded once: the video takes the .m4a's AAC stream as it is
+    const audioKey = audio.files['result.m4a']!;
+    const video = await runner.run('video', { v: STAGE_VERSION, audio: audioKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');
-      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(mixKey), language: lang, title: `Dubbed (${job.locale})` }], output: file, durationSeconds: duration }, ctx);
+      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(audioKey), language: lang, title: `Dubbed (${job.locale})` }], output: file, durationSeconds: duration, copyAudio: true }, ctx);
       out.addFile('result.mp4', file);
       return null;
     });
