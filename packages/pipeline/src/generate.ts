@@ -42,7 +42,7 @@ import { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
 import { planVoices, type VoicePlan } from './generate-voices.js';
 import { segmentSlots, synthesizeSegment, type SegmentSlot } from './generate-segments.js';
-import { renderSpeechTimeline } from './generate-timeline.js';
+import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { resolveTtsEngine, resolveVoiceConversion, type TtsEngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
@@ -182,15 +182,14 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     reportProgress(synthCtx, 'synthesis', 1);
 
     // Speech timeline.
-    const sampleRate = segments[0]?.result.value.sampleRate ?? (await getEngine()).capabilities.sampleRate;
+    const sampleRate = timelineSampleRate(segments.map((s) => s.result.value.sampleRate), segments.length ? 0 : (await getEngine()).capabilities.sampleRate);
     const timeline = await runner.run('timeline', { v: STAGE_VERSION, duration, sampleRate, segments: segments.map((s) => [s.result.key, s.slot.start]) }, async (out, ctx) => {
       const entries = [];
       for (const s of segments) {
-        if (s.result.value.sampleRate !== sampleRate) throw new DubError('internal_error', `segment ${s.slot.segment.id} has sample rate ${s.result.value.sampleRate}, the timeline ${sampleRate}`);
-        entries.push({ file: await local(s.result.files['speech.wav']!), start: s.slot.start, frames: s.result.value.frames });
+        entries.push({ file: await local(s.result.files['speech.wav']!), start: s.slot.start, frames: s.result.value.frames, sampleRate: s.result.value.sampleRate });
       }
       const file = path.join(out.dir, 'speech.wav');
-      await renderSpeechTimeline(file, entries, sampleRate, duration, ctx);
+      await renderSpeechTimeline(file, entries, sampleRate, duration, ctx, media);
       out.addFile('speech.wav', file);
       return null;
     });
