@@ -36,6 +36,12 @@ itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, ea
   const used = new Set(t.segments.map((s) => s.speaker));
   expect([...used].sort()).toEqual(t.speakers.map((s) => s.id).sort());
   expect(rt.jobs).toEqual([]);
+  // how the count was reached, and every cluster that did not become a speaker with where it went and why
+  expect(t.speaker_count_method).toBe('bic');
+  for (const a of t.speaker_adjustments!) {
+    expect(t.speakers.map((sp) => sp.id)).toContain(a.into);
+    expect(a.reason).toMatch(/folded into the nearest speaker|merged into another speaker/);
+  }
   expect(t.duration).toBeGreaterThan(29);
   const sep = rt.events.find((e) => e.type === 'stage_done' && e.stage === 'separation');
   expect(sep).toMatchObject({ cached: false });

@@ -10,6 +10,7 @@ import { createEngineEnv } from './engine-env.js';
 import { averageLinkage, cosineDistances, cutDendrogram, prepareVectors } from './speakers/cluster.js';
 import { diarizationErrorRate, parseRttm } from './speakers/der.js';
 import { diarize } from './speakers/diarize.js';
+import { cosineSimilarity, createSpeakerEmbedder } from './speakers/similarity.js';
 import { createMfccStats, resolveMfccStatsOptions } from './speakers/mfcc-stats.js';
 import { createOnnxEmbedding, resolveOnnxEmbeddingOptions } from './speakers/onnx-embedding.js';
 import { labelSegments } from './speakers/resegment.js';
@@ -87,6 +88,31 @@ describeWithMedia(['two-speakers-call.wav', 'two-speakers-call.rttm', 'two-speak
     expect(d.speakers[0]!.speechSeconds).toBeGreaterThan(7);
   });
 
+  it('records every cluster folded into another speaker, with its share and the reason (never silently)', async () => {
+    // A tight threshold splits the call into many clusters; those under 10% of the windows are folded.
+    const d = await diarize(call, { estimate: 'threshold', threshold: 0.2, referenceClips: false, sessions });
+    expect(d.method).toBe('threshold');
+    const folded = d.adjustments.filter((a) => a.kind === 'folded');
+    expect(folded.length).toBeGreaterThan(0);
+    const ids = d.speakers.map((sp) => sp.id);
+    for (const a of folded) {
+      expect(ids).toContain(a.into);
+      expect(a.windows).toBeGreaterThan(0);
+      expect(a.share).toBeLessThan(0.1);
+      expect(a.reason).toMatch(/^a cluster with [\d.]+% of the speech windows, under the 10% minimum share of a speaker \(minSpeakerShare\), was folded into the nearest speaker$/);
+    }
+    // with no minimum share nothing is folded
+    const kept = await diarize(call, { estimate: 'threshold', threshold: 0.2, minSpeakerShare: 0, referenceClips: false, sessions });
+    expect(kept.adjustments.filter((a) => a.kind === 'folded')).toEqual([]);
+    expect(kept.speakers.length).toBeGreaterThan(d.speakers.length);
+    // the default (BIC) says how it counted; a given count folds nothing
+    const bic = await diarize(call, { referenceClips: false, sessions });
+    expect(bic.method).toBe('bic');
+    for (const a of bic.adjustments) expect(bic.speakers.map((sp) => sp.id)).toContain(a.into);
+    const fixed = await diarize(call, { speakersCount: 2, referenceClips: false, sessions });
+    expect(fixed).toMatchObject({ method: 'speakers_count', adjustments: [] });
+  });
+
   it('clusters to exactly speakers_count', async () => {
     for (const k of [1, 2, 3]) {
       const d = await diarize(call, { speakersCount: k, referenceClips: false, sessions });
@@ -146,6 +172,26 @@ describeWithMedia(['two-speakers-call.wav', 'two-speakers-call.rttm', 'two-speak
     });
     expect(d.engine).toBe('onnx');
     expect(d.speakers.length).toBe(2);
+  });
+
+  it('speaker similarity: one vector per clip, cosine; MFCC statistics marked and without a threshold, WeSpeaker-shaped with 1 - the clustering distance', async () => {
+    const mfcc = await createSpeakerEmbedder({ sessions });
+    expect([mfcc.engine, mfcc.kind, mfcc.threshold]).toEqual(['mfcc', 'mfcc_stats_cosine', null]);
+    const audio = await readWav(call);
+    const sr = audio.sampleRate;
+    const x = audio.channels[0]!;
+    const a = await mfcc.embed({ samples: x.slice(0, 5 * sr), sampleRate: sr });
+    expect(a).toHaveLength(40);
+    expect(cosineSimilarity(a, a)).toBeCloseTo(1, 6);
+    expect(cosineSimilarity(a, await mfcc.embed({ samples: x.slice(0, 5 * sr), sampleRate: sr }))).toBeCloseTo(1, 6);
+    expect(cosineSimilarity(a, new Float32Array(40))).toBe(0);
+    expect(() => cosineSimilarity(a, new Float32Array(3))).toThrow(RangeError);
+    await mfcc.close();
+    const onnx = await createSpeakerEmbedder({ embedding: 'onnx', onnx: { model: 'speaker-embedding-tiny-test', fileName: 'embedding.onnx' }, models: { searchDirs: [FIXTURES] }, sessions });
+    expect([onnx.engine, onnx.kind, onnx.threshold]).toEqual(['onnx', 'speaker_embedding_cosine', 0.4]);
+    const e = await onnx.embed({ samples: x.slice(0, 3 * sr), sampleRate: sr });
+    expect(Math.abs(cosineSimilarity(e, await onnx.embed({ samples: x.slice(10 * sr, 13 * sr), sampleRate: sr })))).toBeLessThanOrEqual(1);
+    await onnx.close();
   });
 
   it('finds no speakers where there is no speech', async () => {

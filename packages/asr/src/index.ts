@@ -17,7 +17,7 @@ export { FbankExtractor, FBANK_WINDOWS, fbankWindow, mfccFromLogMel, resolveFban
 export { parseSourceTranscript, detectSourceTextFormat, type SourceTextFormat, type SourceTranscript } from './asr/source-text.js';
 export { splitWords, spreadWords } from './asr/text-words.js';
 export { wordErrorRate, normalizeForWer, type WerResult } from './asr/wer.js';
-export { diarize, resolveDiarizeOptions, speakerId, DEFAULT_THRESHOLDS, type DiarizeOptions, type ResolvedDiarizeOptions, type Diarization, type DiarizedSpeaker, type ReferenceClip, type ReferenceClipOptions } from './speakers/diarize.js';
+export { diarize, resolveDiarizeOptions, speakerId, DEFAULT_THRESHOLDS, type SpeakerAdjustment, type DiarizeOptions, type ResolvedDiarizeOptions, type Diarization, type DiarizedSpeaker, type ReferenceClip, type ReferenceClipOptions } from './speakers/diarize.js';
 export { EMBEDDING_ENGINES, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './speakers/registry.js';
 export type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './speakers/types.js';
 export { resolveMfccStatsOptions, type MfccStatsOptions } from './speakers/mfcc-stats.js';
@@ -26,3 +26,4 @@ export { averageLinkage, cosineDistances, cutDendrogram, prepareVectors, type Me
 export type { SpeakerTurn } from './speakers/resegment.js';
 export type { ClipPiece } from './speakers/reference-clip.js';
 export { diarizationErrorRate, parseRttm, type DerResult, type LabelledTurn } from './speakers/der.js';
+export { createSpeakerEmbedder, cosineSimilarity, SIMILARITY_KINDS, SIMILARITY_THRESHOLDS, type SpeakerEmbedder, type SpeakerEmbedderOptions, type SimilarityKind } from './speakers/similarity.js';

@@ -68,6 +68,25 @@ export const TranscriptSeparationSchema = Type.Object({
 });
 export type TranscriptSeparation = Static<typeof TranscriptSeparationSchema>;
 
+/**
+ * A cluster of speech that did not become a speaker of its own, and why: `folded` (under the
+ * minimum share of the speech, its windows went to the nearest speaker) or `merged` (the count
+ * estimate preferred it joined to another speaker).
+ */
+export const SpeakerAdjustmentSchema = Type.Object({
+  kind: Type.Union([Type.Literal('folded'), Type.Literal('merged')]),
+  /** The speaker that took (most of) its speech. */
+  into: Type.String(),
+  /** Speech windows of the cluster (1.5 s every 0.75 s of speech) and their share of all windows. */
+  windows: Type.Integer({ minimum: 0 }),
+  share: Type.Number({ minimum: 0, maximum: 1 }),
+  reason: Type.String(),
+});
+export type SpeakerAdjustment = Static<typeof SpeakerAdjustmentSchema>;
+
+/** How the speakers were found: the count given (speakers_count), estimated (bic, threshold), or none (no speech windows). */
+export const SpeakerCountMethodSchema = Type.Union([Type.Literal('speakers_count'), Type.Literal('bic'), Type.Literal('threshold'), Type.Literal('none')]);
+
 /** Source-language transcript of an asset (times relative to the trimmed source). */
 export const TranscriptSchema = Type.Object({
   v: Type.Literal(1),
@@ -84,6 +103,10 @@ export const TranscriptSchema = Type.Object({
   speaker_engine: Type.Optional(EngineRecordSchema),
   /** The engine each prepare stage ran (separation, vad, asr, speakers): model, sha256, provider, selection and reason. */
   engines: Type.Optional(EngineRecordsSchema),
+  /** How the speaker count was reached. */
+  speaker_count_method: Type.Optional(SpeakerCountMethodSchema),
+  /** Clusters folded or merged into another speaker, with the reason. */
+  speaker_adjustments: Type.Optional(Type.Array(SpeakerAdjustmentSchema)),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 

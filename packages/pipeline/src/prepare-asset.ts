@@ -232,7 +232,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const speakerEngine = await resolveSpeakerEngine(opts.speakerEngine ?? choice.speaker, rt.config.modelsDir);
     const speakers = await runner.run<SpeakerTurns & { provider?: 'cpu' | 'cuda' }>(
       'speakers',
-      { speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model?.sha256 ?? null, window: speakerEngine.window ?? null },
+      // v2: the output records how the count was reached and the clusters folded or merged
+      { v: 2, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model?.sha256 ?? null, window: speakerEngine.window ?? null },
       async (out, ctx) => {
         const refDir = path.join(out.dir, 'references');
         const turns = await stages.diarize(

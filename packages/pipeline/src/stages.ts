@@ -5,7 +5,7 @@
  * knows about blobs, jobs or events.
  */
 import { copyFile } from 'node:fs/promises';
-import type { DubConfig, PartialContext, Word } from '@dub/core';
+import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/core';
 import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
 import type { SeparationPlan } from '@dub/separation';
@@ -49,6 +49,9 @@ export interface SpeakerTurns {
   segments: (RecognizedSegment & { speaker: string })[];
   /** `reference.file`: the speaker's reference clip (6-20 s of its cleanest speech), a WAV. */
   speakers: { id: string; speechSeconds: number; reference?: { file: string } }[];
+  /** How the count was reached, and clusters folded or merged into another speaker with the reason. */
+  method?: 'speakers_count' | 'bic' | 'threshold' | 'none';
+  adjustments?: SpeakerAdjustment[];
 }
 
 export interface PrepareStages {
@@ -169,10 +172,16 @@ export const defaultStages: PrepareStages = {
       },
       ctx,
     );
+    const segments = d.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words, speaker: s.speaker ?? d.speakers[0]?.id ?? 'speaker_1' }));
+    const speakers = d.speakers.map((sp) => ({ id: sp.id, speechSeconds: sp.speechSeconds, ...(sp.reference?.file ? { reference: { file: sp.reference.file } } : {}) }));
+    // Text where no speech window was long enough to tell speakers apart still has a speaker (no reference clip: a default voice).
+    for (const s of segments) if (!speakers.some((sp) => sp.id === s.speaker)) speakers.push({ id: s.speaker, speechSeconds: 0 });
     return {
       engine: d.engine,
-      segments: d.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words, speaker: s.speaker ?? d.speakers[0]?.id ?? 'speaker_1' })),
-      speakers: d.speakers.map((sp) => ({ id: sp.id, speechSeconds: sp.speechSeconds, ...(sp.reference?.file ? { reference: { file: sp.reference.file } } : {}) })),
+      segments,
+      speakers,
+      method: d.method,
+      adjustments: d.adjustments,
     };
   },
 };

@@ -31,7 +31,18 @@ export function buildTranscript(
     ...(referenceKeys[sp.id] ? { reference_key: referenceKeys[sp.id] } : {}),
     speech_seconds: r3(sp.speechSeconds),
   }));
-  return { v: 1, locale, engine, duration: r3(duration), speakers, segments, ...(tracks ? { tracks } : {}), ...(separation ? { separation } : {}) };
+  return {
+    v: 1,
+    locale,
+    engine,
+    duration: r3(duration),
+    speakers,
+    segments,
+    ...(tracks ? { tracks } : {}),
+    ...(separation ? { separation } : {}),
+    ...(turns.method ? { speaker_count_method: turns.method } : {}),
+    ...(turns.adjustments ? { speaker_adjustments: turns.adjustments } : {}),
+  };
 }
 
 /** What the separation stage did and why: the engine that ran (`none`, `htdemucs`, `given_tracks`) and the plan's measurement. */

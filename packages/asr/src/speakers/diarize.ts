@@ -150,11 +150,30 @@ export interface DiarizedSpeaker {
   reference?: ReferenceClip;
 }
 
+/**
+ * A cluster of speech windows that did not become a speaker of its own: `folded` (it held less
+ * than minSpeakerShare of the windows, so its windows went to the nearest remaining speakers) or
+ * `merged` (BIC preferred the partition with it joined to another speaker).
+ */
+export interface SpeakerAdjustment {
+  kind: 'folded' | 'merged';
+  /** The speaker that took (most of) its windows. */
+  into: string;
+  /** Speech windows of the cluster, and their share of all windows. */
+  windows: number;
+  share: number;
+  reason: string;
+}
+
 export interface Diarization {
   /** Embedding engine id. */
   engine: string;
   /** Whether the count was given (`fixed`) or estimated. */
   count: 'fixed' | 'estimated';
+  /** How the count was reached: speakers_count, one speaker given, BIC, or the cosine threshold. */
+  method: 'speakers_count' | 'bic' | 'threshold' | 'none';
+  /** Clusters folded or merged into another speaker, with the reason (never silently). */
+  adjustments: SpeakerAdjustment[];
   speakers: DiarizedSpeaker[];
   turns: Array<{ start: number; end: number; speaker: string }>;
   /** The given segments, labelled and split at speaker changes. */
@@ -178,15 +197,25 @@ export function speakerId(i: number): string {
   return `speaker_${i + 1}`;
 }
 
-/** Fold clusters with less than `minShare` of the windows into the nearest remaining cluster (by mean-vector cosine). */
-function foldSmallClusters(labels: Int32Array, units: readonly Float64Array[], minShare: number): Int32Array {
+/** A cluster that stopped being one (windows by index; the speaker is resolved on the final labels). */
+interface PendingAdjustment {
+  kind: 'folded' | 'merged';
+  windows: number[];
+  reason: string;
+}
+
+/**
+ * Fold clusters with less than `minShare` of the windows into the nearest remaining cluster (by
+ * mean-vector cosine); each folded cluster is returned with its windows.
+ */
+function foldSmallClusters(labels: Int32Array, units: readonly Float64Array[], minShare: number): { labels: Int32Array; folded: PendingAdjustment[] } {
   const n = labels.length;
   const k = Math.max(...labels) + 1;
-  if (k <= 1) return labels;
+  if (k <= 1) return { labels, folded: [] };
   const counts = new Array<number>(k).fill(0);
   for (const l of labels) counts[l]++;
   const big = counts.map((c, i) => (c >= minShare * n ? i : -1)).filter((i) => i >= 0);
-  if (!big.length || big.length === k) return labels;
+  if (!big.length || big.length === k) return { labels, folded: [] };
   const d = units[0]!.length;
   const centroid = (c: number) => {
     const m = new Float64Array(d);
@@ -197,8 +226,12 @@ function foldSmallClusters(labels: Int32Array, units: readonly Float64Array[], m
   };
   const cents = new Map(big.map((c) => [c, centroid(c)]));
   const out = Int32Array.from(labels);
+  const folded = new Map<number, number[]>();
   for (let i = 0; i < n; i++) {
     if (cents.has(out[i]!)) continue;
+    const from = out[i]!;
+    if (!folded.has(from)) folded.set(from, []);
+    folded.get(from)!.push(i);
     let best = big[0]!;
     let bestDot = -Infinity;
     for (const [c, m] of cents) {
@@ -211,7 +244,28 @@ function foldSmallClusters(labels: Int32Array, units: readonly Float64Array[], m
     }
     out[i] = best;
   }
-  return renumber(out);
+  const pct = (x: number) => `${Math.round(x * 1000) / 10}%`;
+  return {
+    labels: renumber(out),
+    folded: [...folded.values()].map((w) => ({
+      kind: 'folded' as const,
+      windows: w,
+      reason: `a cluster with ${pct(w.length / n)} of the speech windows, under the ${pct(minShare)} minimum share of a speaker (minSpeakerShare), was folded into the nearest speaker`,
+    })),
+  };
+}
+
+/** Resolve pending adjustments on the final labels: each goes to the speaker holding most of its windows. */
+function resolveAdjustments(pending: readonly PendingAdjustment[], labels: Int32Array, ids: readonly string[]): SpeakerAdjustment[] {
+  const n = labels.length;
+  return pending
+    .filter((p) => p.windows.length > 0)
+    .map((p) => {
+      const votes = new Map<number, number>();
+      for (const w of p.windows) votes.set(labels[w]!, (votes.get(labels[w]!) ?? 0) + 1);
+      const into = [...votes.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
+      return { kind: p.kind, into: ids[into] ?? speakerId(into), windows: p.windows.length, share: Math.round((p.windows.length / Math.max(1, n)) * 1000) / 1000, reason: p.reason };
+    });
 }
 
 /** Labels renumbered 0.. in order of first appearance. */
@@ -227,6 +281,7 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
   const speech = o.speech ?? (await runVad(audio, resolveVadOptions(o.vad), env, subContext(ctx, 'vad', 0, 0.2)));
   const windows = speakerWindows(speech.regions, o.windowSeconds, o.hopSeconds, Math.min(o.minWindowSeconds, o.windowSeconds));
   let labels: Int32Array;
+  let pending: PendingAdjustment[] = [];
   const engineId = o.embedding;
   if (!windows.length) labels = new Int32Array(0);
   else if (o.speakersCount === 1) labels = new Int32Array(windows.length);
@@ -243,38 +298,49 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
     if (o.speakersCount !== undefined) labels = cutDendrogram(units.length, merges, { k: Math.min(o.speakersCount, units.length) });
     else if (o.estimate === 'bic') {
       const frames = await speechFrames(audio, speech.regions);
-      let best: { bic: number; labels: Int32Array } = { bic: -Infinity, labels: new Int32Array(units.length) };
+      let best: { bic: number; labels: Int32Array; adjustments: PendingAdjustment[] } = { bic: -Infinity, labels: new Int32Array(units.length), adjustments: [] };
       const scores: number[] = [];
       for (let k = 1; k <= Math.min(o.maxSpeakers, units.length); k++) {
-        const cand: Int32Array = foldSmallClusters(cutDendrogram(units.length, merges, { k }), units, o.minSpeakerShare);
+        const folded = foldSmallClusters(cutDendrogram(units.length, merges, { k }), units, o.minSpeakerShare);
+        const cand = folded.labels;
         const kk = Math.max(...cand) + 1;
         if (kk < k) continue; // folding gave back a partition already scored
         const bic = partitionBic(frames, labelTurns(speech.regions, windows, cand), kk, o.bicLambda);
         scores.push(Math.round(bic));
-        if (bic > best.bic) best = { bic, labels: cand };
+        if (bic > best.bic) best = { bic, labels: cand, adjustments: folded.folded };
         else if (k >= 3 && bic < best.bic) break;
       }
       // The dendrogram's next-lower cut is one way to merge; BIC may prefer merging another pair.
       for (;;) {
         const k = Math.max(...best.labels) + 1;
         if (k < 2) break;
-        let merged: { bic: number; labels: Int32Array } | undefined;
+        let merged: { bic: number; labels: Int32Array; b: number } | undefined;
         for (let a = 0; a < k; a++) {
           for (let b = a + 1; b < k; b++) {
             const cand = renumber(best.labels.map((l) => (l === b ? a : l)));
             const bic = partitionBic(frames, labelTurns(speech.regions, windows, cand), k - 1, o.bicLambda);
-            if (!merged || bic > merged.bic) merged = { bic, labels: cand };
+            if (!merged || bic > merged.bic) merged = { bic, labels: cand, b };
           }
         }
         if (!merged || merged.bic <= best.bic) break;
-        best = merged;
+        const joined: number[] = [];
+        best.labels.forEach((l, i) => void (l === merged!.b && joined.push(i)));
+        const gain = Math.round(merged.bic - best.bic);
+        best = {
+          bic: merged.bic,
+          labels: merged.labels,
+          adjustments: [...best.adjustments, { kind: 'merged', windows: joined, reason: `the speaker count estimate (BIC) improved by ${gain} when this cluster was merged into another speaker` }],
+        };
       }
       ctx.logger.debug({ bic: scores, chosen: Math.round(best.bic) }, 'speaker count by BIC');
       labels = best.labels;
+      pending = best.adjustments;
     } else {
       labels = cutDendrogram(units.length, merges, { threshold: o.threshold });
       if (Math.max(...labels) + 1 > o.maxSpeakers) labels = cutDendrogram(units.length, merges, { k: o.maxSpeakers });
-      labels = foldSmallClusters(labels, units, o.minSpeakerShare);
+      const folded = foldSmallClusters(labels, units, o.minSpeakerShare);
+      labels = folded.labels;
+      pending = folded.folded;
     }
     ctx.logger.debug({ windows: windows.length, merges: merges.slice(-4).map((m) => Math.round(m.distance * 1000) / 1000) }, 'speaker clustering');
   }
@@ -304,6 +370,8 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
   return {
     engine: o.speakersCount === 1 ? 'none' : engineId,
     count: o.speakersCount !== undefined ? 'fixed' : 'estimated',
+    method: o.speakersCount !== undefined ? 'speakers_count' : !windows.length ? 'none' : o.estimate,
+    adjustments: resolveAdjustments(pending, labels, ids),
     speakers,
     turns: turns.map((t) => ({ start: t.start, end: t.end, speaker: ids[t.speaker]! })),
     segments: count ? labelSegments(o.segments, turns, ids, o.joiner) : o.segments.map((s) => ({ ...s })),
