@@ -67,6 +67,8 @@ const PRECEDING = 3;
 
 export abstract class BaseTranslator implements Translator {
   abstract readonly engine: string;
+  /** Engines that honour SourceSegment.maxChars override this. */
+  readonly lengthBudget: boolean = false;
   readonly options: ResolvedBaseOptions;
 
   constructor(options: ResolvedBaseOptions) {

@@ -12,6 +12,11 @@ export interface SourceSegment {
   speaker?: string;
   /** Speaking time of the segment in seconds: the dubbed line should fit in about this time. */
   duration?: number;
+  /**
+   * At most this many characters (engines with `lengthBudget` take it instead of the budget they
+   * derive from `duration`; generation asks for a shorter line with it).
+   */
+  maxChars?: number;
 }
 
 export interface TranslateRequest {
@@ -37,6 +42,11 @@ export interface PairSupport {
 export interface Translator {
   /** Engine id, e.g. "apertium". */
   readonly engine: string;
+  /**
+   * Whether the engine writes to a per-segment character budget (`maxChars`): an LLM does; rule-
+   * based and MT services (apertium, DeepL, LibreTranslate) translate at their own length.
+   */
+  readonly lengthBudget: boolean;
   /** Whether this engine, as configured, can translate sourceLocale -> targetLocale. */
   supports(sourceLocale: string, targetLocale: string): Promise<PairSupport>;
   /** Translate every segment; all or nothing (never a partial result). */

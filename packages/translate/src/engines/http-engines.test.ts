@@ -162,6 +162,17 @@ describe('wire formats', () => {
     ]);
   });
 
+  it('openai-compatible writes to a length budget: a segment\'s maxChars replaces the budget from its duration (the other engines take none)', async () => {
+    server.requests.length = 0;
+    const t = createOpenAiCompatibleTranslator({ ...FAST, baseUrl: `${server.url}/v1/`, model: 'qwen' });
+    expect(t.lengthBudget).toBe(true);
+    await t.translate({ sourceLocale: 'en-US', targetLocale: 'de-DE', segments: [{ id: 'a', text: 'Welcome to the show, everyone.', duration: 2, maxChars: 11 }] });
+    const user = JSON.parse((server.requests[0]!.body as { messages: { content: string }[] }).messages[1]!.content) as { segments: { max_chars: number }[] };
+    expect(user.segments[0]!.max_chars).toBe(11);
+    expect(createDeeplTranslator({ ...FAST, apiKey: 'k' }).lengthBudget).toBe(false);
+    expect(createLibreTranslateTranslator({ ...FAST, baseUrl: server.url }).lengthBudget).toBe(false);
+  });
+
   it('openai-compatible: accepts a fenced JSON reply', async () => {
     const { parseTranslations } = await import('./openai-prompt.js');
     expect(parseTranslations('x', '```json\n{"translations":[{"id":"a","text":"b"}]}\n```')).toEqual([{ id: 'a', text: 'b' }]);

@@ -21,6 +21,8 @@ export interface OpenAiCompatibleOptions extends BaseTranslatorOptions {
 
 export class OpenAiCompatibleTranslator extends BaseTranslator {
   readonly engine = 'openai-compatible';
+  /** The prompt gives every segment a character budget (max_chars), SourceSegment.maxChars when set. */
+  override readonly lengthBudget = true;
   private readonly cfg: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined; temperature: number; jsonMode: boolean };
 
   constructor(opts: OpenAiCompatibleOptions = {}) {

@@ -41,7 +41,7 @@ export function buildMessages(batch: TranslateBatch): ChatMessage[] {
       id: s.id,
       speaker: s.speaker ?? 'unknown',
       ...(s.duration !== undefined ? { seconds: Number(s.duration.toFixed(2)) } : {}),
-      max_chars: charBudget(batch.targetLocale, s.duration, s.text),
+      max_chars: s.maxChars ?? charBudget(batch.targetLocale, s.duration, s.text),
       text: s.text,
     })),
   };
