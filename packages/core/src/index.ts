@@ -3,6 +3,7 @@ export * from './locales.js';
 export * from './domain.js';
 export * from './state.js';
 export * from './script.js';
+export * from './quality-report.js';
 export * from './jobs.js';
 export * from './blob.js';
 export * from './config.js';

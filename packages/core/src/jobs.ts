@@ -9,6 +9,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ASSET_ERROR_CODES, VERSION_ERROR_CODES, ValidationError } from './errors.js';
 import { GENERATE_MODES, LIPS_MODELS } from './domain.js';
 import { EngineRecordsSchema } from './engines.js';
+import { QualitySummarySchema } from './quality-report.js';
 
 const Lit = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
 
@@ -135,6 +136,8 @@ export const WorkerEventSchema = Type.Union([
     duration: Type.Number(),
     /** The engine every stage ran for this result (prepare's, translation's and generation's), see EngineRecordSchema. */
     engines: Type.Optional(EngineRecordsSchema),
+    /** The quality report's blob key and its summary counts (QualitySummarySchema). */
+    quality: Type.Optional(Type.Intersect([Type.Object({ report_key: Type.String() }), QualitySummarySchema])),
   }),
   Type.Object({ ...EvBase, type: Type.Literal('version_generate_failed'), version_id: Type.String(), generation: Type.Integer(), error: VersionErr }),
 ]);
@@ -206,5 +209,7 @@ export const blobKeys = {
   script: (versionId: string) => `versions/${versionId}/script.json`,
   resultVideo: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/result.mp4`,
   resultAudio: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/result.m4a`,
+  /** The quality report of a generation (dub.quality-report/1). */
+  qualityReport: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/report.json`,
   resultPrefix: (versionId: string) => `versions/${versionId}/gen-`,
 };

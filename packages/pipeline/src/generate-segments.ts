@@ -1,57 +1,72 @@
 /**
- * Segment synthesis for generation: the time slot of each script segment (its own span plus the
- * silence before the next one, which the line may run into), synthesis fitted to the slot, and
- * estimated target word timings inside the placed speech.
+ * Segment synthesis for generation: the spoken segments in time order, each line's synthesis at
+ * speed 1 (its natural length, which placement reads), the line fitted to the time placement
+ * gave it, and estimated target word timings inside the placed speech.
  */
 import type { ScriptSegment, StageContext, Word } from '@dub/core';
 import type { MediaToolOptions, PlanarAudio } from '@dub/media';
-import { fitDuration, speechExtent, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
+import { fitDuration, speechExtent, toMono, trimSilence, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
 
 export interface SegmentSlot {
   segment: ScriptSegment;
   start: number;
-  /** Seconds the line should last (end - start). */
-  seconds: number;
-  /** Silence after the slot it may run into (up to the next segment or the end). */
-  overrun: number;
+  /** The slot's end, clipped to the time lines may use (`limit`). */
+  end: number;
 }
 
-/** Slots of the segments that have text, in time order. `tailReserve` keeps room at the end (voice-over delay). */
-export function segmentSlots(segments: readonly ScriptSegment[], duration: number, tailReserve = 0): SegmentSlot[] {
-  const spoken = segments.filter((s) => s.target_text.trim() !== '' && s.end > s.start && s.start < duration).sort((a, b) => a.start - b.start);
-  return spoken.map((s, i) => {
-    const next = spoken[i + 1]?.start ?? duration - tailReserve;
-    const end = Math.min(s.end, duration - tailReserve);
-    return { segment: s, start: s.start, seconds: Math.max(0.05, end - s.start), overrun: Math.max(0, next - Math.max(end, s.start)) };
-  });
+/** Segments that have text and time, in time order; their ends clipped to `limit` (the video's duration less the voice-over delay). */
+export function segmentSlots(segments: readonly ScriptSegment[], limit: number): SegmentSlot[] {
+  return segments
+    .filter((s) => s.target_text.trim() !== '' && s.end > s.start && s.start < limit)
+    .sort((a, b) => a.start - b.start || a.end - b.end)
+    .map((s) => ({ segment: s, start: s.start, end: Math.min(s.end, limit) }));
+}
+
+/** Seconds of speech in `audio`, leading and trailing silence trimmed. */
+export function naturalSeconds(audio: PlanarAudio): number {
+  return trimSilence(toMono(audio), audio.sampleRate).length / audio.sampleRate;
 }
 
 export interface FittedSegment {
   audio: PlanarAudio;
-  /** Seconds of the fitted audio. */
+  /** Seconds of the fitted audio (the placed time). */
   durationSeconds: number;
+  /** Seconds of speech in it (padding excluded), before any cut at the end of the video. */
+  speechSeconds: number;
+  /** Natural length / speechSeconds. */
+  speedFactor: number;
   speed: number;
   tempo: number;
-  overrunSeconds: number;
-  exceeded: boolean;
+  /** Seconds cut off at the end (the video ended). */
+  cutSeconds: number;
   /** Target words with times relative to the segment start. */
   words: Word[];
 }
 
-export async function synthesizeSegment(
+/**
+ * Fit `natural` (the line at speed 1) to `fitSeconds` (engines with rate control re-synthesize
+ * at the speed asked, the rest is time-stretched), then keep the first `keepSeconds` of it with a
+ * 10 ms fade where it is cut.
+ */
+export async function fitSegment(
   engine: TtsEngine,
-  slot: SegmentSlot,
-  req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string },
+  text: string,
+  natural: PlanarAudio,
+  fitSeconds: number,
+  keepSeconds: number,
+  req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string; speedLimit: number },
   ctx: StageContext,
 ): Promise<FittedSegment> {
-  const text = slot.segment.target_text;
   const say = (speed: number): Promise<PlanarAudio> => engine.synthesize({ text, locale: req.locale, voice: req.voice, speed }, ctx);
-  const first = await say(1);
   const fit = await fitDuration(
-    first,
-    slot.seconds,
+    natural,
+    fitSeconds,
     {
-      overrunSeconds: slot.overrun,
+      overrunSeconds: 0,
+      // the placed time exactly: a length a fraction of a percent off is stretched too, not cut
+      tolerance: 0,
+      // engines without rate control reach the speed limit by stretching alone
+      maxTempo: Math.max(1.5, req.speedLimit * 1.02),
       ...(engine.capabilities.rateControl ? { resynthesize: say } : {}),
       stretcher: req.stretcher,
       media: req.media,
@@ -59,16 +74,26 @@ export async function synthesizeSegment(
     },
     ctx,
   );
-  const x = fit.audio.channels[0]!;
-  const ext = speechExtent(x, fit.audio.sampleRate);
+  const sr = fit.audio.sampleRate;
+  let x = fit.audio.channels[0]!;
+  const keep = Math.max(1, Math.round(keepSeconds * sr));
+  const cutSeconds = Math.max(0, (x.length - keep) / sr);
+  if (x.length > keep) {
+    x = x.slice(0, keep);
+    const fade = Math.min(keep, Math.round(0.01 * sr));
+    for (let i = 0; i < fade; i++) x[keep - 1 - i] = x[keep - 1 - i]! * (i / fade);
+  }
+  const speechSeconds = Math.max(0, fit.durationSeconds - fit.paddedSeconds);
+  const ext = speechExtent(x, sr);
   return {
-    audio: fit.audio,
-    durationSeconds: fit.durationSeconds,
+    audio: { sampleRate: sr, channels: [x] },
+    durationSeconds: x.length / sr,
+    speechSeconds,
+    speedFactor: speechSeconds > 0 ? fit.sourceSeconds / speechSeconds : 0,
     speed: fit.speed,
     tempo: fit.tempo,
-    overrunSeconds: fit.overrunSeconds,
-    exceeded: fit.exceeded,
-    words: estimateWords(text, ext.start / fit.audio.sampleRate, ext.end / fit.audio.sampleRate),
+    cutSeconds,
+    words: estimateWords(text, ext.start / sr, ext.end / sr),
   };
 }
 

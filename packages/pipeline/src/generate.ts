@@ -2,14 +2,21 @@
  * generate-version: a prepared (and possibly edited) version becomes the dubbed video and the
  * dubbed audio track.
  *
- *   script + transcript -> voices (library voice, or each speaker's matched voice, anonymized)
- *   -> per segment: synthesis fitted to its slot (one artifact per segment, keyed by text, voice
- *      and slot, so editing one line re-synthesizes only that line)
+ *   script + transcript -> voices (library voice, or each speaker's matched voice, anonymized;
+ *      a segment whose speaker has no voice fails the job naming the segment)
+ *   -> per segment: the line at speed 1 (`utterance`, keyed by text and voice: its natural length)
+ *   -> placement of every line (generate-placement.ts: speed cap, the silence after and, in
+ *      voice-over, before, a shorter translation where the engine takes a length budget, past the
+ *      cap, then delaying the next line; never two lines at once unless the source overlapped)
+ *   -> per segment: synthesis fitted to its placed time (one artifact per segment, keyed by text,
+ *      voice and time, so editing one line re-synthesizes only that line and what it moves)
  *   -> speech timeline (exact sample offsets) -> mix: replace (separated background) or
  *      voice-over (ducked original, delayed speech), loudness-normalised
  *   -> dubbed track (m4a, AAC) + mux with the source video (video stream copied)
- *   -> result blobs under the generation number -> target word timings in the script
- *   -> event version_generated.
+ *   -> quality report (generate-quality.ts): per line placement, loudness, back-transcription
+ *      WER, speaker similarity; loudness and durations of the outputs, stage times, speakers
+ *   -> result blobs and report.json under the generation number -> target word timings in the
+ *      script -> event version_generated (with the report's key and counts).
  *
  * with_lips adds the lips stage (generate-lips.ts) after the mix: the source video's mouth region
  * is re-rendered to follow the dubbed speech (re-encoded video), and that video is muxed with the
@@ -23,28 +30,38 @@ import {
   getLocale,
   modelEngineRecord,
   modelIdentity,
+  PLACEMENT_DEFAULTS,
+  QualityReportSchema,
   reportProgress,
   throwIfAborted,
+  validate,
   ValidationError,
   type GenerateVersionJob,
   type EngineRecords,
   type JobRuntime,
+  type QualityReport,
+  type Speaker,
   type StageContext,
   type Transcript,
   type VersionScript,
+  type Word,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { encodeAudio, mux, probe, writeWav, type MediaToolOptions } from '@dub/media';
+import { encodeAudio, mux, probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
-import { createTtsEngine, detectStretchers, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId } from '@dub/voice';
+import { createTtsEngine, detectStretchers, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, inputsHash, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
 import { planVoices, type VoicePlan } from './generate-voices.js';
-import { segmentSlots, synthesizeSegment, type SegmentSlot } from './generate-segments.js';
+import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './generate-segments.js';
+import { placeLines, type Placement } from './generate-placement.js';
+import { buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type Shortening } from './generate-quality.js';
+import { shortenerFor } from './generate-shorten.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
-import { resolveTtsEngine, resolveVoiceConversion, type TtsEngineChoice } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion, type EngineChoice, type TtsEngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
@@ -58,34 +75,61 @@ export interface GenerateVersionOptions {
   lips?: LipsOptions;
   /** Voice conversion after synthesis (default auto: OpenVoice V2 when installed, else none). */
   voiceConversion?: 'openvoice' | 'none';
+  /** Placement of lines: speed cap and limit (defaults PLACEMENT_DEFAULTS: 1.25, 1.6). */
+  placement?: { speedCap?: number; speedLimit?: number };
+  /** Translation configuration, for a shorter line where the engine takes a length budget (default: loadTranslateConfig(process.env)). */
+  translate?: TranslateConfig;
+  /** Engines of the quality measurements: back-transcription (ASR, auto by default) and speaker similarity (DUB_SPEAKER_ENGINE by default). */
+  quality?: { asr?: EngineChoice['asr']; speaker?: EngineChoice['speaker'] };
 }
 
 export interface GenerateVersionResult {
   resultVideoKey: string;
   resultAudioKey: string;
   duration: number;
-  /** Segments whose line is longer than its slot even at the fastest tempo. */
+  /** Segments whose line runs past its slot (overflow in the report). */
   overlongSegments: string[];
+  reportKey: string;
+  report: QualityReport;
 }
 
 /** Progress share of each stage (rough CPU cost). */
-const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, background: 4, mix: 2, audio: 0.5, video: 1, publish: 0.2 };
+const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, background: 4, mix: 2, audio: 0.5, video: 1, quality: 2, publish: 0.2 };
 
 /** with_lips: face tracking (once per source) and the lips stage (frame by frame, in reusable chunks) come before the mux. */
 const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['faces', 3], ['lips', 9], [k, w]] : [[k, w]])));
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
 const STAGE_VERSION = 1;
+/** The quality stage's own version (its measurements). */
+const QUALITY_VERSION = 1;
+
+interface UtteranceArtifact {
+  sampleRate: number;
+  frames: number;
+  /** Seconds of speech, silence trimmed. */
+  natural: number;
+}
 
 interface SegmentArtifact {
   sampleRate: number;
   frames: number;
   durationSeconds: number;
+  speechSeconds: number;
+  speedFactor: number;
   speed: number;
   tempo: number;
-  overrunSeconds: number;
-  exceeded: boolean;
-  words: { text: string; start: number; end: number }[];
+  cutSeconds: number;
+  words: Word[];
+}
+
+interface PlacedSegment {
+  slot: SegmentSlot;
+  placement: Placement;
+  spokenText: string;
+  shortening: Shortening | null;
+  /** Absent when nothing of the line fits before the end of the video. */
+  result?: StageResult<SegmentArtifact>;
 }
 
 export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions = {}): Promise<GenerateVersionResult> {
@@ -135,13 +179,8 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     });
     const duration = source.value.duration;
 
-    // Voices.
-    // The transcript's speakers (reference clips) with the choices saved in the script (name, voice).
-    const chosen = new Map(script.speakers.map((sp) => [sp.id, sp]));
-    const speakers = (transcript.speakers.length ? transcript.speakers : script.speakers).map((sp) => {
-      const c = chosen.get(sp.id);
-      return { ...sp, ...(c?.name !== undefined ? { name: c.name } : {}), ...(c?.voice ? { voice: c.voice } : {}) };
-    });
+    // Voices: every speaker of the transcript, and any speaker the script adds (a default voice).
+    const speakers = speakersOf(transcript, script);
     const voices = await runner.run<VoicePlan>(
       'voices',
       { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
@@ -151,42 +190,117 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       },
     );
 
-    // Synthesis, one artifact per segment.
+    // Synthesis: every line at speed 1 (its natural length), then placed, then fitted to its time.
     const synthCtx = runner.context('synthesis');
     const t0 = performance.now();
     const voiceOverDelay = opts.voiceOver?.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds;
-    // in voice-over the speech starts later by the delay: keep that much room at the end
-    const slots = segmentSlots(script.segments, duration, voiceOver ? voiceOverDelay : 0);
+    // in voice-over the speech starts later by the delay: lines end that much before the end
+    const limit = Math.max(0.05, duration - (voiceOver ? voiceOverDelay : 0));
+    const slots = segmentSlots(script.segments, limit);
+    const voiceOf = (slot: SegmentSlot): VoiceSettings => {
+      const v = voices.value.voices[slot.segment.speaker];
+      if (!v) throw new ValidationError(`segment ${slot.segment.id}: speaker "${slot.segment.speaker}" is not one of the script's speakers (${Object.keys(voices.value.voices).join(', ') || 'none'})`, { field: 'segments', details: { segment: slot.segment.id, speaker: slot.segment.speaker } });
+      return v;
+    };
+    for (const slot of slots) voiceOf(slot);
     const stretcher = (await detectStretchers(media, synthCtx))[0] ?? 'atempo';
-    const segments: { slot: SegmentSlot; result: StageResult<SegmentArtifact> }[] = [];
+    const speedCap = opts.placement?.speedCap ?? PLACEMENT_DEFAULTS.speedCap;
+    const speedLimit = Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit);
     let allCached = true;
+    const utter = async (text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>> => {
+      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice }, synthCtx, async (out) => {
+        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1 }, synthCtx);
+        const file = path.join(out.dir, 'utterance.wav');
+        await writeWav(file, audio, { format: 'float32' });
+        out.addFile('utterance.wav', file);
+        return { sampleRate: audio.sampleRate, frames: audio.channels[0]?.length ?? 0, natural: naturalSeconds(audio) };
+      });
+      allCached &&= r.cached;
+      return r;
+    };
+    const utterances = new Map<string, StageResult<UtteranceArtifact>>();
+    const spokenText = new Map<string, string>();
     for (const [i, slot] of slots.entries()) {
       throwIfAborted(synthCtx.signal);
-      reportProgress(synthCtx, 'synthesis', i / Math.max(1, slots.length));
-      const voice = voices.value.voices[slot.segment.speaker] ?? Object.values(voices.value.voices)[0];
-      if (!voice) throw new DubError('invalid_input', `segment ${slot.segment.id}: speaker ${slot.segment.speaker} has no voice`);
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text: slot.segment.target_text, voice, seconds: slot.seconds, overrun: slot.overrun, stretcher };
-      const result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
-        const fitted = await synthesizeSegment(await getEngine(), slot, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir }, synthCtx);
+      reportProgress(synthCtx, 'synthesis', (0.4 * i) / Math.max(1, slots.length));
+      utterances.set(slot.segment.id, await utter(slot.segment.target_text, voiceOf(slot)));
+      spokenText.set(slot.segment.id, slot.segment.target_text);
+    }
+
+    // Placement: a shorter translation only where the engine writes to a length budget.
+    const shortener = await shortenerFor(script, opts.translate, cache, synthCtx);
+    const shortenings = new Map<string, Shortening>();
+    const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
+    const placements = await placeLines(
+      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, natural: utterances.get(s.segment.id)!.value.natural })),
+      {
+        limit,
+        speedCap,
+        speedLimit,
+        earlyStart: voiceOver ? voiceOverDelay : 0,
+        shorten: async (line, room) => {
+          const slot = bySegment.get(line.id)!;
+          const before = slot.segment.target_text;
+          const budget = Math.max(1, Math.floor((before.length * speedCap * room) / Math.max(1e-3, line.natural)));
+          const asked = await shortener.shorten(slot.segment, budget, room);
+          if (asked.text === undefined) {
+            shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
+            return undefined;
+          }
+          const u = await utter(asked.text, voiceOf(slot));
+          const applied = u.value.natural < line.natural;
+          shortenings.set(line.id, {
+            engine: shortener.engine,
+            attempted: true,
+            applied,
+            budget_chars: budget,
+            chars_before: before.length,
+            chars_after: asked.text.length,
+            reason: applied ? `re-translated within ${budget} characters: ${before.length} -> ${asked.text.length}` : `the re-translation (${asked.text.length} characters) is not shorter to speak`,
+          });
+          if (!applied) return undefined;
+          utterances.set(line.id, u);
+          spokenText.set(line.id, asked.text);
+          return u.value.natural;
+        },
+      },
+    );
+
+    const segments: PlacedSegment[] = [];
+    for (const [i, p] of placements.entries()) {
+      throwIfAborted(synthCtx.signal);
+      reportProgress(synthCtx, 'synthesis', 0.4 + (0.6 * i) / Math.max(1, placements.length));
+      const slot = bySegment.get(p.id)!;
+      const text = spokenText.get(p.id)!;
+      const voice = voiceOf(slot);
+      const u = utterances.get(p.id)!;
+      const placed: PlacedSegment = { slot, placement: p, spokenText: text, shortening: shortenings.get(p.id) ?? null };
+      segments.push(placed);
+      if (!(p.seconds > 0)) continue; // cut entirely at the end of the video (said in the report)
+      const fitSeconds = p.seconds + p.truncated;
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
+      placed.result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
+        const natural = await readWav(await local(u.files['utterance.wav']!));
+        const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
         const file = path.join(out.dir, 'speech.wav');
         await writeWav(file, fitted.audio, { format: 'float32' });
         out.addFile('speech.wav', file);
-        if (fitted.exceeded) synthCtx.logger.warn({ segment: slot.segment.id, seconds: slot.seconds, fitted: fitted.durationSeconds }, 'line longer than its slot');
         const { audio, ...rest } = fitted;
         return { ...rest, sampleRate: audio.sampleRate, frames: audio.channels[0]!.length };
       });
-      allCached &&= result.cached;
-      segments.push({ slot, result });
+      allCached &&= placed.result.cached;
+      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
     }
     await runner.done('synthesis', allCached && slots.length > 0, (performance.now() - t0) / 1000);
     reportProgress(synthCtx, 'synthesis', 1);
+    const voiced = segments.filter((s): s is PlacedSegment & { result: StageResult<SegmentArtifact> } => s.result !== undefined);
 
     // Speech timeline.
-    const sampleRate = timelineSampleRate(segments.map((s) => s.result.value.sampleRate), segments.length ? 0 : (await getEngine()).capabilities.sampleRate);
-    const timeline = await runner.run('timeline', { v: STAGE_VERSION, duration, sampleRate, segments: segments.map((s) => [s.result.key, s.slot.start]) }, async (out, ctx) => {
+    const sampleRate = timelineSampleRate(voiced.map((s) => s.result.value.sampleRate), voiced.length ? 0 : (await getEngine()).capabilities.sampleRate);
+    const timeline = await runner.run('timeline', { v: STAGE_VERSION, duration, sampleRate, segments: voiced.map((s) => [s.result.key, s.placement.start]) }, async (out, ctx) => {
       const entries = [];
-      for (const s of segments) {
-        entries.push({ file: await local(s.result.files['speech.wav']!), start: s.slot.start, frames: s.result.value.frames, sampleRate: s.result.value.sampleRate });
+      for (const s of voiced) {
+        entries.push({ file: await local(s.result.files['speech.wav']!), start: s.placement.start, frames: s.result.value.frames, sampleRate: s.result.value.sampleRate });
       }
       const file = path.join(out.dir, 'speech.wav');
       await renderSpeechTimeline(file, entries, sampleRate, duration, ctx, media);
@@ -237,7 +351,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         : { id: 'none', selected: conversion.selected, reason: conversion.reason },
     };
     if (withLips) {
-      const words = segments.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.slot.start + w.start, end: s.slot.start + w.end })));
+      const words = voiced.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.placement.start + w.start, end: s.placement.start + w.end })));
       const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, ...(transcript.tracks ? { sourceSpeechKey: transcript.tracks.speech } : {}), words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
       videoKey = lips.videoKey;
       const lipsSelected = opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto';
@@ -255,7 +369,25 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       return null;
     });
 
-    // Results under the generation number, word timings, event.
+    // Quality: every line measured, and the outputs.
+    const quality = await qualityStage(rt, runner, {
+      job,
+      script,
+      transcript,
+      speakers,
+      segments,
+      speechKey,
+      sourceKey,
+      videoKey: video.files['result.mp4']!,
+      audioKey: audio.files['result.m4a']!,
+      local,
+      opts,
+      media,
+      work,
+    });
+    const reportKey = blobKeys.qualityReport(job.version_id, job.generation);
+
+    // Results and the report under the generation number, word timings, event.
     const t1 = performance.now();
     const resultVideoKey = blobKeys.resultVideo(job.version_id, job.generation);
     const resultAudioKey = blobKeys.resultAudio(job.version_id, job.generation);
@@ -263,6 +395,27 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     await rt.store.put(resultAudioKey, await rt.store.getStream(audio.files['result.m4a']!));
     await storeWordTimings(rt, job.script_key, script, segments);
     await runner.done('publish', false, (performance.now() - t1) / 1000);
+    const report = validate<QualityReport>(
+      QualityReportSchema,
+      buildQualityReport({
+        job,
+        sourceLocale: script.source_locale,
+        voiceOverDelay: voiceOver ? voiceOverDelay : 0,
+        speedCap,
+        speedLimit,
+        shortening: { engine: shortener.engine, possible: shortener.possible, reason: shortener.reason },
+        lines: qualityLines(segments),
+        measured: quality.measured,
+        similarityEngine: quality.similarityEngine,
+        stages: runner.timings,
+        engines,
+        transcript,
+        voiceSources: voices.value.sources,
+        now: new Date(),
+      }),
+      'quality report',
+    );
+    await rt.store.put(reportKey, Buffer.from(JSON.stringify(report, null, 2)));
     await rt.emit({
       type: 'version_generated',
       version_id: job.version_id,
@@ -273,9 +426,10 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       ...(backgroundKey ? { background_key: backgroundKey } : {}),
       duration,
       engines,
+      quality: { report_key: reportKey, ...report.summary },
     });
-    const overlongSegments = segments.filter((s) => s.result.value.exceeded).map((s) => s.slot.segment.id);
-    return { resultVideoKey, resultAudioKey, duration, overlongSegments };
+    const overlongSegments = report.segments.filter((s) => s.flags.includes('overflow')).map((s) => s.id);
+    return { resultVideoKey, resultAudioKey, duration, overlongSegments, reportKey, report };
   } finally {
     await engine?.dispose();
     await rm(work, { recursive: true, force: true });
@@ -326,7 +480,7 @@ async function backgroundOf(job: GenerateVersionJob, transcript: Transcript, rt:
 }
 
 /** Put the placed target word timings into the stored script (the studio and target SRT read them). */
-async function storeWordTimings(rt: JobRuntime, scriptKey: string, script: VersionScript, segments: readonly { slot: SegmentSlot; result: StageResult<SegmentArtifact> }[]): Promise<void> {
+async function storeWordTimings(rt: JobRuntime, scriptKey: string, script: VersionScript, segments: readonly PlacedSegment[]): Promise<void> {
   const byId = new Map(segments.map((s) => [s.slot.segment.id, s]));
   const r3 = (x: number): number => Math.round(x * 1000) / 1000;
   const updated: VersionScript = {
@@ -334,8 +488,117 @@ async function storeWordTimings(rt: JobRuntime, scriptKey: string, script: Versi
     segments: script.segments.map((seg) => {
       const s = byId.get(seg.id);
       if (!s) return seg;
-      return { ...seg, target_words: s.result.value.words.map((w) => ({ text: w.text, start: r3(s.slot.start + w.start), end: r3(s.slot.start + w.end) })) };
+      const at = s.placement.start;
+      return { ...seg, target_words: (s.result?.value.words ?? []).map((w) => ({ text: w.text, start: r3(at + w.start), end: r3(at + w.end) })) };
     }),
   };
   await rt.store.put(scriptKey, Buffer.from(JSON.stringify(updated)));
+}
+
+const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/**
+ * The transcript's speakers (reference clips) with the choices saved in the script (name, voice),
+ * then any speaker the script names that the transcript does not have (no reference clip).
+ */
+function speakersOf(transcript: Transcript, script: VersionScript): Speaker[] {
+  const chosen = new Map(script.speakers.map((sp) => [sp.id, sp]));
+  const out: Speaker[] = transcript.speakers.map((sp) => {
+    const c = chosen.get(sp.id);
+    return { ...sp, ...(c?.name !== undefined ? { name: c.name } : {}), ...(c?.voice ? { voice: c.voice } : {}) };
+  });
+  for (const sp of script.speakers) if (!out.some((s) => s.id === sp.id)) out.push(sp);
+  return out;
+}
+
+interface QualityStageInput {
+  job: GenerateVersionJob;
+  script: VersionScript;
+  transcript: Transcript;
+  /** The speakers with their voice choices (speakersOf). */
+  speakers: readonly Speaker[];
+  segments: readonly PlacedSegment[];
+  speechKey: string;
+  sourceKey: string;
+  videoKey: string;
+  audioKey: string;
+  local: (key: string) => Promise<string>;
+  opts: GenerateVersionOptions;
+  media: MediaToolOptions;
+  work: string;
+}
+
+/**
+ * The measurements of the report, as a cached stage keyed by what it reads: the placed lines, the
+ * outputs, the reference clips and the engines (ASR for the target locale, speaker embedding).
+ */
+async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string }> {
+  const choice = engineChoiceFromEnv(process.env);
+  const modelsDir = rt.config.modelsDir;
+  // Back-transcription: auto (the best engine installed here for the target locale) unless told.
+  const asrChoice = q.opts.quality?.asr ?? 'auto';
+  let asr: BackTranscriber;
+  let asrModel: unknown = null;
+  try {
+    const id = await asrEngineIdentity(q.job.locale, modelsDir, asrChoice);
+    asr = id.engine === 'none' ? { engine: null, reason: await noBackTranscriberReason(q.job.locale) } : { engine: id.engine };
+    asrModel = id.model?.map((m) => [m.model, m.sha256]) ?? null;
+  } catch (e) {
+    asr = { engine: null, reason: `${asrChoice}: ${(e as Error).message.split('\n')[0]}` };
+  }
+  const speaker = await resolveSpeakerEngine(q.opts.quality?.speaker ?? choice.speaker, modelsDir);
+  // Similarity to the speaker does not apply where the voice is meant to differ: a library voice or anonymization (the speaker's choice in the script, else the version's).
+  const notApplicable: Record<string, string> = {};
+  for (const sp of q.speakers) {
+    const c = sp.voice;
+    const library = c ? (c.source === 'library' ? c.library_voice_id : undefined) : q.job.options.voice_library_id;
+    const anonymization = c?.source === 'anonymized' ? (c.anonymization ?? 1) : c?.source === 'speaker' ? 0 : (q.job.options.voice_anonymization ?? 0);
+    if (library !== undefined) notApplicable[sp.id] = `${sp.id} speaks with the library voice ${library}, not their own: similarity is not flagged`;
+    else if (anonymization > 0) notApplicable[sp.id] = `${sp.id}'s voice is anonymized (${anonymization}): moved away from theirs on purpose, similarity is not flagged`;
+  }
+  const references = Object.fromEntries(q.transcript.speakers.filter((s) => s.reference_key).map((s) => [s.id, s.reference_key!]));
+  const inputs = {
+    v: QUALITY_VERSION,
+    speech: q.speechKey,
+    video: q.videoKey,
+    audio: q.audioKey,
+    lines: q.segments.map((s) => [s.slot.segment.id, s.result?.key ?? null, s.spokenText, s.slot.segment.speaker, round6(s.placement.start), round6(s.placement.end)]),
+    references,
+    asr: [asr.engine, asrModel],
+    speaker: [speaker.id, speaker.model?.sha256 ?? null],
+    notApplicable,
+  };
+  const r = await runner.run<QualityMeasurements>('quality', inputs, async (_out, ctx) => {
+    const localRefs: Record<string, string> = {};
+    for (const [id, key] of Object.entries(references)) localRefs[id] = await q.local(key);
+    const run = async () =>
+      measureQuality(
+        {
+          locale: q.job.locale,
+          speechFile: await q.local(q.speechKey),
+          sourceVideo: await q.local(q.sourceKey),
+          resultVideo: await q.local(q.videoKey),
+          resultAudio: await q.local(q.audioKey),
+          lines: await Promise.all(qualityLines(q.segments).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, file: await q.local(l.fitted.file) } } : l))),
+          references: localRefs,
+          asr,
+          similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), notApplicable },
+        },
+        { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: rt.config.onnxThreads, models: modelsDir ? { modelsDir } : {}, tmpDir: q.work, media: q.media },
+        ctx,
+      );
+    return rt.withLimit ? rt.withLimit('gpu', run) : run();
+  });
+  return { measured: r.value, similarityEngine: speaker.id };
+}
+
+/** The lines as the report sees them (`fitted.file`: the blob key of the fitted line). */
+function qualityLines(segments: readonly PlacedSegment[]): QualityLine[] {
+  return segments.map((s) => ({
+    segment: s.slot.segment,
+    placement: s.placement,
+    spokenText: s.spokenText,
+    shortening: s.shortening,
+    ...(s.result ? { fitted: { file: s.result.files['speech.wav']!, speechSeconds: s.result.value.speechSeconds, speedFactor: s.result.value.speedFactor, cutSeconds: s.result.value.cutSeconds } } : {}),
+  }));
 }

@@ -28,7 +28,8 @@ export function createJobHandlers(opts: JobHandlersOptions = {}): JobHandlers {
       await prepareVersion(job, rt, { translate: translateConfig() });
     },
     'generate-version': async (job, rt) => {
-      await generateVersion(job, rt, generate);
+      // the translation configuration too: a line too long for its time may be re-translated shorter
+      await generateVersion(job, rt, { translate: translateConfig(), ...generate });
     },
   };
 }

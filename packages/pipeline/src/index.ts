@@ -8,5 +8,7 @@ export { prepareAsset, prepareVersionJobId, type PrepareAssetOptions, type Prepa
 export { prepareVersion, type PrepareVersionOptions, type PrepareVersionResult } from './prepare-version.js';
 export { createJobHandlers, jobHandlers, type JobHandlersOptions } from './handlers.js';
 export { generateVersion, type GenerateVersionOptions, type GenerateVersionResult } from './generate.js';
+export { placeLines, type Placement, type PlacementLine, type PlacementOptions } from './generate-placement.js';
+export { buildQualityReport, measureQuality, speechRmsDbfs, wordsByLine, type QualityLine, type QualityMeasurements } from './generate-quality.js';
 export { asrEngineIdentity, engineChoiceFromEnv, generateOptionsOf, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion, ASR_ENGINE_IDS, VOICE_CONVERSION_IDS, SPEAKER_ENGINE_IDS, type AsrEngineChoice, type EngineChoice, type SpeakerEngine, type SpeakerEngineId, type TtsEngineChoice, type VoiceConversionChoice } from './engine-choice.js';
 export { warmup, type WarmupRuntime } from './warmup.js';

@@ -13,6 +13,8 @@ export interface StagePlan {
 
 export class StageRunner {
   private readonly offsets = new Map<string, [number, number]>();
+  /** Every stage reported so far, in order: seconds and whether its output came from the cache. */
+  readonly timings: { stage: string; seconds: number; cached: boolean }[] = [];
 
   constructor(
     private readonly rt: JobRuntime,
@@ -45,6 +47,7 @@ export class StageRunner {
 
   /** Report a step that does not go through the cache (cheap checks, final writes). */
   async done(stage: string, cached: boolean, seconds: number): Promise<void> {
+    this.timings.push({ stage, seconds: Number(seconds.toFixed(3)), cached });
     reportProgress(this.context(stage), stage, 1);
     await this.rt.emit({
       type: 'stage_done',

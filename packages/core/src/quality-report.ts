@@ -1,0 +1,195 @@
+/**
+ * The quality report of one generated version (`schema: "dub.quality-report/1"`): how every dubbed
+ * line was placed (slot, natural length, speed, time past the slot and how that was resolved, gap
+ * to the next line), how it measures (loudness, back-transcription word error rate, speaker
+ * similarity) and, for the version, the loudness and durations of the outputs, stage times,
+ * engines, speakers and the count of lines flagged against QUALITY_THRESHOLDS. Generation stores
+ * it under the generation (blobKeys.qualityReport), `dub run` writes it as report.json and the API
+ * serves it at GET /v1/versions/{version_id}/report. A change that removes or retypes a field
+ * bumps the number after the slash; added fields keep it.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { EngineRecordsSchema } from './engines.js';
+import { SpeakerAdjustmentSchema, SpeakerCountMethodSchema } from './script.js';
+
+export const QUALITY_REPORT_SCHEMA = 'dub.quality-report/1' as const;
+
+/**
+ * Lines are flagged when: sped up by more than `speedFactor` (natural length / placed length),
+ * any time past their slot (`overflowMs`, after rounding to whole ms), back-transcription word
+ * error rate above `wer`; and below the similarity threshold of the speaker-embedding engine
+ * (@dub/asr SIMILARITY_THRESHOLDS; none for the MFCC statistics). Not fitted to any recording.
+ */
+export const QUALITY_THRESHOLDS = Object.freeze({ speedFactor: 1.25, overflowMs: 0, wer: 0.3 });
+
+/**
+ * Placement of a line that does not fit its slot: it is sped up to `speedCap`, then takes the
+ * silence after it (and, in voice-over, up to the delay before it), then a shorter translation
+ * when the translation engine takes a length budget, and only then is it sped past the cap, up to
+ * `speedLimit`; what still does not fit delays the next line (or overlaps it where the source
+ * speakers overlapped, or is cut at the end of the video).
+ */
+export const PLACEMENT_DEFAULTS = Object.freeze({ speedCap: 1.25, speedLimit: 1.6 });
+
+export const PLACEMENT_RESOLUTIONS = [
+  /** Within its slot at a speed up to the cap (or slowed down / padded when short). */
+  'fits',
+  /** Ran into the silence after its slot. */
+  'used_gap_after',
+  /** Voice-over: also started earlier, within the voice-over delay. */
+  'used_gap_before',
+  /** A shorter translation fitted. */
+  'shortened',
+  /** Sped past the cap (up to the limit) to end before the next line. */
+  'sped_past_cap',
+  /** Longer than its room at the speed limit: the next line starts later (delayed_ms on it). */
+  'delayed_next',
+  /** Longer than its room at the speed limit and the source speakers overlapped: it plays over the next line. */
+  'overlaps_next',
+  /** The last line, longer than the video at the speed limit: cut at the end (truncated_ms). */
+  'truncated',
+] as const;
+export type PlacementResolution = (typeof PLACEMENT_RESOLUTIONS)[number];
+
+export const QUALITY_FLAGS = ['speed', 'overflow', 'wer', 'similarity'] as const;
+export type QualityFlag = (typeof QUALITY_FLAGS)[number];
+
+const Lit = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
+const Nullable = <T extends ReturnType<typeof Type.Number>>(t: T) => Type.Union([t, Type.Null()]);
+const Span = Type.Object({ start: Type.Number(), end: Type.Number() });
+
+export const ShorteningSchema = Type.Object({
+  /** Translation engine asked (or that would have been). */
+  engine: Type.String(),
+  /** Whether a shorter translation was asked for. */
+  attempted: Type.Boolean(),
+  /** Whether the shorter line is the one spoken. */
+  applied: Type.Boolean(),
+  /** Character budget of the request. */
+  budget_chars: Type.Optional(Type.Integer({ minimum: 0 })),
+  chars_before: Type.Integer({ minimum: 0 }),
+  chars_after: Type.Optional(Type.Integer({ minimum: 0 })),
+  reason: Type.String(),
+});
+
+export const QualitySegmentSchema = Type.Object({
+  id: Type.String(),
+  speaker: Type.String(),
+  /** The source segment's time span (seconds). */
+  slot: Span,
+  /** Where the dubbed line plays in the speech timeline (seconds; voice-over adds its delay in the mix). */
+  placed: Span,
+  /** The script's target text, and the text spoken (differs when shortened). */
+  text: Type.String(),
+  spoken_text: Type.String(),
+  /** Seconds of the synthesized line at speed 1, silence trimmed. */
+  natural_seconds: Type.Number({ minimum: 0 }),
+  /** Seconds of speech as placed (padding excluded). */
+  speech_seconds: Type.Number({ minimum: 0 }),
+  /** natural_seconds / speech_seconds: above 1 sped up, below 1 slowed down. */
+  speed_factor: Type.Number({ minimum: 0 }),
+  /** Milliseconds the line runs past the end of its slot. */
+  overflow_ms: Type.Integer({ minimum: 0 }),
+  resolution: Lit(PLACEMENT_RESOLUTIONS),
+  gap_after_used_ms: Type.Integer({ minimum: 0 }),
+  gap_before_used_ms: Type.Integer({ minimum: 0 }),
+  /** Milliseconds this line starts after its slot because the line before it ran over. */
+  delayed_ms: Type.Integer({ minimum: 0 }),
+  /** Milliseconds cut off at the end of the video. */
+  truncated_ms: Type.Integer({ minimum: 0 }),
+  shortening: Type.Union([ShorteningSchema, Type.Null()]),
+  /** The next line in time and the silence between them (negative: they overlap by that much). */
+  next: Type.Union([Type.Object({ id: Type.String(), gap_ms: Type.Integer(), source_overlap: Type.Boolean() }), Type.Null()]),
+  loudness: Type.Object({ rms_dbfs: Nullable(Type.Number()), measured_on: Type.Literal('speech_track') }),
+  back_transcription: Type.Object({
+    /** ASR engine that transcribed the dubbed line in the target language; null when none supports it here. */
+    engine: Type.Union([Type.String(), Type.Null()]),
+    text: Type.Union([Type.String(), Type.Null()]),
+    /** Word error rate of `text` against spoken_text; null with `reason` when not measured. */
+    wer: Nullable(Type.Number({ minimum: 0 })),
+    reason: Type.Optional(Type.String()),
+  }),
+  speaker_similarity: Type.Object({
+    /** Speaker-embedding engine (wespeaker, mfcc). */
+    engine: Type.String(),
+    /** speaker_embedding_cosine (a verification score) or mfcc_stats_cosine (a timbre statistic, not one). */
+    kind: Type.String(),
+    /** Cosine of the dubbed line's vector and the speaker's reference clip's; null with `reason` when not measured. */
+    cosine: Nullable(Type.Number()),
+    /** The engine's same-speaker threshold, null when it has none or it does not apply (library voice, anonymization). */
+    threshold: Nullable(Type.Number()),
+    /** The speaker whose reference clip is closest to the dubbed line (several speakers). */
+    closest_speaker: Type.Union([Type.String(), Type.Null()]),
+    reason: Type.Optional(Type.String()),
+  }),
+  flags: Type.Array(Lit(QUALITY_FLAGS)),
+});
+export type QualitySegment = Static<typeof QualitySegmentSchema>;
+
+const StreamDurations = Type.Object({ container: Nullable(Type.Number()), video: Nullable(Type.Number()), audio: Nullable(Type.Number()) });
+
+export const QualitySummarySchema = Type.Object({
+  segments: Type.Integer({ minimum: 0 }),
+  /** Lines with at least one flag. */
+  flagged: Type.Integer({ minimum: 0 }),
+  speed: Type.Integer({ minimum: 0 }),
+  overflow: Type.Integer({ minimum: 0 }),
+  /** null when not measured (no ASR for the target locale, no similarity threshold for the engine). */
+  wer: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  similarity: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+  /** Lines placed by force: sped past the cap, delaying or overlapping the next line, or cut at the end. */
+  forced: Type.Integer({ minimum: 0 }),
+});
+export type QualitySummary = Static<typeof QualitySummarySchema>;
+
+export const QualityReportSchema = Type.Object({
+  schema: Type.Literal(QUALITY_REPORT_SCHEMA),
+  asset_id: Type.String(),
+  version_id: Type.String(),
+  generation: Type.Integer({ minimum: 1 }),
+  created_at: Type.String(),
+  source_locale: Type.String(),
+  target_locale: Type.String(),
+  mode: Type.String(),
+  voice_over: Type.Boolean(),
+  thresholds: Type.Object({
+    speed_factor: Type.Number(),
+    overflow_ms: Type.Number(),
+    wer: Type.Number(),
+    similarity: Nullable(Type.Number()),
+    similarity_engine: Type.String(),
+  }),
+  placement: Type.Object({
+    speed_cap: Type.Number(),
+    speed_limit: Type.Number(),
+    /** Voice-over delay of the speech in the mix (0 for replace). */
+    voice_over_delay_s: Type.Number({ minimum: 0 }),
+    /** Whether a line can be re-translated shorter here, by which engine, or why not. */
+    shortening: Type.Object({ engine: Type.String(), possible: Type.Boolean(), reason: Type.String() }),
+  }),
+  segments: Type.Array(QualitySegmentSchema),
+  /** EBU R128 of the dubbed audio track as delivered (result.m4a). */
+  loudness: Type.Object({ integrated_lufs: Nullable(Type.Number()), true_peak_dbtp: Nullable(Type.Number()), range_lu: Nullable(Type.Number()), measured_on: Type.Literal('result_audio') }),
+  /**
+   * Seconds of the source and the outputs (container, video stream, first audio stream), and the
+   * differences in ms: result_video (container), result_video_audio (its dubbed track) and
+   * result_audio (result.m4a) against the source container; result_video_stream against the
+   * source's video stream.
+   */
+  durations: Type.Object({
+    source: StreamDurations,
+    result_video: StreamDurations,
+    result_audio: StreamDurations,
+    diff_ms: Type.Object({ result_video: Nullable(Type.Number()), result_video_stream: Nullable(Type.Number()), result_video_audio: Nullable(Type.Number()), result_audio: Nullable(Type.Number()) }),
+  }),
+  /** Generation stages in order: seconds, and whether the output came from the cache. */
+  stages: Type.Array(Type.Object({ stage: Type.String(), seconds: Type.Number({ minimum: 0 }), cached: Type.Boolean() })),
+  engines: EngineRecordsSchema,
+  speakers: Type.Object({
+    method: Type.Union([SpeakerCountMethodSchema, Type.Literal('unknown')]),
+    found: Type.Array(Type.Object({ id: Type.String(), speech_seconds: Nullable(Type.Number()), segments: Type.Integer({ minimum: 0 }), voice: Type.String() })),
+    adjustments: Type.Array(SpeakerAdjustmentSchema),
+  }),
+  summary: QualitySummarySchema,
+});
+export type QualityReport = Static<typeof QualityReportSchema>;

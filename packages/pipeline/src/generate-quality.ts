@@ -1,0 +1,352 @@
+/**
+ * The quality report of a generation (@dub/core QualityReportSchema, `dub.quality-report/1`):
+ * measurements of every dubbed line (loudness of its speech, back-transcription in the target
+ * language with its word error rate, cosine of its speaker vector and the speaker's reference
+ * clip's) and of the outputs (EBU R128 loudness of the dubbed track, durations against the
+ * source), joined with how each line was placed, the stage times, the engines and the speakers.
+ */
+import {
+  getLocale,
+  reportProgress,
+  subContext,
+  QUALITY_REPORT_SCHEMA,
+  QUALITY_THRESHOLDS,
+  type EngineRecords,
+  type GenerateVersionJob,
+  type QualityFlag,
+  type QualityReport,
+  type QualitySegment,
+  type QualitySummary,
+  type ResolveOptions,
+  type ScriptSegment,
+  type StageContext,
+  type Transcript,
+  type DeviceChoice,
+} from '@dub/core';
+import type { SessionCache } from '@dub/onnx';
+import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
+import { measureLoudness } from '@dub/mix';
+import { speechExtent, toMono } from '@dub/voice';
+import type { Placement } from './generate-placement.js';
+
+export type Shortening = NonNullable<QualitySegment['shortening']>;
+
+export interface QualityLine {
+  segment: ScriptSegment;
+  placement: Placement;
+  spokenText: string;
+  shortening: Shortening | null;
+  /** The fitted line (local WAV) as placed; absent when nothing of it fits before the end of the video. */
+  fitted?: { file: string; speechSeconds: number; speedFactor: number; cutSeconds: number };
+}
+
+/** Back-transcription engine for the target locale: an ASR engine id, or null with the reason. */
+export type BackTranscriber = { engine: string; reason?: undefined } | { engine: null; reason: string };
+
+export interface SimilarityEngine {
+  /** Engine id as the speakers stage names it (wespeaker, mfcc). */
+  id: string;
+  embedding: 'mfcc' | 'onnx';
+  modelFile?: string;
+  /** Speaker id -> why the threshold does not apply to their lines (a library voice, anonymization). */
+  notApplicable: Readonly<Record<string, string>>;
+}
+
+export interface QualityEnv {
+  sessions: SessionCache;
+  device: DeviceChoice;
+  threads: number;
+  models: ResolveOptions;
+  tmpDir: string;
+  media: MediaToolOptions;
+}
+
+export interface QualityMeasureInput {
+  locale: string;
+  /** The speech timeline (every placed line), local WAV. */
+  speechFile: string;
+  sourceVideo: string;
+  resultVideo: string;
+  resultAudio: string;
+  lines: readonly QualityLine[];
+  /** Speaker id -> local reference clip. */
+  references: Readonly<Record<string, string>>;
+  asr: BackTranscriber;
+  similarity: SimilarityEngine;
+}
+
+export interface LineMeasurement {
+  rms_dbfs: number | null;
+  back_transcription: QualitySegment['back_transcription'];
+  speaker_similarity: QualitySegment['speaker_similarity'];
+}
+
+export interface QualityMeasurements {
+  lines: Record<string, LineMeasurement>;
+  loudness: QualityReport['loudness'];
+  durations: QualityReport['durations'];
+  similarityThreshold: number | null;
+  similarityKind: string;
+}
+
+const r3 = (x: number): number => Math.round(x * 1000) / 1000;
+const r1 = (x: number): number => Math.round(x * 10) / 10;
+const finite = (x: number | undefined): number | null => (x !== undefined && Number.isFinite(x) ? x : null);
+
+/** RMS level in dBFS of the speech in `x` (leading and trailing silence excluded); null when silent. */
+export function speechRmsDbfs(x: Float32Array, sampleRate: number): number | null {
+  const ext = speechExtent(x, sampleRate);
+  if (ext.end <= ext.start) return null;
+  let e = 0;
+  for (let i = ext.start; i < ext.end; i++) e += x[i]! * x[i]!;
+  const ms = e / (ext.end - ext.start);
+  return ms > 0 ? r1(10 * Math.log10(ms)) : null;
+}
+
+/** Words of the transcription, each given to the placed line its midpoint falls in. */
+export function wordsByLine(spans: readonly { id: string; start: number; end: number }[], words: readonly { text: string; start: number; end: number }[]): Map<string, string[]> {
+  const out = new Map<string, string[]>(spans.map((s) => [s.id, []]));
+  for (const w of words) {
+    const mid = (w.start + w.end) / 2;
+    const line = spans.find((s) => mid >= s.start && mid <= s.end);
+    if (line) out.get(line.id)!.push(w.text);
+  }
+  return out;
+}
+
+async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<Map<string, QualitySegment['back_transcription']>> {
+  const out = new Map<string, QualitySegment['back_transcription']>();
+  const heard = input.lines.filter((l) => l.fitted);
+  const none = (reason: string) => ({ engine: input.asr.engine, text: null, wer: null, reason });
+  for (const l of input.lines) if (!l.fitted) out.set(l.segment.id, none('nothing of the line was placed (cut at the end of the video)'));
+  if (input.asr.engine === null) {
+    for (const l of heard) out.set(l.segment.id, { engine: null, text: null, wer: null, reason: input.asr.reason });
+    return out;
+  }
+  const { transcribe, wordErrorRate } = await import('@dub/asr');
+  const spans = heard.map((l) => ({ id: l.segment.id, start: l.placement.start, end: l.placement.end }));
+  let words: { text: string; start: number; end: number }[] = [];
+  try {
+    const t = await transcribe(
+      input.speechFile,
+      {
+        locale: input.locale,
+        engine: input.asr.engine as 'whisper' | 'pocketsphinx',
+        // the placed lines are the regions: every line is decoded on its own
+        speech: { engine: 'placement', duration: Math.max(0, ...spans.map((s) => s.end)), frameSeconds: 0.032, probabilities: new Float32Array(0), regions: spans.map((s) => ({ start: s.start, end: s.end, probability: 1 })) },
+        sessions: env.sessions,
+        device: env.device,
+        threads: env.threads,
+        models: env.models,
+        tmpDir: env.tmpDir,
+      },
+      ctx,
+    );
+    words = t.segments.flatMap((s) => s.words);
+  } catch (e) {
+    // An engine that heard no word at all: every line's transcription is empty (WER 1).
+    if ((e as { code?: string }).code !== 'empty_transcript') {
+      const reason = `back-transcription with ${input.asr.engine} failed: ${(e as Error).message.split('\n')[0]}`;
+      ctx.logger.warn({ err: (e as Error).message }, 'back-transcription failed');
+      for (const l of heard) out.set(l.segment.id, none(reason));
+      return out;
+    }
+  }
+  const byLine = wordsByLine(spans, words);
+  for (const l of heard) {
+    const text = byLine.get(l.segment.id)!.join(' ');
+    out.set(l.segment.id, { engine: input.asr.engine, text, wer: r3(wordErrorRate(l.spokenText, text).wer) });
+  }
+  return out;
+}
+
+async function similarities(
+  input: QualityMeasureInput,
+  samples: Map<string, { x: Float32Array; sampleRate: number }>,
+  env: QualityEnv,
+  ctx: StageContext,
+): Promise<{ byLine: Map<string, QualitySegment['speaker_similarity']>; threshold: number | null; kind: string }> {
+  const { createSpeakerEmbedder, cosineSimilarity } = await import('@dub/asr');
+  const embedder = await createSpeakerEmbedder(
+    { embedding: input.similarity.embedding, ...(input.similarity.modelFile ? { onnx: { file: input.similarity.modelFile } } : {}), sessions: env.sessions, device: env.device, threads: env.threads, models: env.models, tmpDir: env.tmpDir },
+    ctx,
+  );
+  const byLine = new Map<string, QualitySegment['speaker_similarity']>();
+  try {
+    const refs = new Map<string, Float32Array>();
+    for (const [id, file] of Object.entries(input.references)) refs.set(id, await embedder.embed(file, ctx));
+    const noThreshold = embedder.threshold === null ? `${input.similarity.id}: MFCC statistics have no same-speaker threshold (not a verification score); not flagged` : undefined;
+    for (const l of input.lines) {
+      const na = input.similarity.notApplicable[l.segment.speaker];
+      const base = { engine: input.similarity.id, kind: embedder.kind, threshold: na ? null : embedder.threshold };
+      const note = na ?? noThreshold;
+      const s = samples.get(l.segment.id);
+      const ref = refs.get(l.segment.speaker);
+      if (!s || !ref) {
+        byLine.set(l.segment.id, { ...base, cosine: null, closest_speaker: null, reason: !s ? 'no speech of the line was placed' : `speaker ${l.segment.speaker} has no reference clip` });
+        continue;
+      }
+      const v = await embedder.embed({ samples: s.x, sampleRate: s.sampleRate }, ctx);
+      const scores = [...refs.entries()].map(([id, r]) => [id, cosineSimilarity(v, r)] as const);
+      const own = scores.find(([id]) => id === l.segment.speaker)![1];
+      const closest = refs.size > 1 ? [...scores].sort((a, b) => b[1] - a[1])[0]![0] : null;
+      byLine.set(l.segment.id, { ...base, cosine: r3(own), closest_speaker: closest, ...(note ? { reason: note } : {}) });
+    }
+  } finally {
+    await embedder.close();
+  }
+  return { byLine, threshold: embedder.threshold, kind: embedder.kind };
+}
+
+function durationsOf(info: MediaInfo | undefined): QualityReport['durations']['source'] {
+  return { container: finite(info?.duration), video: finite(info?.video?.duration), audio: finite(info?.audio[0]?.duration) };
+}
+
+/** Measure every line and the outputs. */
+export async function measureQuality(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<QualityMeasurements> {
+  // Each line's speech as placed: loudness here, and the vector for similarity.
+  const samples = new Map<string, { x: Float32Array; sampleRate: number }>();
+  const rms = new Map<string, number | null>();
+  for (const l of input.lines) {
+    if (!l.fitted) continue;
+    const a = await readWav(l.fitted.file);
+    const x = toMono(a);
+    const ext = speechExtent(x, a.sampleRate);
+    rms.set(l.segment.id, speechRmsDbfs(x, a.sampleRate));
+    if (ext.end > ext.start) samples.set(l.segment.id, { x: x.slice(ext.start, ext.end), sampleRate: a.sampleRate });
+  }
+  reportProgress(ctx, 'quality', 0.1);
+  const asr = await backTranscribe(input, env, subContext(ctx, 'quality', 0.1, 0.6));
+  reportProgress(ctx, 'quality', 0.6);
+  const sim = await similarities(input, samples, env, subContext(ctx, 'quality', 0.6, 0.8));
+  reportProgress(ctx, 'quality', 0.8);
+  const lines: Record<string, LineMeasurement> = {};
+  for (const l of input.lines) {
+    lines[l.segment.id] = { rms_dbfs: rms.get(l.segment.id) ?? null, back_transcription: asr.get(l.segment.id)!, speaker_similarity: sim.byLine.get(l.segment.id)! };
+  }
+
+  const loud = await measureLoudness(input.resultAudio, env.media, ctx);
+  const [source, video, audio] = await Promise.all([probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
+  const diff = (x: number | null, from: number | null): number | null => (x !== null && from !== null ? Math.round((x - from) * 1000) : null);
+  const src = durationsOf(source);
+  const v = durationsOf(video);
+  const a = durationsOf(audio);
+  return {
+    lines,
+    loudness: { integrated_lufs: finite(r1(loud.integrated)), true_peak_dbtp: finite(r1(loud.truePeak)), range_lu: finite(r1(loud.range)), measured_on: 'result_audio' },
+    durations: {
+      source: src,
+      result_video: v,
+      result_audio: a,
+      // containers and the dubbed audio against the source container; the video stream against the source's video stream
+      diff_ms: { result_video: diff(v.container, src.container), result_video_stream: diff(v.video, src.video), result_video_audio: diff(v.audio, src.container), result_audio: diff(a.container, src.container) },
+    },
+    similarityThreshold: sim.threshold,
+    similarityKind: sim.kind,
+  };
+}
+
+export interface ReportInput {
+  job: GenerateVersionJob;
+  sourceLocale: string;
+  voiceOverDelay: number;
+  speedCap: number;
+  speedLimit: number;
+  shortening: QualityReport['placement']['shortening'];
+  lines: readonly QualityLine[];
+  measured: QualityMeasurements;
+  similarityEngine: string;
+  stages: QualityReport['stages'];
+  engines: EngineRecords;
+  transcript: Transcript;
+  voiceSources: Readonly<Record<string, string>>;
+  now: Date;
+}
+
+const ms = (seconds: number): number => Math.max(0, Math.round(seconds * 1000));
+
+/** Join placement and measurements into the report; flags and counts against QUALITY_THRESHOLDS. */
+export function buildQualityReport(r: ReportInput): QualityReport {
+  const T = QUALITY_THRESHOLDS;
+  const simThreshold = r.measured.similarityThreshold;
+  const segments: QualitySegment[] = r.lines.map((l, i) => {
+    const p = l.placement;
+    const m = r.measured.lines[l.segment.id]!;
+    const next = r.lines[i + 1];
+    const speechSeconds = l.fitted?.speechSeconds ?? 0;
+    const speed = r3(l.fitted?.speedFactor ?? 0);
+    const overflow = ms(p.end - p.slotEnd);
+    const flags: QualityFlag[] = [];
+    if (speed > T.speedFactor) flags.push('speed');
+    if (overflow > T.overflowMs) flags.push('overflow');
+    if (m.back_transcription.wer !== null && m.back_transcription.wer > T.wer) flags.push('wer');
+    const lineThreshold = m.speaker_similarity.threshold;
+    if (lineThreshold !== null && m.speaker_similarity.cosine !== null && m.speaker_similarity.cosine < lineThreshold) flags.push('similarity');
+    return {
+      id: l.segment.id,
+      speaker: l.segment.speaker,
+      slot: { start: r3(p.slotStart), end: r3(p.slotEnd) },
+      placed: { start: r3(p.start), end: r3(p.end) },
+      text: l.segment.target_text,
+      spoken_text: l.spokenText,
+      natural_seconds: r3(p.natural),
+      speech_seconds: r3(speechSeconds),
+      speed_factor: speed,
+      overflow_ms: overflow,
+      resolution: p.resolution,
+      gap_after_used_ms: ms(p.gapAfterUsed),
+      gap_before_used_ms: ms(p.gapBeforeUsed),
+      delayed_ms: ms(p.delayed),
+      truncated_ms: ms(p.truncated + (l.fitted?.cutSeconds ?? 0)),
+      shortening: l.shortening,
+      next: next ? { id: next.segment.id, gap_ms: Math.round((next.placement.start - p.end) * 1000), source_overlap: p.sourceOverlapNext } : null,
+      loudness: { rms_dbfs: m.rms_dbfs, measured_on: 'speech_track' },
+      back_transcription: m.back_transcription,
+      speaker_similarity: m.speaker_similarity,
+      flags,
+    };
+  });
+  const count = (f: QualityFlag) => segments.filter((s) => s.flags.includes(f)).length;
+  const werMeasured = segments.some((s) => s.back_transcription.wer !== null);
+  const summary: QualitySummary = {
+    segments: segments.length,
+    flagged: segments.filter((s) => s.flags.length > 0).length,
+    speed: count('speed'),
+    overflow: count('overflow'),
+    wer: werMeasured ? count('wer') : null,
+    similarity: simThreshold !== null ? count('similarity') : null,
+    forced: segments.filter((s) => ['sped_past_cap', 'delayed_next', 'overlaps_next', 'truncated'].includes(s.resolution)).length,
+  };
+  const t = r.transcript;
+  const found = t.speakers.map((sp) => ({ id: sp.id, speech_seconds: sp.speech_seconds ?? null, segments: r.lines.filter((l) => l.segment.speaker === sp.id).length, voice: r.voiceSources[sp.id] ?? 'none' }));
+  for (const [id, voice] of Object.entries(r.voiceSources)) if (!found.some((f) => f.id === id)) found.push({ id, speech_seconds: null, segments: r.lines.filter((l) => l.segment.speaker === id).length, voice });
+  return {
+    schema: QUALITY_REPORT_SCHEMA,
+    asset_id: r.job.asset_id,
+    version_id: r.job.version_id,
+    generation: r.job.generation,
+    created_at: r.now.toISOString(),
+    source_locale: r.sourceLocale,
+    target_locale: r.job.locale,
+    mode: r.job.mode,
+    voice_over: r.job.options.voice_over === true,
+    thresholds: { speed_factor: T.speedFactor, overflow_ms: T.overflowMs, wer: T.wer, similarity: simThreshold, similarity_engine: r.similarityEngine },
+    placement: { speed_cap: r.speedCap, speed_limit: r.speedLimit, voice_over_delay_s: r.voiceOverDelay, shortening: r.shortening },
+    segments,
+    loudness: r.measured.loudness,
+    durations: r.measured.durations,
+    stages: r.stages,
+    engines: r.engines,
+    speakers: { method: t.speaker_count_method ?? 'unknown', found, adjustments: t.speaker_adjustments ?? [] },
+    summary,
+  };
+}
+
+/** Why no ASR engine can back-transcribe `locale` here, naming what would. */
+export async function noBackTranscriberReason(locale: string): Promise<string> {
+  const { ASR_ENGINES, whisperLanguageOf } = await import('@dub/asr');
+  const name = getLocale(locale)?.name ?? locale;
+  const hints = [/^en(-|$)/.test(locale) ? `pocketsphinx: ${(await ASR_ENGINES.pocketsphinx()).installHint(locale)}` : 'pocketsphinx speaks English only'];
+  if (whisperLanguageOf(locale)) hints.push(`whisper: ${(await ASR_ENGINES.whisper()).installHint(locale)}`);
+  return `no speech recognition engine for ${name} (${locale}) is installed here (${hints.join('; ')})`;
+}
