@@ -329,13 +329,53 @@ for (const kind of dbKinds()) {
       r = await put(script, etag3);
       expect(r.statusCode).toBe(200);
       const etag4 = r.headers.etag as string;
+      // a segment whose speaker is not one of the script's is refused, naming the segment (generation never lends another voice)
+      r = await put({ ...script, segments: script.segments.map((x: { speaker: string }, i: number) => (i === 1 ? { ...x, speaker: 'speaker_9' } : x)) }, etag4);
+      expect(r.statusCode).toBe(400);
+      expect(r.json()).toEqual({ detail: 'script.segments[1] (s2): speaker "speaker_9" is not one of the script\'s speakers (S1)' });
+      r = await put({ ...script, speakers: [...script.speakers, { id: 'S2' }], segments: script.segments.map((x: { speaker: string }, i: number) => (i === 1 ? { ...x, speaker: 'S2' } : x)) }, etag4);
+      expect(r.statusCode).toBe(200); // a speaker added to the script is one (generation gives it a default voice)
+      const etag5 = r.headers.etag as string;
+      r = await put({ ...script, speakers: [{ id: 'S1' }, { id: 'S1' }] }, etag5);
+      expect(r.statusCode).toBe(400);
+      expect(r.json().detail).toBe('script.speakers[1]: speaker id "S1" appears twice');
+      r = await put(script, etag5);
+      expect(r.statusCode).toBe(200);
       // the SRT reflects the edit
       expect((await inject('GET', `/v1/versions/${versionId}/srt`)).body).toContain('Hola a todos.');
       // not editable while Generating
       await inject('POST', `/v1/versions/${versionId}/generate`, { generate_mode: 'no_lips' });
-      r = await put(script, etag4);
+      r = await put(script, r.headers.etag as string);
       expect(r.statusCode).toBe(400);
       expect(r.json().detail).toMatch(/is Generating; the script can be edited only when it is ReadyToEdit/);
+    });
+
+    it('quality report: 404 before the first generation, the generation\'s report.json after (key or studio link, not another org), 404 after revise', async () => {
+      const { assetId, versionId } = await newAsset();
+      const none = await inject('GET', `/v1/versions/${versionId}/report`);
+      expect(none.statusCode).toBe(404);
+      expect(none.json()).toEqual({ detail: `version ${versionId} has no quality report: it has no generated result (status NotReady)` });
+      await prepareAsset(t, assetId);
+      expect((await inject('POST', `/v1/versions/${versionId}/generate`, { generate_mode: 'no_lips' })).statusCode).toBe(202);
+      expect((await inject('GET', `/v1/versions/${versionId}/report`)).json().detail).toMatch(/no generated result \(status Generating\)/);
+      // the worker stores the report under the generation before its version_generated event
+      const body = JSON.stringify({ schema: 'dub.quality-report/1', version_id: versionId, generation: 1, summary: { segments: 2, flagged: 1 } }, null, 2);
+      await t.api.store.put(blobKeys.qualityReport(versionId, 1), body);
+      await finishGeneration(t, assetId, versionId, 1);
+      const r = await inject('GET', `/v1/versions/${versionId}/report`);
+      expect(r.statusCode).toBe(200);
+      expect(r.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(r.body).toBe(body);
+      expect((await inject('GET', `/v1/versions/${versionId}/report`, undefined, {})).statusCode).toBe(401);
+      expect((await inject('GET', `/v1/versions/${versionId}/report`, undefined, t.auth2)).statusCode).toBe(404);
+      const link = new URL((await inject('POST', `/v1/versions/${versionId}/studio_url`, {})).json().studio_url);
+      const viaStudio = await t.api.app.inject({ method: 'GET', url: `/v1/versions/${versionId}/report?expires=${link.searchParams.get('expires')}&sig=${link.searchParams.get('sig')}` });
+      expect(viaStudio.statusCode, viaStudio.body).toBe(200);
+      expect(viaStudio.body).toBe(body);
+      // revise removes the result and its report
+      expect((await inject('PATCH', `/v1/versions/${versionId}/revise`, {})).statusCode).toBe(200);
+      expect(await t.api.store.has(blobKeys.qualityReport(versionId, 1))).toBe(false);
+      expect((await inject('GET', `/v1/versions/${versionId}/report`)).statusCode).toBe(404);
     });
 
     it('POST /v1/dubbings/{id}/versions copies a version (ReadyToEdit at once)', async () => {

@@ -68,6 +68,10 @@ describe('dub serve end to end', () => {
     expect(source.length).toBeGreaterThan(0);
     expect(cues.map((c) => c.text).join(' ')).not.toBe(source.map((c) => c.text).join(' '));
 
+    const before = await fetch(`${base}/v1/versions/${versionId}/report`, { headers: auth });
+    expect(before.status).toBe(404);
+    expect(((await before.json()) as { detail: string }).detail).toMatch(/has no quality report: it has no generated result \(status ReadyToEdit\)/);
+
     const gen = await fetch(`${base}/v1/versions/${versionId}/generate`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ generate_mode: 'no_lips' }) });
     expect(gen.status).toBe(202);
     const done = await waitFor('Completed', async () => {
@@ -76,6 +80,14 @@ describe('dub serve end to end', () => {
       return v.status === 'Completed' ? v : undefined;
     }, 240_000);
     const resultUrl = String(done.result_url);
+    // the quality report the generation stored, served by the API
+    const rep = await fetch(`${base}/v1/versions/${versionId}/report`, { headers: auth });
+    expect(rep.status).toBe(200);
+    const report = (await rep.json()) as { schema: string; version_id: string; generation: number; target_locale: string; segments: { id: string; speed_factor: number }[]; summary: { segments: number } };
+    expect(report).toMatchObject({ schema: 'dub.quality-report/1', version_id: versionId, generation: 1, target_locale: 'es-ES' });
+    expect(report.segments.length).toBeGreaterThan(0);
+    expect(report.summary.segments).toBe(report.segments.length);
+    for (const x of report.segments) expect(x.speed_factor).toBeGreaterThan(0);
     expect(done.result_audio_url).toEqual(expect.any(String));
 
     const file = path.join(dir, 'result.mp4');

@@ -373,6 +373,21 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   );
 
   app.get(
+    '/v1/versions/:version_id/report',
+    {
+      config: { auth: 'key-or-studio' },
+      schema: {
+        summary: 'The quality report (dub.quality-report/1) of the current result: per line placement, speed, overflow, loudness, back-transcription WER, speaker similarity; loudness and durations of the outputs. 404 before the first generation.',
+        tags: ['versions'],
+        security,
+        params: vParams,
+        response: errors(401, 403, 404, 429, 500),
+      },
+    },
+    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.qualityReport(req.access!, (req.params as { version_id: string }).version_id)),
+  );
+
+  app.get(
     '/v1/versions/:version_id/script',
     {
       config: { auth: 'key-or-studio' },

@@ -571,6 +571,19 @@ export class DubService {
     return serializeSrt(cues);
   }
 
+  /**
+   * GET /v1/versions/{id}/report: the quality report (dub.quality-report/1) of the version's
+   * current result, as generation stored it. 404 before the first generation and after revise
+   * (the result and its report are removed together).
+   */
+  async qualityReport(access: Access, versionId: string): Promise<Buffer> {
+    const v = await this.accessVersion(access, versionId);
+    if (v.result_generation === null) throw new NotFoundError(`version ${versionId} has no quality report: it has no generated result (status ${v.status})`);
+    const key = blobKeys.qualityReport(versionId, v.result_generation);
+    if (!(await this.store.has(key))) throw new NotFoundError(`version ${versionId} has no quality report for generation ${v.result_generation} (generated before reports existed)`);
+    return this.store.getBuffer(key);
+  }
+
   private async readScript(v: VersionRow): Promise<VersionScript> {
     return JSON.parse((await this.store.getBuffer(v.script_key!)).toString('utf8')) as VersionScript;
   }
@@ -604,6 +617,7 @@ export class DubService {
       if (ifMatch !== undefined && ifMatch !== DubService.etagOf(v)) throw refuse(412, 'conflict', `the script changed since it was read (If-Match ${ifMatch}, current ${DubService.etagOf(v)})`);
       if (script.version_id !== versionId || script.asset_id !== v.asset_id) throw new ValidationError('script: asset_id and version_id must be those of the version', { field: 'script.version_id' });
       for (const [i, s] of script.segments.entries()) if (s.end < s.start) throw new ValidationError(`script.segments[${i}]: end must not be before start`, { field: `script.segments[${i}].end` });
+      checkScriptSpeakers(script);
       const ok = await cat.updateVersionIf(tx, versionId, v.row_version, { script_rev: v.script_rev + 1 });
       if (!ok) throw refuse(412, 'conflict', 'the script changed concurrently; read it again');
       await this.store.put(v.script_key, JSON.stringify({ ...script, updated_at: nowIso(this.now()) }));
@@ -764,6 +778,21 @@ export class DubService {
     // Only now, committed, may its jobs reach the queue.
     if (committed) await this.jobs.sendCommitted(committed);
     if (wrote) onWrote();
+  }
+}
+
+/** Every segment's speaker is one of the script's speakers (generation never lends another speaker's voice). */
+export function checkScriptSpeakers(script: VersionScript): void {
+  const ids = new Set<string>();
+  for (const [i, sp] of script.speakers.entries()) {
+    if (ids.has(sp.id)) throw new ValidationError(`script.speakers[${i}]: speaker id "${sp.id}" appears twice`, { field: `script.speakers[${i}].id` });
+    ids.add(sp.id);
+  }
+  const known = [...ids].slice(0, 20).join(', ') || 'none';
+  for (const [i, s] of script.segments.entries()) {
+    if (!ids.has(s.speaker)) {
+      throw new ValidationError(`script.segments[${i}] (${s.id.slice(0, 64)}): speaker "${s.speaker.slice(0, 64)}" is not one of the script's speakers (${known})`, { field: `script.segments[${i}].speaker` });
+    }
   }
 }
 
