@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getModelEntry, type EngineRecord } from '@dub/core';
+import { getModelEntry, type EngineRecord, type QualityReport } from '@dub/core';
 import { parseSrt } from '@dub/srt';
 import { DUB, ffprobeJson, makeSample, ROOT } from './e2e-helpers.js';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-cli-'));
@@ -164,6 +164,15 @@ describe('dub CLI', () => {
       expect(engines.translation).toEqual({ id: 'apertium', selected: 'auto', reason: 'the offline default' });
       expect(engines.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/^auto: no Piper voice here/) });
       expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically\n(  es-ES .*\n)*  es-ES +tts +espeak-ng, chosen automatically\n/);
+      // the quality report: report.json in the folder, its counts and flagged lines in the summary
+      const report = JSON.parse(fs.readFileSync(path.join(es, 'report.json'), 'utf8')) as QualityReport;
+      expect(report.schema).toBe('dub.quality-report/1');
+      expect(report.segments.map((x) => x.id)).toEqual(script.segments.filter((x) => x.target_text.trim() !== '').map((x) => (x as unknown as { id: string }).id));
+      expect(report.engines).toEqual(engines);
+      const q = report.summary;
+      expect(summary).toContain(`\nquality (report.json; flagged: speed > 1.25, time past the slot > 0 ms, WER > 0.3, similarity under the engine's threshold):\n  es-ES    ${q.flagged} of ${q.segments} lines flagged: speed ${q.speed}, overflow ${q.overflow}, WER not measured (no speech recognition engine for Spanish (Spain) (es-ES) is installed here`);
+      for (const x of report.segments.filter((g) => g.flags.length > 0)) expect(summary).toContain(`   ${x.id} ${x.speaker} ${x.slot.start.toFixed(2)}-${x.slot.end.toFixed(2)} s, speed ${x.speed_factor.toFixed(2)}`);
+      expect(summary.split('\n').find((l) => l.includes(path.join('es-ES', 'report.json')))).toBeDefined();
       expect(summary).toMatch(/\nwarnings: none\n$|\nwarnings \(\d+\):\n/);
     }, 420_000);
 

@@ -4,7 +4,8 @@
  * duration fitting, mixing, mux) for each target language, through the same job handlers and
  * in-process queue that `dub serve` uses. Writes, per target locale, `<out>/<locale>/`:
  * dubbed.mp4, dubbed.m4a, source.srt, target.srt, script.json, engines.json (the engine each
- * generation stage ran); and `<out>/transcript.json`.
+ * generation stage ran), report.json (the quality report, dub.quality-report/1; its flagged
+ * lines are listed in the closing summary); and `<out>/transcript.json`.
  * With several inputs, each goes to `<out>/<input name>/` and they are dubbed one after another.
  */
 import fs from 'node:fs';
@@ -12,7 +13,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys, FsBlobStore, isModelAvailable, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, ValidationError,
-  GENERATE_MODES, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
+  GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
@@ -150,6 +151,7 @@ export async function run(argv: string[]): Promise<number> {
   const out = path.resolve(values.out ?? 'dub-output');
   const results: OutputFile[] = [];
   const engineLines: string[] = [];
+  const qualityLines: string[] = [];
   let failures = 0;
   for (const [i, file] of files.entries()) {
     const dest = files.length > 1 ? path.join(out, names[i]!) : out;
@@ -166,7 +168,7 @@ export async function run(argv: string[]): Promise<number> {
       if (!quiet) progress.note(`identified the spoken language of ${path.basename(file)}: ${id.language} (probability ${id.probability.toFixed(2)}, Whisper) -> --from ${from}`);
     }
     if (!quiet) progress.note(`dubbing ${file} (${from} -> ${targets.join(', ')}) into ${dest}`);
-    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines);
+    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines, qualityLines);
     results.push(...r.files);
     if (r.failure) {
       failures++;
@@ -174,11 +176,11 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   progress.finish();
-  if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines));
+  if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines, qualityLines));
   return failures > 0 ? 1 : 0;
 }
 
-async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
+async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
   const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
   const store = new FsBlobStore(path.join(dataDir, 'blobs'));
@@ -196,7 +198,7 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
   let failure: string | undefined;
   const localeOf = (versionId: string | undefined) => versions.find((v) => v.version_id === versionId)?.locale;
 
-  const writeOutputs = async (versionId: string, videoKey: string, audioKey: string, engines: Record<string, unknown> | undefined): Promise<void> => {
+  const writeOutputs = async (versionId: string, videoKey: string, audioKey: string, engines: Record<string, unknown> | undefined, reportKey: string | undefined): Promise<void> => {
     const v = versions.find((x) => x.version_id === versionId)!;
     const dir = path.join(out, v.locale);
     await fsp.mkdir(dir, { recursive: true });
@@ -215,7 +217,14 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
       const detail = [e.model, e.provider].filter(Boolean).join(', ');
       engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(11)} ${e.id}${detail ? ` (${detail})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}`);
     }
-    for (const name of ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json']) {
+    const outputs = ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json'];
+    if (reportKey) {
+      const report = JSON.parse((await store.getBuffer(reportKey)).toString('utf8')) as QualityReport;
+      await fsp.writeFile(path.join(dir, 'report.json'), JSON.stringify(report, null, 2));
+      outputs.push('report.json');
+      qualityLines.push(...qualitySummary(v.locale, report));
+    }
+    for (const name of outputs) {
       const f = path.join(dir, name);
       const seconds = name.startsWith('dubbed.') ? (await probe(f).catch(() => undefined))?.duration : undefined;
       files.push({ file: f, bytes: (await fsp.stat(f)).size, seconds });
@@ -247,7 +256,7 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
         await runtime.queue.enqueue(job);
       } else if (ev.type === 'version_generated') {
         progress.finish();
-        await writeOutputs(ev.version_id, ev.result_video_key, ev.result_audio_key, ev.engines);
+        await writeOutputs(ev.version_id, ev.result_video_key, ev.result_audio_key, ev.engines, ev.quality?.report_key);
         finish(ev.version_id);
       }
     });
@@ -284,8 +293,34 @@ function humanBytes(n: number): string {
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
 
-/** The closing summary on stderr: output files (size, duration), time per stage, warnings. */
-export function summaryTable(files: OutputFile[], progress: ProgressDisplay, warnings: string[], engines: string[] = []): string {
+const sec = (x: number): string => x.toFixed(2);
+
+/** The quality lines of the summary: the counts of one report, then each flagged line. */
+export function qualitySummary(locale: string, r: QualityReport): string[] {
+  const s = r.summary;
+  const unmeasured = (what: string, n: number | null, reason: string | undefined) => (n === null ? `${what} not measured${reason ? ` (${reason})` : ''}` : `${what} ${n}`);
+  const werReason = r.segments.find((x) => x.back_transcription.wer === null)?.back_transcription.reason;
+  const simReason = r.thresholds.similarity === null ? `${r.thresholds.similarity_engine} has no threshold here` : undefined;
+  const lines = [
+    `${locale.padEnd(8)} ${s.flagged} of ${s.segments} lines flagged: speed ${s.speed}, overflow ${s.overflow}, ${unmeasured('WER', s.wer, werReason)}, ${unmeasured('similarity', s.similarity, simReason)}; mix ${r.loudness.integrated_lufs ?? '-'} LUFS, true peak ${r.loudness.true_peak_dbtp ?? '-'} dBTP`,
+  ];
+  for (const x of r.segments.filter((g) => g.flags.length > 0)) {
+    const parts = [
+      `${x.id} ${x.speaker} ${sec(x.slot.start)}-${sec(x.slot.end)} s`,
+      `speed ${x.speed_factor.toFixed(2)}`,
+      x.overflow_ms > 0 ? `+${x.overflow_ms} ms past the slot` : 'within its slot',
+      x.resolution,
+      ...(x.delayed_ms > 0 ? [`starts ${x.delayed_ms} ms late`] : []),
+      ...(x.back_transcription.wer !== null ? [`WER ${x.back_transcription.wer.toFixed(2)}`] : []),
+      ...(x.speaker_similarity.cosine !== null ? [`similarity ${x.speaker_similarity.cosine.toFixed(2)}`] : []),
+    ];
+    lines.push(`${''.padEnd(8)}   ${parts.join(', ')} [${x.flags.join(', ')}]`);
+  }
+  return lines;
+}
+
+/** The closing summary on stderr: output files (size, duration), time per stage, engines, quality, warnings. */
+export function summaryTable(files: OutputFile[], progress: ProgressDisplay, warnings: string[], engines: string[] = [], quality: string[] = []): string {
   const lines = ['', 'outputs:'];
   const width = Math.max(4, ...files.map((f) => path.relative(process.cwd(), f.file).length));
   for (const f of files) lines.push(`  ${path.relative(process.cwd(), f.file).padEnd(width)}  ${humanBytes(f.bytes).padStart(10)}  ${f.seconds !== undefined ? `${f.seconds.toFixed(3)} s` : ''}`.trimEnd());
@@ -296,6 +331,10 @@ export function summaryTable(files: OutputFile[], progress: ProgressDisplay, war
   const total = times.reduce((a, t) => a + t.seconds, 0);
   lines.push(`  ${'total'.padEnd(31)} ${`${total.toFixed(1)} s`.padStart(9)}`);
   if (engines.length) lines.push('engines:', ...engines.map((e) => `  ${e}`));
+  if (quality.length) {
+    const T = QUALITY_THRESHOLDS;
+    lines.push(`quality (report.json; flagged: speed > ${T.speedFactor}, time past the slot > ${T.overflowMs} ms, WER > ${T.wer}, similarity under the engine's threshold):`, ...quality.map((q) => `  ${q}`));
+  }
   lines.push(warnings.length ? `warnings (${warnings.length}):` : 'warnings: none');
   for (const w of warnings) lines.push(`  ${w}`);
   return lines.join('\n') + '\n';
