@@ -75,6 +75,8 @@ export const ShorteningSchema = Type.Object({
 export const QualitySegmentSchema = Type.Object({
   id: Type.String(),
   speaker: Type.String(),
+  /** Whether this generation synthesized or fitted the line anew; false when both came from an earlier generation's cache (a re-dub regenerates only the edited lines). */
+  regenerated: Type.Boolean(),
   /** The source segment's time span (seconds). */
   slot: Span,
   /** Where the dubbed line plays in the speech timeline (seconds; voice-over adds its delay in the mix). */

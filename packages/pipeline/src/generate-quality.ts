@@ -38,6 +38,8 @@ export interface QualityLine {
   shortening: Shortening | null;
   /** The fitted line (local WAV) as placed; absent when nothing of it fits before the end of the video. */
   fitted?: { file: string; speechSeconds: number; speedFactor: number; cutSeconds: number };
+  /** Whether this generation synthesized or fitted the line anew (false: both came from the cache of an earlier one). */
+  regenerated: boolean;
 }
 
 /** Back-transcription engine for the target locale: an ASR engine id, or null with the reason. */
@@ -285,6 +287,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
     return {
       id: l.segment.id,
       speaker: l.segment.speaker,
+      regenerated: l.regenerated,
       slot: { start: r3(p.slotStart), end: r3(p.slotEnd) },
       placed: { start: r3(p.start), end: r3(p.end) },
       text: l.segment.target_text,

@@ -222,6 +222,10 @@ describe('generateVersion', () => {
     expect(await manifests()).toBe(before + 1);
     expect(generated(events).result_video_key).toBe(blobKeys.resultVideo(VERSION, 2));
     expect(await store.has(blobKeys.resultVideo(VERSION, 1))).toBe(true);
+    // the report of each generation says which lines it made anew: all the first time, the edited one after
+    const regenerated = async (g: number) => (JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, g))).toString()) as { segments: { id: string; regenerated: boolean }[] }).segments.map((x) => [x.id, x.regenerated]);
+    expect(await regenerated(1)).toEqual([['seg-0001', true], ['seg-0002', true]]);
+    expect(await regenerated(2)).toEqual([['seg-0001', false], ['seg-0002', true]]);
   });
 
   it('voice-over with a library voice: the library voice for every speaker, delayed over the original', async () => {

@@ -404,7 +404,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         speedCap,
         speedLimit,
         shortening: { engine: shortener.engine, possible: shortener.possible, reason: shortener.reason },
-        lines: qualityLines(segments),
+        lines: qualityLines(segments, utterances),
         measured: quality.measured,
         similarityEngine: quality.similarityEngine,
         stages: runner.timings,
@@ -579,7 +579,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
           sourceVideo: await q.local(q.sourceKey),
           resultVideo: await q.local(q.videoKey),
           resultAudio: await q.local(q.audioKey),
-          lines: await Promise.all(qualityLines(q.segments).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, file: await q.local(l.fitted.file) } } : l))),
+          lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, file: await q.local(l.fitted.file) } } : l))),
           references: localRefs,
           asr,
           similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), notApplicable },
@@ -593,9 +593,10 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
 }
 
 /** The lines as the report sees them (`fitted.file`: the blob key of the fitted line). */
-function qualityLines(segments: readonly PlacedSegment[]): QualityLine[] {
+function qualityLines(segments: readonly PlacedSegment[], utterances: ReadonlyMap<string, StageResult<unknown>>): QualityLine[] {
   return segments.map((s) => ({
     segment: s.slot.segment,
+    regenerated: !(utterances.get(s.slot.segment.id)?.cached === true && (s.result === undefined || s.result.cached)),
     placement: s.placement,
     spokenText: s.spokenText,
     shortening: s.shortening,
