@@ -270,12 +270,11 @@ export class StudioApp {
       h('div', { class: 'workspace' }, h('section', { class: 'player-pane', 'aria-label': 'Players and speakers' }, ...this.media()), this.timeline?.el ?? null, this.segmentsSection(act, Boolean(reason))),
       this.shortcutsDialog(),
     );
-    // The timeline reads its width (a layout) before the rows exist, so that layout is cheap;
-    // the rows come after it and are laid out once, with the first frame.
+    // Nothing here reads the layout: the timeline takes its width (and its zoom) from a
+    // ResizeObserver, after the first layout, so the page is laid out once for its first frame.
     if (this.timeline && this.draft) {
       this.timeline.setSegments(this.draft.segments, this.draft.speakers);
-      if (view) this.timeline.restoreView(view);
-      else this.timeline.initialZoom();
+      if (view) this.timeline.restoreViewLater(view);
       if (this.waveform) this.timeline.setWaveform(this.waveform, this.silences);
     }
     this.buildRows();

@@ -65,6 +65,7 @@ export class Timeline {
   private silences: readonly Span[] = [];
   private drawQueued = false;
   private zoomed = false;
+  private pendingView: { pps: number; scrollLeft: number; zoomed: boolean } | undefined;
 
   constructor(
     private duration: number,
@@ -129,8 +130,13 @@ export class Timeline {
       this.canvas.addEventListener('pointercancel', up);
     });
     if (typeof ResizeObserver !== 'undefined') {
+      // The first call comes after the page's first layout and before its paint: the zoom is set
+      // from the measured width there, so building the page forces no layout of its own.
       new ResizeObserver(() => {
-        if (!this.zoomed) this.initialZoom();
+        const v = this.pendingView;
+        this.pendingView = undefined;
+        if (v) this.restoreView(v);
+        else if (!this.zoomed) this.initialZoom();
         this.queueDraw();
       }).observe(this.scroll);
     }
@@ -325,6 +331,11 @@ export class Timeline {
   /** Zoom and scroll, to keep them across a re-render. */
   view(): { pps: number; scrollLeft: number; zoomed: boolean } {
     return { pps: this.pps, scrollLeft: this.scroll.scrollLeft, zoomed: this.zoomed };
+  }
+
+  /** Restore a view once the timeline has been laid out (see the ResizeObserver). */
+  restoreViewLater(v: { pps: number; scrollLeft: number; zoomed: boolean }): void {
+    this.pendingView = v;
   }
 
   restoreView(v: { pps: number; scrollLeft: number; zoomed: boolean }): void {
