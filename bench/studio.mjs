@@ -6,9 +6,11 @@
 // sentences at the tone's times): the bench plays the worker instead of running the pipeline for
 // 30 minutes. Measured, in the page (performance marks, ms from navigation start):
 //   first render: the page built (header, players, 400 rows, 400 timeline blocks) and the frame
-//   after it shown; cold (first load: modules fetched) and warm (median of --loads reloads);
-//   waveform: the timeline's waveform drawn, cold (the API computes it from the video with
-//   ffmpeg on that first request) and warm (the stored body);
+//   after it shown; the very first load (browser and API just started), first visits (each in
+//   a new browser context, empty cache; median of --loads) and repeat visits (reloads, modules
+//   cached; median of --loads);
+//   waveform: the timeline's waveform drawn, on the very first load computed by the API from the
+//   video with ffmpeg, afterwards the stored body;
 //   interaction: one keystroke in a line (validation, diff and reading figures of all 400 rows),
 //   a click on a block (select its row), a split (rows and blocks rebuilt), an undo.
 // Peer: what the page avoids by asking the API for peaks, the browser decoding the whole source
@@ -105,10 +107,29 @@ async function load(page, waitWaveform) {
   });
 }
 
+// the very first load: browser and API just started, the API computes the waveform
+const first = await context.newPage();
+first.on('pageerror', (e) => errors.push(e.message));
+const cold = await load(first, true);
+if (cold.rows !== SEGMENTS || cold.blocks !== SEGMENTS) throw new Error(`the page shows ${cold.rows} rows and ${cold.blocks} blocks, not ${SEGMENTS}`);
+await first.close();
+// first visits: each in a new browser context (empty cache), the browser and the API running
+const visits = [];
+for (let i = 0; i < LOADS; i++) {
+  const c = await browser.newContext({ viewport: { width: 1280, height: 720 } });
+  const p = await c.newPage();
+  p.on('pageerror', (e) => errors.push(e.message));
+  const cdp = values.marks ? await c.newCDPSession(p) : undefined;
+  await cdp?.send('Performance.enable');
+  const v = await load(p, true);
+  if (cdp) v.cdp = Object.fromEntries((await cdp.send('Performance.getMetrics')).metrics.filter((m) => /Duration$/.test(m.name)).map((m) => [m.name, m.value * 1000]));
+  visits.push(v);
+  await c.close();
+}
+// repeat visits: reloads of one page (modules cached)
 const page = await context.newPage();
 page.on('pageerror', (e) => errors.push(e.message));
-const cold = await load(page, true);
-if (cold.rows !== SEGMENTS || cold.blocks !== SEGMENTS) throw new Error(`the page shows ${cold.rows} rows and ${cold.blocks} blocks, not ${SEGMENTS}`);
+await load(page, true);
 const warm = [];
 for (let i = 0; i < LOADS; i++) warm.push(await load(page, true));
 
@@ -168,12 +189,14 @@ cleanup();
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (x) => (x === null || x === undefined ? 'n/a' : `${Math.round(x)} ms`);
 console.log(`studio: ${MINUTES}-minute video (synthesized), ${SEGMENTS} segments (synthesized script), 3 speakers, 1280x720, headless Chromium; ${os.cpus().length} cores; video made in ${(makeVideoMs / 1000).toFixed(1)} s\n`);
-console.log('| measure | cold (first load) | warm (median of ' + LOADS + ') | warm min..max |');
+const stat = (xs) => `${f(med(xs))} (${f(Math.min(...xs))}..${f(Math.max(...xs))})`;
+console.log(`| measure | very first load (browser and API just started) | first visit, empty cache: median (min..max) of ${LOADS} | repeat visit: median (min..max) of ${LOADS} |`);
 console.log('|---|---|---|---|');
-console.log(`| HTML received | ${f(cold.html)} | ${f(med(warm.map((w) => w.html)))} | ${f(Math.min(...warm.map((w) => w.html)))}..${f(Math.max(...warm.map((w) => w.html)))} |`);
-console.log(`| page built (${SEGMENTS} rows, ${SEGMENTS} blocks) | ${f(cold.rendered)} | ${f(med(warm.map((w) => w.rendered)))} | ${f(Math.min(...warm.map((w) => w.rendered)))}..${f(Math.max(...warm.map((w) => w.rendered)))} |`);
-console.log(`| **first render** (the frame after it is shown) | **${f(cold.frame)}** | **${f(med(warm.map((w) => w.frame)))}** | ${f(Math.min(...warm.map((w) => w.frame)))}..${f(Math.max(...warm.map((w) => w.frame)))} |`);
-console.log(`| waveform drawn (cold: computed by the API with ffmpeg) | ${f(cold.waveform)} | ${f(med(warm.map((w) => w.waveform)))} | ${f(Math.min(...warm.map((w) => w.waveform)))}..${f(Math.max(...warm.map((w) => w.waveform)))} |`);
+const row = (name, key) => console.log(`| ${name} | ${f(cold[key])} | ${stat(visits.map((w) => w[key]))} | ${stat(warm.map((w) => w[key]))} |`);
+row('HTML received', 'html');
+row(`page built (${SEGMENTS} rows, ${SEGMENTS} blocks)`, 'rendered');
+row('**first render** (the frame after it is shown)', 'frame');
+row('waveform drawn (very first: computed by the API with ffmpeg)', 'waveform');
 console.log('');
 console.log('| interaction (400 segments) | ms |');
 console.log('|---|---|');
@@ -188,11 +211,14 @@ console.log(`| API peaks (GET /v1/versions/{id}/waveform, stored body) | ${wavef
 if ('error' in peer) console.log(`| peer: browser decodes the whole audio | n/a | failed: ${peer.error} |`);
 else console.log(`| peer: browser fetches the ${(peer.bytes / 1e6).toFixed(1)} MB video and decodes its ${Math.round(peer.seconds)} s of audio (${(peer.pcmBytes / 1e6).toFixed(0)} MB of PCM at 16 kHz) | ${peer.bytes} | ${Math.round(peer.totalMs)} (fetch ${Math.round(peer.fetchMs)}) |`);
 if (values.marks) {
-  console.log('\n| page mark (ms from navigation start) | cold | warm median |');
-  console.log('|---|---|---|');
+  console.log('\n| page mark (ms from navigation start) | very first | first visit median | repeat median |');
+  console.log('|---|---|---|---|');
   const names = Object.keys(warm[0].marks).sort((a, b) => warm[0].marks[a] - warm[0].marks[b]);
-  console.log(`| domInteractive | ${f(cold.domInteractive)} | ${f(med(warm.map((w) => w.domInteractive)))} |`);
-  for (const n of names) console.log(`| ${n} | ${f(cold.marks[n])} | ${f(med(warm.map((w) => w.marks[n] ?? NaN)))} |`);
+  console.log(`| domInteractive | ${f(cold.domInteractive)} | ${f(med(visits.map((w) => w.domInteractive)))} | ${f(med(warm.map((w) => w.domInteractive)))} |`);
+  for (const n of names) console.log(`| ${n} | ${f(cold.marks[n])} | ${f(med(visits.map((w) => w.marks[n] ?? NaN)))} | ${f(med(warm.map((w) => w.marks[n] ?? NaN)))} |`);
+  console.log('\n| Chromium time by kind, first visit (CDP Performance metrics, whole load) | median |');
+  console.log('|---|---|');
+  for (const k of Object.keys(visits[0].cdp ?? {})) console.log(`| ${k} | ${f(med(visits.map((w) => w.cdp[k])))} |`);
 }
 if (errors.length) {
   console.log(`\npage errors: ${errors.join('; ')}`);

@@ -73,7 +73,7 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
     server = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'data')], { DUB_API_KEYS: `${KEY}:org1`, DUB_ONNX_THREADS: '2' });
-    await waitHealthy(base, server);
+    await waitHealthy(base, server, 180_000); // PGlite and the worker threads start slowly on a busy machine
     const form = new FormData();
     form.set('request', JSON.stringify({ name: 'Phone call', locale: 'en-US', languages: [{ locale: 'es-ES' }] }));
     form.set('video', new Blob([fs.readFileSync(video)], { type: 'video/mp4' }), 'call.mp4');
@@ -131,7 +131,7 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
     const box = (await page.locator('#block-2').boundingBox())!;
     expect(Math.abs(box.x - (g.left + s.start * g.pps))).toBeLessThan(1.5);
     expect(Math.abs(box.width - (s.end - s.start) * g.pps)).toBeLessThan(1.5);
-    await page.screenshot({ path: path.join(SHOTS, 'studio-1280x720.png') });
+    await page.screenshot({ path: path.join(SHOTS, 'studio-loaded-1280x720.png') });
     await page.close();
   });
 
@@ -151,6 +151,7 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
     await poll(() => video.evaluate((v: HTMLVideoElement) => v.currentTime)).toBeCloseTo(clicked, 1);
     // the row is in view
     expect(await page.locator(`#seg-${n}`).isVisible()).toBe(true);
+    await page.screenshot({ path: path.join(SHOTS, 'studio-1280x720.png') });
 
     await page.locator(`#seg-${n}-play-source`).click();
     await poll(() => video.evaluate((v: HTMLVideoElement) => !v.paused)).toBe(true);
@@ -406,7 +407,7 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
         expect(tl.y + tl.height).toBeLessThanOrEqual(hgt);
         expect(((await page.locator('#seg-1').boundingBox())!).y).toBeLessThan(hgt);
       }
-      await page.screenshot({ path: path.join(SHOTS, `studio-${w}x${hgt}.png`), fullPage: w !== 1280 });
+      await page.screenshot({ path: path.join(SHOTS, `studio-layout-${w}x${hgt}.png`), fullPage: w !== 1280 });
       await page.close();
     }
   });
@@ -436,6 +437,7 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
     await poll(() => dub.evaluate((v: HTMLVideoElement) => v.paused), 30_000).toBe(true);
     expect(Math.abs((await dub.evaluate((v: HTMLVideoElement) => v.currentTime)) - s.end)).toBeLessThan(0.05);
     expect(await dub.evaluate((v: HTMLVideoElement) => v.error)).toBeNull();
+    await page.screenshot({ path: path.join(SHOTS, 'studio-dub-1280x720.png') });
 
     const rep = await api('GET', `/v1/versions/${versionId}/report`);
     if (rep.status === 404 && /^no route/.test(String(rep.json().detail))) {
