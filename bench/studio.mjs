@@ -146,7 +146,7 @@ const interact = await page.evaluate(async () => {
   ta.blur();
   await frame();
   t = performance.now();
-  document.querySelector('#block-250 .block-body').click();
+  document.querySelector('#block-250').click();
   out.selectBlock = performance.now() - t;
   await frame();
   const video = document.querySelector('#source-video');

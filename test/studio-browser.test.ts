@@ -398,8 +398,8 @@ describe('studio page in Chromium', () => {
     expect(await page.getAttribute('#seg-1-text', 'dir')).toBe('rtl');
     expect(await page.getAttribute('#seg-1-text', 'lang')).toBe('ar-AE');
     expect(await page.locator('.segment-table thead th').nth(4).getAttribute('dir')).toBe('rtl');
-    expect(await page.locator('#block-1 .block-body').getAttribute('dir')).toBe('rtl');
-    expect(await page.locator('#block-1 .block-body').textContent()).toBe('مرحبا بكم في البرنامج.');
+    expect(await page.locator('#block-1').getAttribute('dir')).toBe('rtl');
+    expect(await page.locator('#block-1').textContent()).toBe('مرحبا بكم في البرنامج.');
     expect(await page.locator('#seg-1 td.source').getAttribute('dir')).toBe('ltr');
     expect(await page.locator('#seg-1-text').evaluate((el) => getComputedStyle(el).direction)).toBe('rtl');
     expect(await page.locator('#seg-1-reading').textContent()).toMatch(/^22 characters/);

@@ -527,7 +527,10 @@ export class StudioApp {
 
   /** After a structural change (split, merge, undo, redo, save): rows and blocks again, focus kept where it was. */
   private rebuild(): void {
-    const focusId = (this.win.document.activeElement as HTMLElement | null)?.id;
+    const active = this.win.document.activeElement as HTMLElement | null;
+    // a block keeps the focus as the selected block (its number may have changed); anything else by its id
+    const onBlock = focusKind(active) === 'block';
+    const focusId = onBlock ? undefined : active?.id;
     this.buildRows();
     this.renderSpeakers();
     if (this.timeline && this.draft) this.timeline.setSegments(this.draft.segments, this.draft.speakers);
@@ -535,7 +538,8 @@ export class StudioApp {
     this.applySelection(false);
     this.refreshEdits();
     this.showReport();
-    if (focusId) {
+    if (onBlock) this.timeline?.focusSelected();
+    else if (focusId) {
       const el = this.win.document.getElementById(focusId);
       if (el) el.focus({ preventScroll: true });
       else if (this.selected >= 0) this.timeline?.focusSelected();

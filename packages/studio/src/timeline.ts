@@ -34,13 +34,6 @@ const CANVAS_H = RULER_H + WAVE_H;
 const MAX_PPS = 400;
 const TICKS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 
-interface Block {
-  el: HTMLDivElement;
-  body: HTMLButtonElement;
-  start?: HTMLSpanElement;
-  end?: HTMLSpanElement;
-}
-
 export class Timeline {
   readonly el: HTMLElement;
   private readonly scroll: HTMLDivElement;
@@ -52,7 +45,10 @@ export class Timeline {
   private readonly zoomInput: HTMLInputElement;
   private readonly snapInput: HTMLInputElement;
   readonly status: HTMLElement;
-  private blocks: Block[] = [];
+  private blocks: HTMLButtonElement[] = [];
+  /** The selected block's edges as sliders (keyboard and pointer); absent when nothing is selected or read-only. */
+  private readonly edges: Record<Edge, HTMLSpanElement> | undefined;
+  private suppressClick = false;
   private segments: readonly ScriptSegment[] = [];
   private lanes: string[] = [];
   private pps = 20;
@@ -79,13 +75,15 @@ export class Timeline {
     this.status = h('span', { id: 'waveform-status', class: 'small', 'aria-live': 'polite' });
     this.canvas = h('canvas', { class: 'timeline-canvas', height: CANVAS_H, 'aria-hidden': 'true' });
     this.lanesEl = h('div', { class: 'lanes' });
+    this.edges = editable ? { start: this.makeEdge('start'), end: this.makeEdge('end') } : undefined;
+    this.wireBlocks();
     this.playheadEl = h('div', { class: 'playhead', 'aria-hidden': 'true' });
     this.track = h('div', { class: 'timeline-track' }, this.canvas, this.lanesEl, this.playheadEl);
     this.scroll = h('div', { class: 'timeline-scroll', id: 'timeline-scroll' }, this.track);
     this.labelsEl = h('div', { class: 'lane-labels' });
     this.el = h(
       'section',
-      { id: 'timeline', class: 'timeline', 'aria-labelledby': 'timeline-h' },
+      { id: 'timeline', class: `timeline${editable ? ' editable' : ''}`, 'aria-labelledby': 'timeline-h' },
       h(
         'div',
         { class: 'timeline-head' },
@@ -152,54 +150,106 @@ export class Timeline {
     const names = new Map(speakers.filter((s) => s.name?.trim()).map((s) => [s.id, `${s.name!.trim()} (${s.id})`]));
     const laneEls = this.lanes.map((id, i) => h('div', { class: `lane lane-${i % 8}`, role: 'group', 'aria-label': `Speaker ${names.get(id) ?? id}` }));
     this.labelsEl.replaceChildren(h('div', { class: 'lane-label wave-label', 'aria-hidden': 'true' }, 'Audio'), ...this.lanes.map((id, i) => h('div', { class: `lane-label lane-${i % 8}`, 'aria-hidden': 'true', title: names.get(id) ?? id }, names.get(id) ?? id)));
+    const sel = Math.min(this.selected, segments.length - 1);
+    this.selected = -1;
     this.blocks = segments.map((s, i) => {
       const b = this.makeBlock(s, i);
-      laneEls[this.lanes.indexOf(s.speaker)]!.append(b.el);
+      laneEls[this.lanes.indexOf(s.speaker)]!.append(b);
       return b;
     });
     this.lanesEl.replaceChildren(...laneEls);
-    if (this.selected >= segments.length) this.selected = segments.length - 1;
-    this.setSelected(this.selected);
+    this.setSelected(sel);
   }
 
-  private makeBlock(s: ScriptSegment, i: number): Block {
-    const n = i + 1;
-    const body = h('button', { type: 'button', class: 'block-body', tabindex: '-1', dir: this.textDir });
-    body.addEventListener('click', (e) => this.cb.select(i, e.detail === 0 ? undefined : this.timeAt(e.clientX)));
-    body.addEventListener('focus', () => {
-      if (this.selected !== i) this.cb.select(i);
+  /** One element per block: a button (its edges are dragged by pointer near them; see wireBlocks). */
+  private makeBlock(s: ScriptSegment, i: number): HTMLButtonElement {
+    const b = h('button', { type: 'button', class: 'block block-body', tabindex: '-1', dir: this.textDir, 'data-index': i, id: `block-${i + 1}` });
+    this.paintBlock(b, s, i);
+    return b;
+  }
+
+  private blockOf(target: EventTarget | null): number {
+    const el = (target as HTMLElement | null)?.closest?.('.block') as HTMLElement | null;
+    return el && this.lanesEl.contains(el) ? Number(el.dataset.index) : -1;
+  }
+
+  /** Which edge of block i a client x grabs (within 6 px of it, a third of a narrow block), if any. */
+  private edgeAt(i: number, clientX: number): Edge | undefined {
+    if (!this.editable) return undefined;
+    const r = this.blocks[i]!.getBoundingClientRect();
+    const zone = Math.min(6, r.width / 3);
+    if (clientX - r.left <= zone) return 'start';
+    if (r.right - clientX <= zone) return 'end';
+    return undefined;
+  }
+
+  /** Pointer and focus on the blocks, delegated to the lanes (one listener each, whatever the count). */
+  private wireBlocks(): void {
+    const L = this.lanesEl;
+    L.addEventListener('click', (e) => {
+      const i = this.blockOf(e.target);
+      if (i < 0) return;
+      if (this.suppressClick) {
+        this.suppressClick = false;
+        return;
+      }
+      this.cb.select(i, e.detail === 0 ? undefined : this.timeAt(e.clientX));
     });
-    const el = h('div', { class: 'block', 'data-index': i, id: `block-${n}` });
-    const block: Block = { el, body };
-    if (this.editable) {
-      block.start = this.makeHandle(i, 'start');
-      block.end = this.makeHandle(i, 'end');
-      el.append(block.start, body, block.end);
-    } else el.append(body);
-    this.paintBlock(block, s, i);
-    return block;
+    L.addEventListener('focusin', (e) => {
+      const i = this.blockOf(e.target);
+      if (i >= 0 && i !== this.selected) this.cb.select(i);
+    });
+    L.addEventListener('pointermove', (e) => {
+      if (e.buttons) return;
+      const i = this.blockOf(e.target);
+      if (i >= 0) this.blocks[i]!.style.cursor = this.edgeAt(i, e.clientX) ? 'ew-resize' : '';
+    });
+    L.addEventListener('pointerdown', (e) => {
+      const i = this.blockOf(e.target);
+      if (i < 0 || e.button !== 0) return;
+      const edge = this.edgeAt(i, e.clientX);
+      if (!edge) return;
+      e.preventDefault();
+      this.dragEdge(this.blocks[i]!, i, edge, e);
+    });
   }
 
-  private makeHandle(i: number, edge: Edge): HTMLSpanElement {
-    const n = i + 1;
-    const el = h('span', { class: `handle handle-${edge}`, role: 'slider', tabindex: '-1', 'aria-orientation': 'horizontal', 'aria-label': `${edge === 'start' ? 'Start' : 'End'} of segment ${n}`, id: `block-${n}-${edge}` });
+  /** Drag an edge of block i from a pointerdown on `el` (the block near its edge, or an edge slider). */
+  private dragEdge(el: HTMLElement, i: number, edge: Edge, e: PointerEvent): void {
+    el.setPointerCapture(e.pointerId);
+    const from = this.segments[i]![edge];
+    // a press without a move (under 3 px) is a click: the edge stays where it is
+    let moved = false;
+    this.cb.drag(i, edge, from, 'start', false);
+    const move = (m: PointerEvent) => {
+      if (!moved && Math.abs(m.clientX - e.clientX) < 3) return;
+      moved = true;
+      this.cb.drag(i, edge, this.timeAt(m.clientX), 'move', !m.altKey && this.snapInput.checked);
+    };
+    const up = (u: PointerEvent) => {
+      el.removeEventListener('pointermove', move);
+      el.removeEventListener('pointerup', up);
+      el.removeEventListener('pointercancel', up);
+      const done = moved && u.type !== 'pointercancel';
+      this.cb.drag(i, edge, done ? this.timeAt(u.clientX) : from, 'end', done && !u.altKey && this.snapInput.checked);
+      // a drag from a block's edge is no click on the block; a press without a move is
+      this.suppressClick = moved && el !== this.edges?.[edge];
+      if (moved) this.edges?.[edge].focus({ preventScroll: true });
+    };
+    el.addEventListener('pointermove', move);
+    el.addEventListener('pointerup', up);
+    el.addEventListener('pointercancel', up);
+  }
+
+  /** An edge slider of the selected block: arrows, Page Up/Down, Home/End, or a pointer drag. */
+  private makeEdge(edge: Edge): HTMLSpanElement {
+    const el = h('span', { class: `edge edge-${edge}`, role: 'slider', tabindex: '0', 'aria-orientation': 'horizontal', hidden: true });
     el.addEventListener('pointerdown', (e) => {
-      if (e.button !== 0) return;
+      if (e.button !== 0 || this.selected < 0) return;
       e.preventDefault();
       e.stopPropagation();
-      el.setPointerCapture(e.pointerId);
       el.focus({ preventScroll: true });
-      this.cb.drag(i, edge, this.segments[i]![edge], 'start', !e.altKey && this.snapInput.checked);
-      const move = (m: PointerEvent) => this.cb.drag(i, edge, this.timeAt(m.clientX), 'move', !m.altKey && this.snapInput.checked);
-      const up = (u: PointerEvent) => {
-        el.removeEventListener('pointermove', move);
-        el.removeEventListener('pointerup', up);
-        el.removeEventListener('pointercancel', up);
-        this.cb.drag(i, edge, u.type === 'pointercancel' ? this.segments[i]![edge] : this.timeAt(u.clientX), 'end', !u.altKey && this.snapInput.checked);
-      };
-      el.addEventListener('pointermove', move);
-      el.addEventListener('pointerup', up);
-      el.addEventListener('pointercancel', up);
+      this.dragEdge(el, this.selected, edge, e);
     });
     el.addEventListener('keydown', (e) => {
       const key: EdgeKey | undefined =
@@ -210,23 +260,44 @@ export class Timeline {
         : e.key === 'Home' ? 'min'
         : e.key === 'End' ? 'max'
         : undefined;
-      if (!key || e.ctrlKey || e.metaKey || e.altKey) return;
+      if (!key || e.ctrlKey || e.metaKey || e.altKey || this.selected < 0) return;
       e.preventDefault();
       e.stopPropagation();
-      this.cb.edgeKey(i, edge, key);
+      this.cb.edgeKey(this.selected, edge, key);
     });
     return el;
   }
 
-  private paintBlock(b: Block, s: ScriptSegment, i: number): void {
+  private paintBlock(b: HTMLButtonElement, s: ScriptSegment, i: number): void {
     const n = i + 1;
-    b.el.style.setProperty('--s', String(s.start));
-    b.el.style.setProperty('--e', String(Math.max(s.start, s.end)));
+    b.style.setProperty('--s', String(s.start));
+    b.style.setProperty('--e', String(Math.max(s.start, s.end)));
+    b.dataset.start = String(s.start);
+    b.dataset.end = String(s.end);
     const text = s.target_text.trim() || s.source_text.trim();
-    if (b.body.textContent !== text) b.body.textContent = text;
-    b.body.setAttribute('aria-label', `Segment ${n}, ${s.speaker}, ${formatTime(s.start)} to ${formatTime(s.end)}: ${text || '(no text)'}`);
-    for (const [edge, el] of [['start', b.start], ['end', b.end]] as const) {
-      if (!el) continue;
+    if (b.textContent !== text) b.textContent = text;
+    b.setAttribute('aria-label', `Segment ${n}, ${s.speaker}, ${formatTime(s.start)} to ${formatTime(s.end)}: ${text || '(no text)'}`);
+    if (i === this.selected) this.paintEdges();
+  }
+
+  /** Put the edge sliders on the selected block (its lane, its times, its segment number). */
+  private paintEdges(): void {
+    if (!this.edges) return;
+    const s = this.segments[this.selected];
+    const b = this.blocks[this.selected];
+    for (const edge of ['start', 'end'] as const) {
+      const el = this.edges[edge];
+      if (!s || !b) {
+        el.hidden = true;
+        el.removeAttribute('id');
+        continue;
+      }
+      const n = this.selected + 1;
+      if (el.parentElement !== b.parentElement) b.parentElement!.append(el);
+      el.hidden = false;
+      el.id = `block-${n}-${edge}`;
+      el.style.setProperty('--t', String(s[edge]));
+      el.setAttribute('aria-label', `${edge === 'start' ? 'Start' : 'End'} of segment ${n}`);
       el.setAttribute('aria-valuemin', '0');
       el.setAttribute('aria-valuemax', String(Math.round(this.duration * 1000) / 1000));
       el.setAttribute('aria-valuenow', String(s[edge]));
@@ -242,22 +313,29 @@ export class Timeline {
   }
 
   setSelected(i: number): void {
+    const first = this.blocks[0];
+    if (first) first.tabIndex = -1;
+    const prev = this.blocks[this.selected];
+    if (prev) {
+      prev.classList.remove('selected');
+      prev.removeAttribute('aria-current');
+      prev.tabIndex = -1;
+    }
     this.selected = i;
-    const stop = i >= 0 ? i : 0;
-    this.blocks.forEach((b, j) => {
-      const on = j === i;
-      b.el.classList.toggle('selected', on);
-      if (on) b.body.setAttribute('aria-current', 'true');
-      else b.body.removeAttribute('aria-current');
-      b.body.tabIndex = j === stop ? 0 : -1;
-      if (b.start) b.start.tabIndex = on ? 0 : -1;
-      if (b.end) b.end.tabIndex = on ? 0 : -1;
-    });
+    const b = this.blocks[i];
+    if (b) {
+      b.classList.add('selected');
+      b.setAttribute('aria-current', 'true');
+    }
+    // the timeline's one tab stop: the selected block, else the first
+    const stop = b ?? this.blocks[0];
+    if (stop) stop.tabIndex = 0;
+    this.paintEdges();
   }
 
   /** Focus the selected block (Esc from a text field). */
   focusSelected(): void {
-    this.blocks[this.selected]?.body.focus();
+    this.blocks[this.selected]?.focus();
   }
 
   /** Scroll so that segment i is in view. */
@@ -274,8 +352,8 @@ export class Timeline {
   setFlags(flagged: ReadonlySet<string>, only: boolean): void {
     this.blocks.forEach((b, i) => {
       const f = flagged.has(this.segments[i]!.id);
-      b.el.classList.toggle('flagged', f);
-      b.el.classList.toggle('dim', only && !f);
+      b.classList.toggle('flagged', f);
+      b.classList.toggle('dim', only && !f);
     });
   }
 
