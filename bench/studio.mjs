@@ -46,7 +46,8 @@ const period = DURATION / SEGMENTS; // one segment and its pause
 const speech = Math.round(period * 0.78 * 1000) / 1000;
 const video = path.join(os.tmpdir(), `dub-bench-studio-${MINUTES}min-${SEGMENTS}.mp4`);
 let t0 = performance.now();
-if (!fs.existsSync(video)) execFileSync('ffmpeg', [
+const reused = fs.existsSync(video);
+if (!reused) execFileSync('ffmpeg', [
   '-v', 'error', '-y',
   '-f', 'lavfi', '-i', `color=c=0x1d3557:s=320x180:r=2:d=${DURATION}`,
   '-f', 'lavfi', '-i', `aevalsrc='0.25*sin(2*PI*(180+40*sin(2*PI*0.7*t))*t)*(0.6+0.4*sin(2*PI*3*t))*lt(mod(t,${period}),${speech})':s=16000:d=${DURATION}`,
@@ -188,7 +189,7 @@ cleanup();
 // ---------------------------------------------------------------- report
 const med = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const f = (x) => (x === null || x === undefined ? 'n/a' : `${Math.round(x)} ms`);
-console.log(`studio: ${MINUTES}-minute video (synthesized), ${SEGMENTS} segments (synthesized script), 3 speakers, 1280x720, headless Chromium; ${os.cpus().length} cores; video made in ${(makeVideoMs / 1000).toFixed(1)} s\n`);
+console.log(`studio: ${MINUTES}-minute video (synthesized), ${SEGMENTS} segments (synthesized script), 3 speakers, 1280x720, headless Chromium; ${os.cpus().length} cores; ${reused ? `video reused from ${video}` : `video made in ${(makeVideoMs / 1000).toFixed(1)} s`}\n`);
 const stat = (xs) => `${f(med(xs))} (${f(Math.min(...xs))}..${f(Math.max(...xs))})`;
 console.log(`| measure | very first load (browser and API just started) | first visit, empty cache: median (min..max) of ${LOADS} | repeat visit: median (min..max) of ${LOADS} |`);
 console.log('|---|---|---|---|');
@@ -207,7 +208,7 @@ console.log(`| undo (${interact.rowsAfterUndo} rows) | ${interact.undo.toFixed(1
 console.log('');
 console.log('| waveform source | bytes | ms |');
 console.log('|---|---|---|');
-console.log(`| API peaks (GET /v1/versions/{id}/waveform, stored body) | ${waveformBytes} | in "waveform drawn, warm" above |`);
+console.log(`| API peaks (GET /v1/versions/{id}/waveform, stored body) | ${waveformBytes} | see "waveform drawn" on first and repeat visits above |`);
 if ('error' in peer) console.log(`| peer: browser decodes the whole audio | n/a | failed: ${peer.error} |`);
 else console.log(`| peer: browser fetches the ${(peer.bytes / 1e6).toFixed(1)} MB video and decodes its ${Math.round(peer.seconds)} s of audio (${(peer.pcmBytes / 1e6).toFixed(0)} MB of PCM at 16 kHz) | ${peer.bytes} | ${Math.round(peer.totalMs)} (fetch ${Math.round(peer.fetchMs)}) |`);
 if (values.marks) {

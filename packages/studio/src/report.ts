@@ -2,41 +2,18 @@
  * The quality report of a generation as the studio shows it (GET /v1/versions/{id}/report,
  * schema `dub.quality-report/1`): per segment the speed factor, the time past its slot, the
  * back-transcription word error rate and the speaker similarity, each marked when the report
- * flags it; for the version, the summary counts. Only the fields the page reads are typed here.
+ * flags it; for the version, the summary counts. The types are @dub/core's (type-only imports,
+ * erased: the page loads no @dub/core code).
  */
 
-export type QualityFlag = 'speed' | 'overflow' | 'wer' | 'similarity';
+import type { QualityFlag, QualityReport, QualitySegment, QualitySummary } from '@dub/core';
 
-export interface ReportSegment {
-  id: string;
-  speaker: string;
-  speed_factor: number;
-  overflow_ms: number;
-  resolution: string;
-  back_transcription: { engine: string | null; text: string | null; wer: number | null; reason?: string };
-  speaker_similarity: { engine: string; kind: string; cosine: number | null; threshold: number | null; reason?: string };
-  flags: QualityFlag[];
-}
-
-export interface ReportSummary {
-  segments: number;
-  flagged: number;
-  speed: number;
-  overflow: number;
-  wer: number | null;
-  similarity: number | null;
-  forced: number;
-}
-
-export interface QualityReportView {
-  schema: string;
-  version_id: string;
-  generation: number;
-  created_at: string;
-  thresholds: { speed_factor: number; overflow_ms: number; wer: number; similarity: number | null; similarity_engine: string };
-  segments: ReportSegment[];
-  summary: ReportSummary;
-}
+export type { QualityFlag };
+/** One line of the report (QualitySegmentSchema of @dub/core). */
+export type ReportSegment = QualitySegment;
+export type ReportSummary = QualitySummary;
+/** The report fields the page reads (QualityReportSchema of @dub/core). */
+export type QualityReportView = Pick<QualityReport, 'schema' | 'version_id' | 'generation' | 'created_at' | 'thresholds' | 'segments' | 'summary'>;
 
 export interface Figure {
   flag: QualityFlag;
