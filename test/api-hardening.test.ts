@@ -88,6 +88,25 @@ describe('an API process survives dropped and cut-short uploads and answers {det
     await healthy();
   });
 
+  it('a body that ends inside a small part after a large one (no closing boundary): 400 naming the part, nothing kept', async () => {
+    // The small part is cut short while the large one is still being stored: it arrives already
+    // destroyed, and reading it must fail at once instead of waiting forever.
+    const body = multipartBody(
+      'dubcut',
+      [
+        { name: 'request', value: JSON.stringify(request) },
+        { name: 'video', filename: 'in.mp4', type: 'video/mp4', value: Buffer.alloc(75_000, 7) },
+        { name: 'background', filename: 'bg.wav', value: Buffer.alloc(900, 1) },
+      ],
+      false,
+    );
+    const r = await rawRequest(p.port, message('POST', '/v1/assets/upload', { headers: { ...AUTH, 'content-type': 'multipart/form-data; boundary=dubcut' }, body }), { timeoutMs: 10_000 });
+    expectDetail(r, 400, /^background: the upload ended inside this part/);
+    await eventually(() => filesUnder(path.join(dataDir, 'blobs', 'assets')).length === 0);
+    expect(filesUnder(path.join(dataDir, 'blobs', 'assets'))).toEqual([]);
+    await healthy();
+  });
+
   it('Expect other than 100-continue: 417 with {detail}', async () => {
     const r = await rawRequest(p.port, message('GET', '/healthz', { headers: { expect: 'bogus' } }));
     expectDetail(r, 417, /Expect: bogus/);

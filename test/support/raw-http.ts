@@ -6,6 +6,8 @@ import net from 'node:net';
 
 export interface RawResponse {
   status: number;
+  /** The whole body arrived (by Content-Length or the last chunk). */
+  complete: boolean;
   /** Lower-case header names. */
   headers: Record<string, string>;
   body: string;
@@ -37,6 +39,12 @@ function decodeChunked(b: Buffer): Buffer {
 
 /** Parse the first response in `raw` (undefined when there is none). */
 export function parseResponse(raw: Buffer): RawResponse | undefined {
+  // Skip interim answers (100 Continue).
+  while (/^HTTP\/1\.[01] 1\d\d /.test(raw.subarray(0, 13).toString('latin1'))) {
+    const end = raw.indexOf('\r\n\r\n');
+    if (end < 0) return undefined;
+    raw = raw.subarray(end + 4);
+  }
   const head = raw.indexOf('\r\n\r\n');
   if (head < 0) return undefined;
   const lines = raw.subarray(0, head).toString('latin1').split('\r\n');
@@ -48,15 +56,21 @@ export function parseResponse(raw: Buffer): RawResponse | undefined {
     if (c > 0) headers[l.slice(0, c).trim().toLowerCase()] = l.slice(c + 1).trim();
   }
   let body = raw.subarray(head + 4);
-  if (headers['transfer-encoding'] === 'chunked') body = decodeChunked(body);
-  else if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
+  let complete = false;
+  if (headers['transfer-encoding'] === 'chunked') {
+    complete = body.includes('\r\n0\r\n\r\n') || body.subarray(0, 5).equals(Buffer.from('0\r\n\r\n'));
+    body = decodeChunked(body);
+  } else if (headers['content-length'] !== undefined) {
+    complete = body.length >= Number(headers['content-length']);
+    body = body.subarray(0, Number(headers['content-length']));
+  }
   const text = body.toString('utf8');
-  return { status: Number(m[1]), headers, body: text, json: () => JSON.parse(text) as Record<string, unknown> };
+  return { status: Number(m[1]), complete, headers, body: text, json: () => JSON.parse(text) as Record<string, unknown> };
 }
 
 /**
- * Write `bytes` to 127.0.0.1:port and read until the server closes the connection (send
- * `Connection: close`) or the time runs out; resolves the parsed response, or undefined when none came.
+ * Write `bytes` to 127.0.0.1:port and read until a complete response arrived, the server closes
+ * the connection or the time runs out; resolves the parsed response, or undefined when none came.
  */
 export function rawRequest(port: number, bytes: string | Buffer, o: RawOptions = {}): Promise<RawResponse | undefined> {
   return new Promise((resolve) => {
@@ -71,7 +85,11 @@ export function rawRequest(port: number, bytes: string | Buffer, o: RawOptions =
       resolve(parseResponse(Buffer.concat(chunks)));
     };
     const timer = setTimeout(finish, o.timeoutMs ?? 10_000);
-    s.on('data', (c: Buffer) => chunks.push(c));
+    s.on('data', (c: Buffer) => {
+      chunks.push(c);
+      // A complete answer ends the wait even when the server keeps the connection open.
+      if (parseResponse(Buffer.concat(chunks))?.complete) finish();
+    });
     s.on('error', finish);
     s.on('close', finish);
     s.write(bytes, () => {

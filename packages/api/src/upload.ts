@@ -7,7 +7,7 @@
 import { blobKeys, DubError, isDubError, newId, ValidationError, type Asset, type BlobStore } from '@dub/core';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
-import { Transform, type Readable } from 'node:stream';
+import { pipeline, Transform, type Readable } from 'node:stream';
 import type { DubService } from './service.js';
 import { MAX_JSON_DEPTH, parseJsonText } from './json-body.js';
 import { parseCreateAsset, type CreateChecks } from './validation.js';
@@ -142,19 +142,20 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
           ? new DubError('video_size_limit_reached', `video_size_limit_reached: the video exceeds the account's limit of ${accountMax} bytes`, { status: 403 })
           : new ValidationError(`${part.fieldname}: the file exceeds the maximum size of ${isVideo ? '5 GB' : '500 MB'}`, { field: part.fieldname }),
       );
-      // Both streams are listened to at once: the part can fail (the body ends inside it, the
-      // connection drops, the size limit is passed) before the blob store has opened its file and
-      // attached its own listeners, and an 'error' nobody listens to would end the process.
+      // The part is joined to the limiter by pipeline, which listens to both at once: the part can
+      // fail (the body ends inside it, the connection drops, the size limit is passed) before the
+      // blob store has opened its file and attached its own listeners, and an 'error' nobody
+      // listens to would end the process. A part that arrives already cut short (busboy destroyed
+      // it while an earlier part was being stored) is a premature close here, not a stream that
+      // never ends.
       let partError: Error | undefined;
-      limit.on('error', (e) => (partError ??= e));
-      part.file.on('error', (e) => {
-        partError ??= e;
-        limit.destroy(e);
+      pipeline(part.file, limit, (e) => {
+        if (e) partError ??= e;
       });
       written.push(key);
       let st: { size: number };
       try {
-        st = await ctx.store.put(key, part.file.pipe(limit));
+        st = await ctx.store.put(key, limit);
       } catch (e) {
         // The part's own failure is the client's; anything else is the store's (a 500).
         throw partError ? multipartError(partError, part.fieldname) : e;
