@@ -102,8 +102,9 @@ describe('parseSrt runs in linear time', () => {
     const big = prng(0xb16);
     for (const [name, gen] of Object.entries(ADVERSARIAL)) {
       const text = gen(big, 1024 * 1024);
-      const t = timeParse(text, 1);
-      expect(t, name).toBeLessThan(250);
+      // Best of three: a shared, loaded machine can stall one run. A quadratic scan takes minutes.
+      const t = timeParse(text, 3);
+      expect(t, name).toBeLessThan(500);
     }
   });
 });

@@ -129,7 +129,9 @@ describe('timing line recognition (linear scans)', () => {
   const ARROW_LINE = /^(.*?)\s*-->\s*(.*)$/;
   const LOOKS_LIKE_TIMESTAMP = /\d+:\d{2}:\d{2}[,.]\d{3}/;
   const alphabet = '0123456789:,.->  \t\r\u2028\u00a0ax'.split('');
+  const tokens = ['-->', '-->', ' ', '\t', '\r', '\n', '\u2028', '\u2029', '\u00a0', 'a', '-', '>', '00:00:01,000', '1:22:33.444'];
   const text = fc.oneof(
+    fc.array(fc.constantFrom(...tokens), { maxLength: 12 }).map((a) => a.join('')),
     fc.array(fc.constantFrom(...alphabet), { maxLength: 40 }).map((a) => a.join('')),
     fc.tuple(fc.array(fc.constantFrom(...alphabet), { maxLength: 8 }), fc.constantFrom('00:00:01,000', '1:22:33.444', '12:3:45,678'), fc.array(fc.constantFrom(...alphabet), { maxLength: 8 }), fc.constantFrom(' --> ', '-->', ' \t-->\u00a0', ' -> ', '\r-->'), fc.constantFrom('00:00:02,000', '99:59:59.999', 'x'), fc.array(fc.constantFrom(...alphabet), { maxLength: 8 })).map(
       ([a, t1, b, arrow, t2, c]) => `${a.join('')}${t1}${b.join('')}${arrow}${t2}${c.join('')}`,
@@ -142,7 +144,7 @@ describe('timing line recognition (linear scans)', () => {
         const m = ARROW_LINE.exec(line);
         expect(splitArrow(line)).toEqual(m ? [m[1], m[2]] : undefined);
       }),
-      { numRuns: 5000 },
+      { numRuns: Number(process.env.DUB_PROPERTY_RUNS ?? 5000) },
     );
   });
 
@@ -153,8 +155,15 @@ describe('timing line recognition (linear scans)', () => {
         const m = ARROW_LINE.exec(line);
         expect(isTimingLine(line)).toBe(line.includes('-->') && m !== null && LOOKS_LIKE_TIMESTAMP.test(m[1]!) && LOOKS_LIKE_TIMESTAMP.test(m[2]!));
       }),
-      { numRuns: 5000 },
+      { numRuns: Number(process.env.DUB_PROPERTY_RUNS ?? 5000) },
     );
+  });
+
+  it('takes a later arrow when a line terminator follows the first one (as the expression did)', () => {
+    const line = '-->00:00:01,000\r-->00:00:02,000';
+    expect(splitArrow(line)).toEqual(['-->00:00:01,000', '00:00:02,000']);
+    expect(ARROW_LINE.exec(line)?.slice(1)).toEqual(['-->00:00:01,000', '00:00:02,000']);
+    expect(splitArrow('a\rb --> c')).toBeUndefined();
   });
 
   it('quotes at most 40 characters of a bad line or timestamp', () => {

@@ -41,8 +41,18 @@ function isSpace(c: number): boolean {
   return (c >= 9 && c <= 13) || c === 32 || c === 0xa0 || c === 0x1680 || (c >= 0x2000 && c <= 0x200a) || c === 0x2028 || c === 0x2029 || c === 0x202f || c === 0x205f || c === 0x3000 || c === 0xfeff;
 }
 
-/** Line terminators, which `.` of a regular expression does not match. */
-const LINE_TERMINATOR = /[\n\r\u2028\u2029]/;
+/** The first and last line terminator (\n, \r, U+2028, U+2029: what `.` does not match), or -1. */
+function terminators(line: string): [number, number] {
+  let first = -1;
+  let last = -1;
+  for (const t of ['\n', '\r', '\u2028', '\u2029']) {
+    const f = line.indexOf(t);
+    if (f < 0) continue;
+    if (first < 0 || f < first) first = f;
+    last = Math.max(last, line.lastIndexOf(t));
+  }
+  return [first, last];
+}
 
 function isDigitAt(s: string, i: number): boolean {
   const c = s.charCodeAt(i);
@@ -50,20 +60,24 @@ function isDigitAt(s: string, i: number): boolean {
 }
 
 /**
- * The text before and after the first `-->`, without the spaces around the arrow; undefined when
- * the line has no arrow (or a line terminator outside those spaces).
+ * What /^(.*?)\s*-->\s*(.*)$/ captures, without its backtracking: the text before and after an
+ * arrow, without the spaces around it; undefined when there is none. The arrow is the first one
+ * with no line terminator before its leading spaces nor after its trailing spaces (`.` does not
+ * match a terminator, `\s` does).
  */
 export function splitArrow(line: string): [string, string] | undefined {
-  const at = line.indexOf('-->');
+  let at = line.indexOf('-->');
   if (at < 0) return undefined;
-  let a = at;
-  while (a > 0 && isSpace(line.charCodeAt(a - 1))) a--;
-  let b = at + 3;
-  while (b < line.length && isSpace(line.charCodeAt(b))) b++;
-  const before = line.slice(0, a);
-  const after = line.slice(b);
-  if (LINE_TERMINATOR.test(before) || LINE_TERMINATOR.test(after)) return undefined;
-  return [before, after];
+  const [firstT, lastT] = terminators(line);
+  for (; at >= 0; at = line.indexOf('-->', at + 3)) {
+    let a = at;
+    while (a > 0 && isSpace(line.charCodeAt(a - 1))) a--;
+    if (firstT >= 0 && firstT < a) return undefined; // every later arrow has a terminator before it too
+    let b = at + 3;
+    while (b < line.length && isSpace(line.charCodeAt(b))) b++;
+    if (lastT < b) return [line.slice(0, a), line.slice(b)];
+  }
+  return undefined;
 }
 
 /** Somewhere in `s` there is `D+:DD:DD[,.]DDD` (D a digit). One pass over the colons. */
