@@ -193,6 +193,18 @@ for (const kind of dbKinds()) {
       expect(lines.filter((l) => l.msg.includes(`asset ${ghost} is not visible yet`)).length).toBeGreaterThanOrEqual(1);
     });
 
+    it('delivers an event for a version not visible yet again, then drops it with an error', async () => {
+      const { logger, lines } = captureLogger();
+      const { t, rt } = await start(kind, { embedded: true, logger, eventRetryMs: 800 });
+      const r = await post(t);
+      const id = r.json().asset_id as string;
+      const ghost = newId('ver');
+      await rt!.runner.publish({ v: 1, type: 'version_failed', job_id: `job_prepv_${ghost}`, asset_id: id, at: new Date().toISOString(), version_id: ghost, error: { error_code: 'general_error', detail: 'x' } });
+      await until('the event to be dropped', () => lines.some((l) => l.msg.includes(`version ${ghost} of asset ${id} is not visible after`)), 10_000);
+      expect(lines.filter((l) => l.msg.includes(`version ${ghost} of asset ${id} is not visible yet`)).length).toBeGreaterThanOrEqual(1);
+      expect((await assetStatus(t, id)).status).toBe('Dubbing');
+    });
+
     it.skipIf(kind === 'pglite')('applies the failure of a job that fails at once while its transaction commits late (PostgreSQL: PGlite serializes transactions)', async () => {
       const { t, c, rt } = await start(kind, { embedded: true });
       const g = gate();

@@ -690,7 +690,11 @@ export class DubService {
         case 'version_generated':
         case 'version_generate_failed': {
           const v = await cat.getVersion(tx, ev.version_id, true);
-          if (!v || v.asset_id !== a.asset_id) throw new NotVisibleError(`worker event ${ev.type} of job ${ev.job_id}: version ${ev.version_id} of asset ${ev.asset_id} is not visible`);
+          if (!v) throw new NotVisibleError(`worker event ${ev.type} of job ${ev.job_id}: version ${ev.version_id} of asset ${ev.asset_id} is not visible`);
+          if (v.asset_id !== a.asset_id) {
+            this.log.warn({ event: ev.type, version_id: ev.version_id, asset_id: ev.asset_id }, 'worker event for a version of another asset ignored');
+            return;
+          }
           await this.applyVersionEvent(tx, changes, a, v, ev);
           return;
         }
