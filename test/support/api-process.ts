@@ -22,7 +22,7 @@ export async function startApiProcess(dataDir: string, env: Record<string, strin
   child.stderr!.on('data', (c: Buffer) => (log += c.toString()));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`the API process did not start: ${log}`)), 60_000);
+    const timer = setTimeout(() => reject(new Error(`the API process did not start: ${log}`)), 110_000);
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString();
       log += c.toString();

@@ -88,12 +88,13 @@ describe('parseSrt runs in linear time', () => {
 
   it(`parses each adversarial document of ${SIZE / 1024} KB within a small multiple of a normal one of the same size`, () => {
     expect(validateSrt(baseline).ok).toBe(true);
-    const base = timeParse(baseline);
+    const base = timeParse(baseline, 5);
     const slow: string[] = [];
     for (const [name, text] of adversarial) {
-      const t = timeParse(text);
-      // A quadratic scan takes seconds here; a linear one a fraction of the normal document's time.
-      if (t > 10 * base + 20) slow.push(`${name}: ${t.toFixed(1)} ms (normal document: ${base.toFixed(1)} ms)`);
+      const t = timeParse(text, 5);
+      // A quadratic scan takes minutes here; a linear one about the normal document's time. The
+      // margin absorbs a shared, loaded machine stalling the runs.
+      if (t > 10 * base + 50) slow.push(`${name}: ${t.toFixed(1)} ms (normal document: ${base.toFixed(1)} ms)`);
     }
     expect(slow).toEqual([]);
   });
