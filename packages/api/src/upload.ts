@@ -99,6 +99,13 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
   let requestText: string | undefined;
   let videoKey: string | undefined;
   let backgroundKey: string | undefined;
+  // A client that drops the connection inside a file part may leave that part's stream neither
+  // ended nor failed: fail it, so the blob store lets go of its file and the handler answers.
+  let current: { destroyed: boolean; destroy(e: Error): void } | undefined;
+  const onClose = (): void => {
+    if (!req.raw.complete && current && !current.destroyed) current.destroy(new Error('the connection closed before the upload ended'));
+  };
+  req.raw.once('close', onClose);
   try {
     const parts = req.parts()[Symbol.asyncIterator]();
     for (;;) {
@@ -149,6 +156,8 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
       // it while an earlier part was being stored) is a premature close here, not a stream that
       // never ends.
       let partError: Error | undefined;
+      current = part.file;
+      if (req.raw.destroyed && !req.raw.complete) onClose();
       pipeline(part.file, limit, (e) => {
         if (e) partError ??= e;
       });
@@ -173,5 +182,7 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
   } catch (e) {
     for (const k of written) await ctx.store.delete(k).catch(() => undefined);
     throw e;
+  } finally {
+    req.raw.off('close', onClose);
   }
 }

@@ -80,11 +80,15 @@ export class FsBlobStore implements BlobStore {
     const target = this.file(key);
     return this.io(`writing ${key}`, async () => {
       const tmp = await this.tmpFor(target);
+      const ws = data instanceof Readable ? fs.createWriteStream(tmp) : undefined;
       try {
-        if (data instanceof Readable) await pipeline(data, fs.createWriteStream(tmp));
+        if (data instanceof Readable) await pipeline(data, ws!);
         else await fsp.writeFile(tmp, data);
         await fsp.rename(tmp, target);
       } catch (e) {
+        // A source that fails at once can end the pipeline before the write stream has even
+        // opened its file: wait for the stream to close, so the file is there to be removed.
+        if (ws && !ws.closed) await new Promise<void>((resolve) => ws.once('close', () => resolve()));
         await fsp.rm(tmp, { force: true }).catch(() => undefined);
         throw e;
       }
