@@ -6,15 +6,10 @@
  * Jobs leave through the outbox after their commit, so this is a safety net: for a database that
  * lags (a replica) or events of jobs another front enqueued.
  */
-import { DubError, type Logger, type WorkerEvent } from '@dub/core';
+import type { Logger, WorkerEvent } from '@dub/core';
+import { NotVisibleError } from './errors.js';
 
-/** The asset or version of a worker event is not (yet) in the database. Retryable. */
-export class NotVisibleError extends DubError {
-  constructor(message: string) {
-    super('not_found', message, { status: 404, retryable: true });
-    this.name = 'NotVisibleError';
-  }
-}
+export { NotVisibleError };
 
 /** Events remembered at once (oldest forgotten first); one entry per event being retried. */
 const MAX_TRACKED = 10_000;

@@ -11,7 +11,8 @@
 import crypto from 'node:crypto';
 import http from 'node:http';
 import type { Duplex } from 'node:stream';
-import { isDubError, type Logger } from '@dub/core';
+import { isDubError, ValidationError, type DubError, type Logger } from '@dub/core';
+import { ApiError, PayloadTooLargeError, UriTooLongError } from './errors.js';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { fieldOfPointer, literalValues } from './validation.js';
 
@@ -80,26 +81,41 @@ function clientDetail(fe: FastifyError, req: FastifyRequest, bodyLimit: number):
   }
 }
 
+/**
+ * The error class of what fastify refused before a route ran: schema validation and bad bodies
+ * (400), an over-long path parameter (414), a body past the limit (413). A media type fastify has
+ * no parser for is bad input like any other (400, not 415). Anything else: undefined (a 500).
+ */
+export function fromFastifyError(err: Error, req: FastifyRequest, bodyLimit: number): DubError | undefined {
+  const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
+  if (fe.validation) return new ValidationError(describeValidation(fe.validation, fe.validationContext));
+  const status = fe.statusCode;
+  if (status === undefined || status < 400 || status >= 500) return undefined;
+  const detail = clientDetail(fe, req, bodyLimit);
+  if (status === 413) return new PayloadTooLargeError(detail);
+  if (status === 414) return new UriTooLongError(detail);
+  return new ValidationError(detail);
+}
+
 export interface ErrorReplyOptions {
   logger: Logger;
   bodyLimit: number;
 }
 
-/** The error handler (setErrorHandler and frameworkErrors). */
+/**
+ * The error handler (setErrorHandler and frameworkErrors): the one place an error becomes an
+ * answer. Its status is the error's (errors.ts decides it per condition); a 4xx answers
+ * `{detail}`, anything else is logged with the request id, which the body carries.
+ */
 export function createErrorReply(o: ErrorReplyOptions) {
   return function errorReply(err: FastifyError | Error, req: FastifyRequest, reply: FastifyReply): FastifyReply {
     reply.header(REQUEST_ID_HEADER, req.id);
-    if (isDubError(err) && err.status < 500) return reply.status(err.status).send({ detail: err.message });
-    const fe = err as FastifyError & { validation?: AjvError[]; validationContext?: string };
-    if (!isDubError(err)) {
-      if (fe.validation) return reply.status(400).send({ detail: describeValidation(fe.validation, fe.validationContext) });
-      const status = fe.statusCode ?? 500;
-      // A media type fastify has no parser for is bad input like any other (400, not 415).
-      if (status >= 400 && status < 500) return reply.status(status === 415 ? 400 : status).send({ detail: clientDetail(fe, req, o.bodyLimit) });
-    }
-    const status = isDubError(err) ? err.status : 500;
+    const e = isDubError(err) ? err : fromFastifyError(err, req, o.bodyLimit);
+    if (e instanceof ApiError) reply.headers(e.headers);
+    if (e && e.status < 500) return reply.status(e.status).send({ detail: e.message });
+    const status = e?.status ?? 500;
     o.logger.error({ err, request_id: req.id, method: req.method, path: pathOf(req), status }, 'request failed');
-    const detail = isDubError(err) && err.code !== 'internal_error' ? err.message : 'internal server error';
+    const detail = e && e.code !== 'internal_error' ? e.message : 'internal server error';
     return reply.status(status).send({ detail: `${detail} (request id ${req.id})`, request_id: req.id });
   };
 }

@@ -4,13 +4,14 @@
  */
 import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
-import { DubError, AssetSchema, ValidationError, VersionSchema, type BlobStore, type Logger, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
+import { AssetSchema, ValidationError, VersionSchema, type BlobStore, type Logger, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
 import { Type } from '@sinclair/typebox';
 import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
 import type { KeyRing, Principal, RateLimiter } from './auth.js';
 import { sendBlob } from './blob-response.js';
 import type { Db } from './db/db.js';
 import { docsPage } from './docs-page.js';
+import { LinkNotAllowedError, RateLimitedError, UnauthorizedError } from './errors.js';
 import { clip, createClientErrorHandler, createErrorReply, expectationFailed, newRequestId, REQUEST_ID_HEADER } from './http-errors.js';
 import { registerJsonParser } from './json-body.js';
 import type { Metrics } from './metrics.js';
@@ -145,15 +146,9 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
       }
     }
     const p = ctx.keys.authenticate(req.headers.authorization);
-    if (!p) {
-      reply.status(401).header('www-authenticate', 'Bearer').send({ detail: 'missing or invalid API key (Authorization: Bearer <API_KEY>)' });
-      return;
-    }
+    if (!p) return done(new UnauthorizedError());
     const retry = ctx.limiter.hit(p.keyId);
-    if (retry !== undefined) {
-      reply.status(429).header('retry-after', String(retry)).send({ detail: `rate limit of ${o.rateLimitPerMin} requests per minute exceeded; retry in ${retry} s` });
-      return;
-    }
+    if (retry !== undefined) return done(new RateLimitedError(o.rateLimitPerMin, retry));
     req.principal = p;
     req.access = { org: p.org };
     done();
@@ -308,7 +303,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     async (req) => {
       const vid = (req.params as { version_id: string }).version_id;
       const studio = ((req.body ?? {}) as ReviseBody).studio_url_request;
-      if (studio && !req.principal) throw new DubError('forbidden', 'studio_url_request: a studio link cannot create studio links; use the API key', { status: 403 });
+      if (studio && !req.principal) throw new LinkNotAllowedError('studio_url_request: a studio link cannot create studio links; use the API key');
       return service.revise(await orgOf(service, req, vid), vid, studio, baseUrlOf(req, o));
     },
   );

@@ -8,7 +8,6 @@
 import {
   blobKeys,
   deriveAssetStatus,
-  DubError,
   newId,
   NotFoundError,
   nowIso,
@@ -40,7 +39,18 @@ import {
 } from '@dub/core';
 import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, type SubtitleSegment } from '@dub/srt';
 import { AssetViewCache, type AssetView } from './asset-view-cache.js';
-import { NotVisibleError } from './event-retry.js';
+import {
+  ConcurrentUpdateError,
+  GoneError,
+  InsufficientBalanceError,
+  InvalidStateError,
+  LinkExpiredError,
+  LinkInvalidError,
+  NotReadyError,
+  NotVisibleError,
+  PreconditionFailedError,
+  type LinkKind,
+} from './errors.js';
 import { JobOutbox } from './job-outbox.js';
 import * as cat from './catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from './catalog.js';
@@ -82,9 +92,9 @@ export interface ScriptWithTag {
   etag: string;
 }
 
-/** 4xx with the contract's error body; `code` keeps the machine-readable reason. */
-function refuse(status: number, code: ConstructorParameters<typeof DubError>[0], message: string): DubError {
-  return new DubError(code, message, { status });
+/** A refused signature check of a signed link: expired or invalid (403 either way). */
+function linkRefused(reason: 'expired' | 'bad_signature', kind: LinkKind): LinkExpiredError | LinkInvalidError {
+  return reason === 'expired' ? new LinkExpiredError(kind) : new LinkInvalidError(kind);
 }
 
 export class DubService {
@@ -137,7 +147,7 @@ export class DubService {
   async checkCreateBalance(org: string, auto: AutoGenerate): Promise<void> {
     if (auto === 'off') return;
     const left = await this.remainingMinutes(org);
-    if (left !== undefined && left <= 0) throw refuse(403, 'insufficient_balance', `insufficient_balance: the organization's remaining video-generation balance (${round(left)} minutes) cannot cover auto_generate=${auto}`);
+    if (left !== undefined && left <= 0) throw new InsufficientBalanceError(`insufficient_balance: the organization's remaining video-generation balance (${round(left)} minutes) cannot cover auto_generate=${auto}`);
   }
 
   async createAsset(org: string, input: CreateAssetInput, baseUrl: string, upload?: UploadedMedia & { assetId: string }): Promise<Asset> {
@@ -268,7 +278,7 @@ export class DubService {
   /** Resolve a signed source/thumbnail link of an asset. */
   async resolveAssetMedia(assetId: string, kind: 'source' | 'thumbnail', expires: unknown, sig: unknown): Promise<{ key: string; contentType: string; filename: string }> {
     const check = this.signer.verify({ purpose: kind === 'source' ? 'source-video' : 'thumbnail', versionId: assetId, generation: 0, expires: Number(expires) }, String(sig ?? ''), Math.floor(this.now().getTime() / 1000));
-    if (!check.ok) throw refuse(403, 'forbidden', check.reason === 'expired' ? 'the link has expired' : 'the link signature is invalid');
+    if (!check.ok) throw linkRefused(check.reason, 'link');
     const a = await cat.getAsset(this.db, assetId);
     const key = kind === 'source' ? a?.source_video_key : a?.thumbnail_key;
     if (!a || !key) throw new NotFoundError(`${kind} of asset ${assetId} not found`);
@@ -307,7 +317,7 @@ export class DubService {
   private async addLanguagesTx(org: string, assetId: string, languages: LanguageInput[], auto: AutoGenerate): Promise<void> {
     await this.writeTx(async (tx) => {
       const a = await this.ownAsset(org, assetId, tx);
-      if (a.error) throw new ValidationError(`asset ${assetId} failed (${a.error.error_code}); languages cannot be added to a failed asset`, { field: 'asset_id' });
+      if (a.error) throw new InvalidStateError(`asset ${assetId} failed (${a.error.error_code}); languages cannot be added to a failed asset`, 'asset_id');
       const existing = new Set((await cat.dubbingsOf(tx, [assetId])).map((d) => d.locale));
       languages.forEach((l, i) => {
         if (existing.has(l.locale)) throw new ValidationError(`languages[${i}].locale: the asset already has a dubbing for "${l.locale}"`, { field: `languages[${i}].locale` });
@@ -393,7 +403,7 @@ export class DubService {
   /** Check a signed studio link; throws 403 when tampered or expired. */
   checkStudioToken(versionId: string, expires: unknown, sig: unknown): Access {
     const check = this.signer.verify({ purpose: 'studio', versionId, generation: 0, expires: Number(expires) }, String(sig ?? ''), Math.floor(this.now().getTime() / 1000));
-    if (!check.ok) throw refuse(403, 'forbidden', check.reason === 'expired' ? 'the studio link has expired' : 'the studio link signature is invalid');
+    if (!check.ok) throw linkRefused(check.reason, 'studio link');
     return { studioVersionId: versionId };
   }
 
@@ -401,11 +411,11 @@ export class DubService {
   async resolveDownload(versionId: string, generation: number, kind: 'video' | 'audio', expires: unknown, sig: unknown): Promise<{ key: string; contentType: string; filename: string }> {
     const purpose = kind === 'video' ? 'result-video' : 'result-audio';
     const check = this.signer.verify({ purpose, versionId, generation, expires: Number(expires) }, String(sig ?? ''), Math.floor(this.now().getTime() / 1000));
-    if (!check.ok) throw refuse(403, 'forbidden', check.reason === 'expired' ? 'the download link has expired' : 'the download link signature is invalid');
+    if (!check.ok) throw linkRefused(check.reason, 'download link');
     const v = await cat.getVersion(this.db, versionId);
     if (!v) throw new NotFoundError(`version ${versionId} not found`);
     const key = kind === 'video' ? v.result_video_key : v.result_audio_key;
-    if (v.status !== 'Completed' || v.result_generation !== generation || !key) throw refuse(410, 'not_found', `generation ${generation} of version ${versionId} is no longer available`);
+    if (v.status !== 'Completed' || v.result_generation !== generation || !key) throw new GoneError(`generation ${generation} of version ${versionId} is no longer available`);
     return { key, contentType: kind === 'video' ? 'video/mp4' : 'audio/mp4', filename: `${versionId}-${generation}.${kind === 'video' ? 'mp4' : 'm4a'}` };
   }
 
@@ -421,8 +431,8 @@ export class DubService {
       const unprepared = v.status === 'Failed' && !v.script_key;
       const trigger: VersionTrigger = unprepared ? 'revise_unprepared' : 'revise';
       const t = versionTransition(v.status, trigger);
-      if (!t.allowed) throw new ValidationError(`version ${versionId} is ${v.status}; revise is allowed only when it is ${versionTransition('Completed', 'revise').allowed ? 'Completed, ReadyToEdit or Failed' : ''}`, { field: 'status' });
-      if (unprepared && a.error) throw new ValidationError(`the asset of version ${versionId} failed (${a.error.error_code}); its versions cannot be prepared again`, { field: 'status' });
+      if (!t.allowed) throw new InvalidStateError(`version ${versionId} is ${v.status}; revise is allowed only when it is Completed, ReadyToEdit or Failed`);
+      if (unprepared && a.error) throw new InvalidStateError(`the asset of version ${versionId} failed (${a.error.error_code}); its versions cannot be prepared again`);
       const ok = await cat.updateVersionIf(tx, versionId, v.row_version, {
         status: t.to,
         error_code: null,
@@ -433,7 +443,7 @@ export class DubService {
         result_generated_at: null,
         generate_mode: null,
       });
-      if (!ok) throw new ValidationError(`version ${versionId} changed concurrently; retry`, { field: 'status' });
+      if (!ok) throw new ConcurrentUpdateError(`version ${versionId}`);
       for (const k of [v.result_video_key, v.result_audio_key]) if (k) removed.push(k);
       if (unprepared) {
         const d = (await cat.getDubbing(tx, v.dubbing_id))!;
@@ -460,16 +470,16 @@ export class DubService {
       const a = (await cat.getAsset(tx, v.asset_id))!;
       failedForBalance = await this.startGeneration(tx, changes, a, v, mode);
     });
-    if (failedForBalance) throw refuse(403, 'insufficient_balance', failedForBalance);
+    if (failedForBalance) throw new InsufficientBalanceError(failedForBalance);
     return this.getVersion({ org }, versionId, baseUrl);
   }
 
   /** Move a ReadyToEdit version to Generating and enqueue its job; returns a message when it failed for balance. */
   private async startGeneration(tx: Queryable, changes: StatusChange[], a: AssetRow, v: VersionRow, mode: GenerateMode): Promise<string | undefined> {
     const t = versionTransition(v.status, 'generate');
-    if (!t.allowed) throw new ValidationError(`version ${v.version_id} is ${v.status}; generate is allowed only when it is ReadyToEdit`, { field: 'status' });
+    if (!t.allowed) throw new InvalidStateError(`version ${v.version_id} is ${v.status}; generate is allowed only when it is ReadyToEdit`);
     if (mode === 'with_lips' && v.voice_over) throw new ValidationError('generate_mode: voice_over_with_lips_not_allowed: a voice-over version can only be generated with no_lips', { field: 'generate_mode' });
-    if (!v.script_key) throw new ValidationError(`version ${v.version_id} has no script`, { field: 'status' });
+    if (!v.script_key) throw new NotReadyError(`version ${v.version_id} has no script`);
     const minutes = (a.duration ?? 0) / 60;
     const total = this.o.orgBalances[v.org_id];
     if (total !== undefined && !(await cat.reserveMinutes(tx, v.org_id, minutes, total))) {
@@ -478,13 +488,13 @@ export class DubService {
       const fail = versionTransition('Generating', 'generate_failed');
       const error: VersionErrorObject = { error_code: 'insufficient_balance', detail };
       const ok = await cat.updateVersionIf(tx, v.version_id, v.row_version, { status: 'Failed', error_code: error.error_code, error_detail: detail, generation: v.generation + 1, generate_mode: mode });
-      if (!ok) throw new ValidationError(`version ${v.version_id} changed concurrently; retry`, { field: 'status' });
+      if (!ok) throw new ConcurrentUpdateError(`version ${v.version_id}`);
       if (fail.allowed && fail.event) changes.push({ event: fail.event, asset: a, version: { ...v, status: 'Failed' }, status: 'Failed', error });
       return detail;
     }
     const generation = v.generation + 1;
     const ok = await cat.updateVersionIf(tx, v.version_id, v.row_version, { status: t.to, generation, generate_mode: mode, charged_minutes: total !== undefined ? minutes : 0, error_code: null, error_detail: null });
-    if (!ok) throw new ValidationError(`version ${v.version_id} is no longer ReadyToEdit (another request started it)`, { field: 'status' });
+    if (!ok) throw new ConcurrentUpdateError(`version ${v.version_id}`);
     const o = a.options;
     const job: GenerateVersionJob = {
       v: 1,
@@ -523,7 +533,7 @@ export class DubService {
         from = siblings.find((v) => v.version_id === body.from_version_id);
         if (!from) throw new ValidationError(`from_version_id: version ${body.from_version_id} is not a version of dubbing ${dubbingId}`, { field: 'from_version_id' });
       } else from = [...siblings].reverse().find((v) => v.script_key);
-      if (!from || !from.script_key) throw new ValidationError(`from_version_id: ${from ? `version ${from.version_id}` : `dubbing ${dubbingId}`} has no script yet (status ${from?.status ?? 'NotReady'}); wait until it is ReadyToEdit`, { field: 'from_version_id' });
+      if (!from || !from.script_key) throw new NotReadyError(`from_version_id: ${from ? `version ${from.version_id}` : `dubbing ${dubbingId}`} has no script yet (status ${from?.status ?? 'NotReady'}); wait until it is ReadyToEdit`, 'from_version_id');
       const name = (body.name ?? `${d.locale} v${siblings.length + 1}`).trim().slice(0, 255) || `${d.locale} v${siblings.length + 1}`;
       const script = JSON.parse((await this.store.getBuffer(from.script_key)).toString('utf8')) as VersionScript;
       const key = blobKeys.script(id);
@@ -558,12 +568,12 @@ export class DubService {
     let locale: string;
     if (locality === 'source') {
       const key = a.transcript_key ?? blobKeys.transcript(a.asset_id);
-      if (!(await this.store.has(key))) throw new ValidationError(`the source transcript of asset ${a.asset_id} is not ready yet (asset status ${assetStatusOf(a, [v])})`, { field: 'locality' });
+      if (!(await this.store.has(key))) throw new NotReadyError(`the source transcript of asset ${a.asset_id} is not ready yet (asset status ${assetStatusOf(a, [v])})`, 'locality');
       const t = JSON.parse((await this.store.getBuffer(key)).toString('utf8')) as Transcript;
       segments = transcriptSubtitles(t);
       locale = a.locale;
     } else {
-      if (!v.script_key) throw new ValidationError(`version ${versionId} has no translation yet (status ${v.status})`, { field: 'locality' });
+      if (!v.script_key) throw new NotReadyError(`version ${versionId} has no translation yet (status ${v.status})`, 'locality');
       segments = scriptSubtitles(await this.readScript(v));
       locale = v.locale;
     }
@@ -594,7 +604,7 @@ export class DubService {
 
   async getScript(access: Access, versionId: string): Promise<ScriptWithTag & { version: VersionRow }> {
     const v = await this.accessVersion(access, versionId);
-    if (!v.script_key) throw new ValidationError(`version ${versionId} has no script yet (status ${v.status})`, { field: 'status' });
+    if (!v.script_key) throw new NotReadyError(`version ${versionId} has no script yet (status ${v.status})`);
     return { script: await this.readScript(v), etag: DubService.etagOf(v), version: v };
   }
 
@@ -612,14 +622,15 @@ export class DubService {
     await this.db.transaction(async (tx) => {
       const v = await this.accessVersion(access, versionId, tx, true);
       const t = versionTransition(v.status, 'edit');
-      if (!t.allowed) throw new ValidationError(`version ${versionId} is ${v.status}; the script can be edited only when it is ReadyToEdit`, { field: 'status' });
-      if (!v.script_key) throw new ValidationError(`version ${versionId} has no script yet`, { field: 'status' });
-      if (ifMatch !== undefined && ifMatch !== DubService.etagOf(v)) throw refuse(412, 'conflict', `the script changed since it was read (If-Match ${ifMatch}, current ${DubService.etagOf(v)})`);
+      if (!t.allowed) throw new InvalidStateError(`version ${versionId} is ${v.status}; the script can be edited only when it is ReadyToEdit`);
+      if (!v.script_key) throw new NotReadyError(`version ${versionId} has no script yet`);
+      if (ifMatch !== undefined && ifMatch !== DubService.etagOf(v)) throw new PreconditionFailedError(`the script changed since it was read (If-Match ${ifMatch}, current ${DubService.etagOf(v)})`);
       if (script.version_id !== versionId || script.asset_id !== v.asset_id) throw new ValidationError('script: asset_id and version_id must be those of the version', { field: 'script.version_id' });
       for (const [i, s] of script.segments.entries()) if (s.end < s.start) throw new ValidationError(`script.segments[${i}]: end must not be before start`, { field: `script.segments[${i}].end` });
       checkScriptSpeakers(script);
       const ok = await cat.updateVersionIf(tx, versionId, v.row_version, { script_rev: v.script_rev + 1 });
-      if (!ok) throw refuse(412, 'conflict', 'the script changed concurrently; read it again');
+      // Under the row lock this cannot happen; with If-Match it is that precondition that failed.
+      if (!ok) throw ifMatch !== undefined ? new PreconditionFailedError(`the script changed since it was read (If-Match ${ifMatch})`) : new ConcurrentUpdateError(`the script of version ${versionId}`);
       await this.store.put(v.script_key, JSON.stringify({ ...script, updated_at: nowIso(this.now()) }));
       etag = DubService.etagOf({ ...v, script_rev: v.script_rev + 1 });
     });
@@ -631,7 +642,7 @@ export class DubService {
   async waveform(access: Access, versionId: string): Promise<{ assetId: string; body: Buffer }> {
     const v = await this.accessVersion(access, versionId);
     const a = (await cat.getAsset(this.db, v.asset_id))!;
-    if (!a.source_video_key) throw new ValidationError(`the source video of asset ${a.asset_id} is not ready yet (asset status ${assetStatusOf(a, [v])})`, { field: 'version_id' });
+    if (!a.source_video_key) throw new NotReadyError(`the source video of asset ${a.asset_id} is not ready yet (asset status ${assetStatusOf(a, [v])})`, 'version_id');
     this.waveforms ??= new WaveformCache(this.store, this.log);
     return { assetId: a.asset_id, body: await this.waveforms.get(a.asset_id, a.source_video_key) };
   }
@@ -709,7 +720,7 @@ export class DubService {
     if (ev.type === 'version_prepared') {
       const t = versionTransition(v.status, 'prepared');
       if (!t.allowed) return stale(`version is ${v.status}`);
-      if (!(await cat.updateVersionIf(tx, v.version_id, v.row_version, { status: t.to, script_key: ev.script_key, error_code: null, error_detail: null }))) throw new Error('version changed concurrently');
+      if (!(await cat.updateVersionIf(tx, v.version_id, v.row_version, { status: t.to, script_key: ev.script_key, error_code: null, error_detail: null }))) throw new ConcurrentUpdateError(`version ${v.version_id}`);
       const ready = { ...v, status: t.to, script_key: ev.script_key, row_version: v.row_version + 1 };
       changes.push({ event: t.event!, asset: a, version: ready, status: t.to, error: null, addedLanguage: added });
       if (v.auto_generate === 'with_lips' || v.auto_generate === 'no_lips') {

@@ -7,7 +7,7 @@ import crypto from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DubError } from '@dub/core';
+import { UnavailableError } from './errors.js';
 import { renderStudioShell, STUDIO_DIST_URL, STUDIO_SHELL_FILE, type ShellValues } from '@dub/studio';
 
 /** The file types of the page that are served, by extension. */
@@ -48,7 +48,7 @@ export class StudioBuild {
     try {
       template = await fs.readFile(path.join(this.dir, STUDIO_SHELL_FILE), 'utf8');
     } catch (e) {
-      throw new DubError('engine_unavailable', `the studio page is not built (${path.join(this.dir, STUDIO_SHELL_FILE)} is missing): run \`npm run build\``, { status: 503, cause: e });
+      throw new UnavailableError(`the studio page is not built (${path.join(this.dir, STUDIO_SHELL_FILE)} is missing): run \`npm run build\``, e);
     }
     const names = (await fs.readdir(this.dir)).filter((n) => CONTENT_TYPES[path.extname(n)] !== undefined).sort();
     const all = crypto.createHash('sha256');

@@ -4,11 +4,12 @@
  * while streaming: past the limit the part is cut off and its partial blob deleted. The `request`
  * part (a JSON field, or a file part with JSON content) is validated like the JSON create body.
  */
-import { blobKeys, DubError, isDubError, newId, ValidationError, type Asset, type BlobStore } from '@dub/core';
+import { blobKeys, isDubError, newId, ValidationError, type Asset, type BlobStore } from '@dub/core';
 import type { Multipart } from '@fastify/multipart';
 import type { FastifyRequest } from 'fastify';
 import { pipeline, Transform, type Readable } from 'node:stream';
 import type { DubService } from './service.js';
+import { MediaSizeLimitError, PayloadTooLargeError } from './errors.js';
 import { MAX_JSON_DEPTH, parseJsonText } from './json-body.js';
 import { parseCreateAsset, type CreateChecks } from './validation.js';
 
@@ -42,7 +43,7 @@ async function readText(stream: Readable, max: number): Promise<string> {
   let n = 0;
   for await (const c of stream) {
     n += (c as Buffer).length;
-    if (n > max) throw new ValidationError('request: part too large', { field: 'request' });
+    if (n > max) throw new PayloadTooLargeError(`request: larger than the limit of ${max} bytes`);
     chunks.push(c as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
@@ -146,8 +147,8 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
       const key = isVideo ? blobKeys.sourceUpload(assetId) : blobKeys.backgroundUpload(assetId);
       const limit = limiter(max, () =>
         accountMax !== undefined && accountMax < contractMax
-          ? new DubError('video_size_limit_reached', `video_size_limit_reached: the video exceeds the account's limit of ${accountMax} bytes`, { status: 403 })
-          : new ValidationError(`${part.fieldname}: the file exceeds the maximum size of ${isVideo ? '5 GB' : '500 MB'}`, { field: part.fieldname }),
+          ? new MediaSizeLimitError(accountMax)
+          : new PayloadTooLargeError(`${part.fieldname}: the file exceeds the maximum size of ${isVideo ? '5 GB' : '500 MB'}`),
       );
       // The part is joined to the limiter by pipeline, which listens to both at once: the part can
       // fail (the body ends inside it, the connection drops, the size limit is passed) before the

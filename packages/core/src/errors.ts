@@ -40,6 +40,12 @@ export type ErrorCode =
   | 'forbidden'
   | 'not_found'
   | 'conflict'
+  // API conditions (packages/api/src/errors.ts): an action the current status does not allow, a
+  // resource not produced yet, a removed generation, an If-Match that does not match.
+  | 'invalid_state'
+  | 'not_ready'
+  | 'gone'
+  | 'precondition_failed'
   | 'rate_limited'
   | 'payload_too_large'
   | 'model_missing'
