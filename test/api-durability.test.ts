@@ -174,7 +174,7 @@ for (const kind of dbKinds()) {
       await until('the event to be delivered again', () => lines.filter((l) => l.msg.includes('is not visible yet; the event is delivered again')).length >= 2);
       // The asset appears (as from another API instance or a lagging replica): the event applies.
       const input = { name: 'late', locale: 'en-US', languages: [{ locale: 'es-ES' }], auto_generate: 'off', lips_model: 'real_face', voice_anonymization: 0, voice_over: false } as const;
-      await t.api.service.createAsset('org1', input, 'http://x', { assetId, videoKey: `assets/${assetId}/upload/source` });
+      await t.api.service.assets.createAsset('org1', input, 'http://x', { assetId, videoKey: `assets/${assetId}/upload/source` });
       await until('the asset to fail', async () => (await assetStatus(t, assetId)).status === 'Failed');
       expect((await assetStatus(t, assetId)).error).toMatchObject({ error_code: 'unsupported_media' });
       await rt!.runner.idle();

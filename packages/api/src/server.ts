@@ -82,7 +82,7 @@ function org(req: FastifyRequest): string {
 /** The organization a request acts for: its API key's, or the owner of the signed studio link's version. */
 async function orgOf(service: DubService, req: FastifyRequest, versionId: string): Promise<string> {
   const a = req.access!;
-  return 'org' in a ? a.org : (await service.versionRow(a, versionId)).org_id;
+  return 'org' in a ? a.org : (await service.versions.versionRow(a, versionId)).org_id;
 }
 
 export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> {
@@ -138,7 +138,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
       const vid = (req.params as Record<string, string>).version_id;
       if (q.sig !== undefined && vid) {
         try {
-          req.access = service.checkStudioToken(vid, q.expires, q.sig);
+          req.access = service.links.checkStudioToken(vid, q.expires, q.sig);
         } catch (e) {
           return done(e as Error);
         }
@@ -207,7 +207,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
       const q = req.query as { limit?: string; cursor?: string };
       const limit = q.limit === undefined ? 20 : Number(q.limit);
       if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ValidationError('query parameter limit: must be an integer from 1 to 100', { field: 'limit' });
-      return service.listAssets(org(req), limit, q.cursor, baseUrlOf(req, o));
+      return service.assets.listAssets(org(req), limit, q.cursor, baseUrlOf(req, o));
     },
   );
 
@@ -216,7 +216,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     { schema: { summary: 'Create an asset from a media URL.', tags: ['assets'], security, body: CreateAssetBodySchema, response: { 201: { $ref: 'Asset#' }, ...errors(400, 401, 403, 429, 500) } } },
     async (req, reply) => {
       const input = await parseCreateAsset(req.body, checks);
-      return reply.status(201).send(await service.createAsset(org(req), input, baseUrlOf(req, o)));
+      return reply.status(201).send(await service.assets.createAsset(org(req), input, baseUrlOf(req, o)));
     },
   );
 
@@ -233,7 +233,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     },
     async (req, reply) => {
       try {
-        return reply.status(201).send(await handleUpload(req, { service, store: ctx.store, checks, org: org(req), baseUrl: baseUrlOf(req, o), maxMediaBytes: service.limitsFor(org(req)).max_media_bytes }));
+        return reply.status(201).send(await handleUpload(req, { service, store: ctx.store, checks, org: org(req), baseUrl: baseUrlOf(req, o), maxMediaBytes: service.assets.limitsFor(org(req)).max_media_bytes }));
       } catch (e) {
         // Refused before the whole body arrived (size limit, bad request part): discard the rest
         // unparsed and close the connection after the answer.
@@ -250,7 +250,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   app.get(
     '/v1/assets/:asset_id',
     { schema: { summary: 'Read one asset with its languages and versions.', tags: ['assets'], security, params: Type.Object({ asset_id: Type.String() }), response: { 200: { $ref: 'Asset#' }, ...errors(401, 404, 429, 500) } } },
-    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.getAssetJson(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o))),
+    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.assets.getAssetJson(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o))),
   );
 
   app.post(
@@ -267,7 +267,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     },
     async (req, reply) => {
       const b = parseAddLanguages(req.body);
-      return reply.status(202).send(await service.addLanguages(org(req), (req.params as { asset_id: string }).asset_id, b.languages, b.auto_generate, baseUrlOf(req, o)));
+      return reply.status(202).send(await service.assets.addLanguages(org(req), (req.params as { asset_id: string }).asset_id, b.languages, b.auto_generate, baseUrlOf(req, o)));
     },
   );
 
@@ -275,7 +275,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     const p = req.params as { asset_id: string; kind: string };
     if (p.kind !== 'source' && p.kind !== 'thumbnail') return reply.status(404).send({ detail: 'not found' });
     const q = req.query as Record<string, string>;
-    const m = await service.resolveAssetMedia(p.asset_id, p.kind, q.expires, q.sig);
+    const m = await service.links.resolveAssetMedia(p.asset_id, p.kind, q.expires, q.sig);
     return sendBlob(req, reply, ctx.store, m.key, m.contentType, m.filename);
   });
 
@@ -284,7 +284,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   app.get(
     '/v1/versions/:version_id',
     { config: { auth: 'key-or-studio' }, schema: { summary: 'Read one version (result URLs are signed afresh on every call, valid 5 days).', tags: ['versions'], security, params: vParams, response: { 200: { $ref: 'Version#' }, ...errors(401, 404, 429, 500) } } },
-    async (req) => service.getVersion(req.access!, (req.params as { version_id: string }).version_id, baseUrlOf(req, o)),
+    async (req) => service.versions.getVersion(req.access!, (req.params as { version_id: string }).version_id, baseUrlOf(req, o)),
   );
 
   app.patch(
@@ -304,7 +304,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
       const vid = (req.params as { version_id: string }).version_id;
       const studio = ((req.body ?? {}) as ReviseBody).studio_url_request;
       if (studio && !req.principal) throw new LinkNotAllowedError('studio_url_request: a studio link cannot create studio links; use the API key');
-      return service.revise(await orgOf(service, req, vid), vid, studio, baseUrlOf(req, o));
+      return service.versions.revise(await orgOf(service, req, vid), vid, studio, baseUrlOf(req, o));
     },
   );
 
@@ -323,7 +323,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     },
     async (req, reply) => {
       const vid = (req.params as { version_id: string }).version_id;
-      return reply.status(202).send(await service.generate(await orgOf(service, req, vid), vid, (req.body as { generate_mode: GenerateMode }).generate_mode, baseUrlOf(req, o)));
+      return reply.status(202).send(await service.versions.generate(await orgOf(service, req, vid), vid, (req.body as { generate_mode: GenerateMode }).generate_mode, baseUrlOf(req, o)));
     },
   );
 
@@ -339,7 +339,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         response: { 200: StudioUrlResponseSchema, ...errors(400, 401, 404, 429, 500) },
       },
     },
-    async (req) => ({ studio_url: await service.studioUrl(org(req), (req.params as { version_id: string }).version_id, (req.body ?? {}) as StudioUrlRequest, baseUrlOf(req, o)) }),
+    async (req) => ({ studio_url: await service.links.studioUrl(org(req), (req.params as { version_id: string }).version_id, (req.body ?? {}) as StudioUrlRequest, baseUrlOf(req, o)) }),
   );
 
   app.get(
@@ -359,7 +359,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     async (req, reply) => {
       const q = req.query as { locality?: SrtLocality; srt_profile?: SrtProfileName };
       const vid = (req.params as { version_id: string }).version_id;
-      const text = await service.srt(req.access!, vid, q.locality ?? 'target', q.srt_profile ?? 'regular');
+      const text = await service.scripts.srt(req.access!, vid, q.locality ?? 'target', q.srt_profile ?? 'regular');
       return reply
         .type('application/x-subrip; charset=utf-8')
         .header('content-disposition', `attachment; filename="${vid}-${q.locality ?? 'target'}.srt"`)
@@ -379,7 +379,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         response: errors(401, 403, 404, 429, 500),
       },
     },
-    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.qualityReport(req.access!, (req.params as { version_id: string }).version_id)),
+    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.versions.qualityReport(req.access!, (req.params as { version_id: string }).version_id)),
   );
 
   app.get(
@@ -389,7 +389,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
       schema: { summary: 'Read the editable script of a version (ETag for If-Match).', tags: ['studio'], security, params: vParams, response: errors(400, 401, 403, 404, 429, 500) },
     },
     async (req, reply) => {
-      const s = await service.getScript(req.access!, (req.params as { version_id: string }).version_id);
+      const s = await service.scripts.getScript(req.access!, (req.params as { version_id: string }).version_id);
       return reply.header('etag', s.etag).send(s.script);
     },
   );
@@ -402,7 +402,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     },
     async (req, reply) => {
       const ifMatch = req.headers['if-match'];
-      const s = await service.putScript(req.access!, (req.params as { version_id: string }).version_id, req.body, typeof ifMatch === 'string' ? ifMatch : undefined, (id) => ctx.voices.has(id));
+      const s = await service.scripts.putScript(req.access!, (req.params as { version_id: string }).version_id, req.body, typeof ifMatch === 'string' ? ifMatch : undefined, (id) => ctx.voices.has(id));
       return reply.header('etag', s.etag).send(s.script);
     },
   );
@@ -413,7 +413,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     const p = req.params as { version_id: string; generation: string; kind: string };
     if ((p.kind !== 'video' && p.kind !== 'audio') || !/^\d+$/.test(p.generation)) return reply.status(404).send({ detail: 'not found' });
     const q = req.query as Record<string, string>;
-    const d = await service.resolveDownload(p.version_id, Number(p.generation), p.kind, q.expires, q.sig);
+    const d = await service.links.resolveDownload(p.version_id, Number(p.generation), p.kind, q.expires, q.sig);
     return sendBlob(req, reply, ctx.store, d.key, d.contentType, d.filename);
   });
 
@@ -430,7 +430,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
         response: { 201: { $ref: 'Version#' }, ...errors(400, 401, 404, 429, 500) },
       },
     },
-    async (req, reply) => reply.status(201).send(await service.newVersion(org(req), (req.params as { dubbing_id: string }).dubbing_id, (req.body ?? {}) as { from_version_id?: string; name?: string }, baseUrlOf(req, o))),
+    async (req, reply) => reply.status(201).send(await service.versions.newVersion(org(req), (req.params as { dubbing_id: string }).dubbing_id, (req.body ?? {}) as { from_version_id?: string; name?: string }, baseUrlOf(req, o))),
   );
 
   app.get(

@@ -179,7 +179,7 @@ export async function handleUpload(req: FastifyRequest, ctx: UploadContext): Pro
     if (!videoKey) throw new ValidationError('video: the file part "video" is required', { field: 'video' });
     const body = parseJsonText(requestText, 'request');
     const input = await parseCreateAsset(body, ctx.checks, true);
-    return await ctx.service.createAsset(ctx.org, input, ctx.baseUrl, { assetId, videoKey, ...(backgroundKey ? { backgroundKey } : {}) });
+    return await ctx.service.assets.createAsset(ctx.org, input, ctx.baseUrl, { assetId, videoKey, ...(backgroundKey ? { backgroundKey } : {}) });
   } catch (e) {
     for (const k of written) await ctx.store.delete(k).catch(() => undefined);
     throw e;

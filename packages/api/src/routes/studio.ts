@@ -10,7 +10,7 @@ import type { StudioAccess, StudioBoot, StudioContext } from '@dub/studio';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ServerContext } from '../server.js';
-import type { Access } from '../service.js';
+import type { Access } from '../services/context.js';
 import { StudioBuild, studioPage, studioPageHeaders } from '../studio-page.js';
 import { WAVEFORM_FORMAT } from '../waveform.js';
 
@@ -52,15 +52,15 @@ export function registerStudioRoutes(app: FastifyInstance, ctx: ServerContext, b
 
   /** What the page shows of one version: the version and the few asset fields it needs. */
   async function studioContext(access: Access, versionId: string, baseUrl: string, linkExpires: string | undefined): Promise<StudioContext> {
-    const v = await service.versionRow(access, versionId);
-    const a = (await service.assetRow(v.asset_id))!;
-    const media = service.mediaLink(baseUrl);
+    const v = await service.versions.versionRow(access, versionId);
+    const a = (await service.assets.assetRow(v.asset_id))!;
+    const media = service.links.mediaLink(baseUrl);
     const expires = Number(linkExpires);
     return {
       access: 'org' in access ? 'key' : 'link',
       link_expires_at: 'org' in access || !Number.isFinite(expires) ? null : new Date(expires * 1000).toISOString(),
       has_script: v.script_key !== null,
-      version: service.toVersion(v, baseUrl),
+      version: service.versions.toVersion(v, baseUrl),
       asset: {
         asset_id: a.asset_id,
         name: a.name,
@@ -93,7 +93,7 @@ export function registerStudioRoutes(app: FastifyInstance, ctx: ServerContext, b
       try {
         const q = req.query as Record<string, string | undefined>;
         boot.context = await studioContext(access, versionId, baseUrl, q.expires);
-        boot.script = boot.context.has_script ? await service.getScript(access, versionId).then((s) => ({ script: s.script, etag: s.etag })) : null;
+        boot.script = boot.context.has_script ? await service.scripts.getScript(access, versionId).then((s) => ({ script: s.script, etag: s.etag })) : null;
         title = `${boot.context.version.name} - ${boot.context.asset.name} - Studio`;
         message = `Loading ${boot.context.version.name} (${boot.context.version.status})\u2026`;
       } catch (e) {
@@ -118,7 +118,7 @@ export function registerStudioRoutes(app: FastifyInstance, ctx: ServerContext, b
     const q = req.query as Record<string, string | undefined>;
     if (q.sig === undefined) return sendPage(req, reply, 'key', keyAccess(req));
     try {
-      return await sendPage(req, reply, 'link', service.checkStudioToken((req.params as { version_id: string }).version_id, q.expires, q.sig));
+      return await sendPage(req, reply, 'link', service.links.checkStudioToken((req.params as { version_id: string }).version_id, q.expires, q.sig));
     } catch (e) {
       if (!isDubError(e) || e.status !== 403) throw e;
       return sendPage(req, reply, 'link', undefined, { status: 403, detail: `${e.message}. Ask the owner of the version for a new studio link.` });
@@ -161,7 +161,7 @@ export function registerStudioRoutes(app: FastifyInstance, ctx: ServerContext, b
       },
     },
     async (req, reply) => {
-      const w = await service.waveform(req.access!, (req.params as { version_id: string }).version_id);
+      const w = await service.assets.waveform(req.access!, (req.params as { version_id: string }).version_id);
       // The source of an asset never changes, so neither does its waveform.
       const etag = `"${w.assetId}-waveform-v${WAVEFORM_FORMAT}"`;
       reply.header('etag', etag).header('cache-control', 'private, max-age=86400');
