@@ -35,6 +35,7 @@ import {
 } from './schemas.js';
 import type { Access, DubService } from './service.js';
 import { registerStudioRoutes } from './routes/studio.js';
+import { registerSegmentRoutes } from './routes/segments.js';
 import { handleUpload } from './upload.js';
 import { parseAddLanguages, parseCreateAsset, type CreateChecks } from './validation.js';
 import type { VoiceCatalog } from './voices.js';
@@ -408,6 +409,7 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
   );
 
   registerStudioRoutes(app, ctx, (req) => baseUrlOf(req, o));
+  registerSegmentRoutes(app, ctx);
 
   app.get('/v1/downloads/:version_id/:generation/:kind', { config: { auth: 'public' }, schema: { hide: true } }, async (req, reply) => {
     const p = req.params as { version_id: string; generation: string; kind: string };

@@ -14,6 +14,7 @@ import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, 
 import { medianPitch, semitones, speechExtent } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
+import { previewSpeakerVoice, redubSegment } from './redub.js';
 import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
 
 const ASSET = 'ast_generatetest';
@@ -230,6 +231,76 @@ describe('generateVersion', () => {
     expect(await store.has(blobKeys.resultVideo(VERSION, 1))).toBe(true);
     // the report says which lines this generation made anew: only the edited one
     expect(await regeneratedLines(2)).toEqual([['seg-0001', false], ['seg-0002', true]]);
+  });
+
+  it('redubSegment re-synthesizes one edited line as generation would; the next generation takes it from the cache and re-synthesizes nothing', async () => {
+    const synthesisManifests = async () => (await store.list(`assets/${ASSET}/artifacts/synthesis-`)).filter((k) => k.endsWith('manifest.json')).length;
+    const saved = (await store.getBuffer(blobKeys.script(VERSION))).toString();
+    const opts = generateOptionsOf(engineChoiceFromEnv({}));
+    const decode = (b: Buffer) => readWav(new Uint8Array(b));
+    try {
+      // the saved text, already generated: nothing is synthesized, the line comes from the cache
+      const same = await redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-0001' });
+      expect(same).toMatchObject({ segment_id: 'seg-0001', speaker: 'S1', regenerated: false, others_synthesized: 0, tts_engine: 'espeak-ng', voice_source: 'matched' });
+      const old = await decode(same.wav);
+      expect(old.sampleRate).toBe(same.sample_rate);
+      expect(old.channels[0]!.length / old.sampleRate).toBeCloseTo(same.duration_seconds, 3);
+      // an edited text (not saved): synthesized now, only this line, placed at its segment
+      const manifests = await synthesisManifests();
+      const text = 'Hola a todos.';
+      const edited = await redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-0001', text });
+      expect(edited).toMatchObject({ segment_id: 'seg-0001', text, regenerated: true, others_synthesized: 0, resolution: 'fits' });
+      expect(await synthesisManifests()).toBe(manifests + 1);
+      expect(edited.start).toBeCloseTo(LINES[0]!.start, 3);
+      const audio = await decode(edited.wav);
+      const speech = speechExtent(audio.channels[0]!, audio.sampleRate);
+      const oldSpeech = speechExtent(old.channels[0]!, old.sampleRate);
+      // the shorter text is shorter speech (both at speed 1: each fits its slot)
+      expect((speech.end - speech.start) / audio.sampleRate).toBeLessThan((0.8 * (oldSpeech.end - oldSpeech.start)) / old.sampleRate);
+      expect(edited.artifact_key).not.toBe(same.artifact_key);
+      // the re-dub did not save anything
+      expect((await store.getBuffer(blobKeys.script(VERSION))).toString()).toBe(saved);
+
+      // the edit saved, then generated: every line comes from the cache, the edited one from the re-dub
+      const script = JSON.parse(saved) as VersionScript;
+      script.segments[0]!.target_text = text;
+      await store.put(blobKeys.script(VERSION), JSON.stringify(script));
+      const again = await redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-0001' });
+      expect(again).toMatchObject({ regenerated: false, artifact_key: edited.artifact_key });
+      const before = await synthesisManifests();
+      await generateVersion(job(9), runtime([]));
+      expect(await synthesisManifests()).toBe(before);
+      expect(await regeneratedLines(9)).toEqual([['seg-0001', false], ['seg-0002', false]]);
+      const report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 9))).toString()) as { segments: { id: string; spoken_text: string }[] };
+      expect(report.segments[0]!.spoken_text).toBe(text);
+
+      // bad requests
+      await expect(redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-9999' })).rejects.toMatchObject({ status: 404 });
+      await expect(redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-0001', text: '  ' })).rejects.toMatchObject({ status: 400 });
+      await expect(redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-0001', speaker: 'S9' })).rejects.toMatchObject({ status: 400 });
+    } finally {
+      await store.put(blobKeys.script(VERSION), saved);
+    }
+  });
+
+  it('previewSpeakerVoice speaks a line with the voice a choice gives the speaker, planned as generation plans it', async () => {
+    const opts = generateOptionsOf(engineChoiceFromEnv({}));
+    const text = 'Hola, esta es mi voz.';
+    const own = await previewSpeakerVoice(job(9), runtime([]), opts, { speakerId: 'S2', text });
+    expect(own).toMatchObject({ speaker: 'S2', voice_source: 'matched', tts_engine: 'espeak-ng' });
+    const library = await previewSpeakerVoice(job(9), runtime([]), opts, { speakerId: 'S2', text, voice: { source: 'library', library_voice_id: 'ana' } });
+    expect(library.voice_source).toBe('library:ana');
+    const f0 = async (b: Buffer) => {
+      const a = await readWav(new Uint8Array(b));
+      return medianPitch(a.channels[0]!, a.sampleRate);
+    };
+    // S2 is the high female voice; the anonymized one is moved away from it
+    const anonymized = await previewSpeakerVoice(job(9), runtime([]), opts, { speakerId: 'S2', text, voice: { source: 'anonymized', anonymization: 1 } });
+    expect(await f0(own.wav)).toBeGreaterThan(180);
+    expect(Math.abs(semitones(await f0(anonymized.wav), await f0(own.wav)))).toBeGreaterThan(2);
+    // the same choice again comes from the cache
+    expect((await previewSpeakerVoice(job(9), runtime([]), opts, { speakerId: 'S2', text })).cached).toBe(true);
+    await expect(previewSpeakerVoice(job(9), runtime([]), opts, { speakerId: 'S7', text })).rejects.toMatchObject({ status: 404 });
   });
 
   it('voice-over with a library voice: the library voice for every speaker, delayed over the original', async () => {

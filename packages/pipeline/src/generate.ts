@@ -18,6 +18,9 @@
  *   -> result blobs and report.json under the generation number -> target word timings in the
  *      script -> event version_generated (with the report's key and counts).
  *
+ * The steps up to the fitted lines are generate-synthesis.ts (`synthesizeLines`), which the
+ * one-line re-dub (redub.ts) runs too, so both write and read the same cache entries.
+ *
  * with_lips adds the lips stage (generate-lips.ts) after the mix: the source video's mouth region
  * is re-rendered to follow the dubbed speech (re-encoded video), and that video is muxed with the
  * dubbed track instead of the source's.
@@ -26,14 +29,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys,
-  DubError,
   getLocale,
   modelEngineRecord,
-  modelIdentity,
-  PLACEMENT_DEFAULTS,
   QualityReportSchema,
-  reportProgress,
-  throwIfAborted,
   validate,
   ValidationError,
   type GenerateVersionJob,
@@ -44,24 +42,19 @@ import {
   type StageContext,
   type Transcript,
   type VersionScript,
-  type Word,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { encodeAudio, mux, probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
+import { encodeAudio, mux, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
-import { createTtsEngine, detectStretchers, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
-import { ArtifactCache, inputsHash, type StageResult } from './artifacts.js';
+import { ArtifactCache, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { loadScript, loadTranscript } from './generate-inputs.js';
-import { planVoices, type VoicePlan } from './generate-voices.js';
-import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './generate-segments.js';
-import { placeLines, type Placement } from './generate-placement.js';
-import { buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type Shortening } from './generate-quality.js';
-import { shortenerFor } from './generate-shorten.js';
+import { buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
-import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion, type EngineChoice, type TtsEngineChoice } from './engine-choice.js';
+import { round6, STAGE_VERSION, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
+import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
@@ -99,42 +92,12 @@ const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, backgroun
 /** with_lips: face tracking (once per source) and the lips stage (frame by frame, in reusable chunks) come before the mux. */
 const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['faces', 3], ['lips', 9], [k, w]] : [[k, w]])));
 
-/** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
-const STAGE_VERSION = 1;
 /** The quality stage's own version (its measurements). */
 const QUALITY_VERSION = 1;
 
-interface UtteranceArtifact {
-  sampleRate: number;
-  frames: number;
-  /** Seconds of speech, silence trimmed. */
-  natural: number;
-}
-
-interface SegmentArtifact {
-  sampleRate: number;
-  frames: number;
-  durationSeconds: number;
-  speechSeconds: number;
-  speedFactor: number;
-  speed: number;
-  tempo: number;
-  cutSeconds: number;
-  words: Word[];
-}
-
-interface PlacedSegment {
-  slot: SegmentSlot;
-  placement: Placement;
-  spokenText: string;
-  shortening: Shortening | null;
-  /** Absent when nothing of the line fits before the end of the video. */
-  result?: StageResult<SegmentArtifact>;
-}
 
 export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions = {}): Promise<GenerateVersionResult> {
   if (!getLocale(job.locale)?.target) throw new ValidationError(`"${job.locale}" is not a supported target locale`, { field: 'locale' });
-  const anonymization = job.options.voice_anonymization ?? 0;
   const voiceOver = job.options.voice_over === true;
   const media: MediaToolOptions = { config: rt.config };
   const work = await mkdtemp(path.join(rt.config.tmpDir, 'dub-generate-'));
@@ -142,157 +105,10 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   const withLips = job.mode === 'with_lips';
   const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: job.version_id }, { weights: withLips ? WEIGHTS_WITH_LIPS : WEIGHTS });
   const local = (key: string): Promise<string> => localPath(rt, key, work);
-  // auto: Piper when the locale's voice is installed, else espeak-ng; explicit engines come in opts.
-  const ttsChoice: TtsEngineChoice = opts.tts?.engine
-    ? { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
-    : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir);
-  const engineId = ttsChoice.id;
-  // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
-  const conversion = await resolveVoiceConversion(opts.voiceConversion ?? 'auto', rt.config.modelsDir);
-  let converter: ToneColorConverter | undefined;
-  let engine: TtsEngine | undefined;
-  const getEngine = async (): Promise<TtsEngine> => {
-    if (engine) return engine;
-    const base = await createEngine(engineId, opts.tts?.config, rt);
-    if (conversion.id !== 'openvoice') return (engine = base);
-    converter = await ToneColorConverter.load({ dir: conversion.dir!, sessions: sessionCacheOf(rt.sessions), device: rt.config.device });
-    return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
-  };
+  let synth: SynthesisResult | undefined;
   try {
-    // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
-    const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.model?.file ?? (await getEngine()).modelFile?.(job.locale));
-    const ttsModel = ttsModelFile ? await modelIdentity(ttsModelFile) : undefined;
-    const script = await loadScript(rt.store, job.script_key);
-    const transcript = await loadTranscript(rt.store, job.asset_id);
-    const sourceKey = blobKeys.sourceVideo(job.asset_id);
-    const sourceStat = await rt.store.stat(sourceKey);
-    if (!sourceStat) throw new DubError('not_found', `source video ${sourceKey} does not exist; prepare the asset first`, { retryable: false });
-    const sourceIdentity = { key: sourceKey, size: sourceStat.size, transcript: inputsHash(transcript) };
-
-    // Source facts: the container's duration, what players show (the longest stream: an audio
-    // stream may outlast the video, and a variable-rate video's last frame may end before it).
-    // The dubbed track lasts exactly as long; the video keeps every frame.
-    const source = await runner.run('source', { source: sourceIdentity, length: 'container' }, async (_out, ctx) => {
-      const info = await probe(await local(sourceKey), media, ctx);
-      if (!info.video) throw new DubError('invalid_input', `source video ${sourceKey} has no video stream`);
-      return { duration: info.duration > 0 ? info.duration : (info.video.duration ?? 0) };
-    });
-    const duration = source.value.duration;
-
-    // Voices: every speaker of the transcript, and any speaker the script adds (a default voice).
-    const speakers = speakersOf(transcript, script);
-    const voices = await runner.run<VoicePlan>(
-      'voices',
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
-      async (out, ctx) => {
-        const e = await getEngine();
-        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, ...(converter ? { converter } : {}) }, ctx);
-      },
-    );
-
-    // Synthesis: every line at speed 1 (its natural length), then placed, then fitted to its time.
-    const synthCtx = runner.context('synthesis');
-    const t0 = performance.now();
-    const voiceOverDelay = opts.voiceOver?.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds;
-    // in voice-over the speech starts later by the delay: lines end that much before the end
-    const limit = Math.max(0.05, duration - (voiceOver ? voiceOverDelay : 0));
-    const slots = segmentSlots(script.segments, limit);
-    const voiceOf = (slot: SegmentSlot): VoiceSettings => {
-      const v = voices.value.voices[slot.segment.speaker];
-      if (!v) throw new ValidationError(`segment ${slot.segment.id}: speaker "${slot.segment.speaker}" is not one of the script's speakers (${Object.keys(voices.value.voices).join(', ') || 'none'})`, { field: 'segments', details: { segment: slot.segment.id, speaker: slot.segment.speaker } });
-      return v;
-    };
-    for (const slot of slots) voiceOf(slot);
-    const stretcher = (await detectStretchers(media, synthCtx))[0] ?? 'atempo';
-    const speedCap = opts.placement?.speedCap ?? PLACEMENT_DEFAULTS.speedCap;
-    const speedLimit = Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit);
-    let allCached = true;
-    const utter = async (text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>> => {
-      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice }, synthCtx, async (out) => {
-        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1 }, synthCtx);
-        const file = path.join(out.dir, 'utterance.wav');
-        await writeWav(file, audio, { format: 'float32' });
-        out.addFile('utterance.wav', file);
-        return { sampleRate: audio.sampleRate, frames: audio.channels[0]?.length ?? 0, natural: naturalSeconds(audio) };
-      });
-      allCached &&= r.cached;
-      return r;
-    };
-    const utterances = new Map<string, StageResult<UtteranceArtifact>>();
-    const spokenText = new Map<string, string>();
-    for (const [i, slot] of slots.entries()) {
-      throwIfAborted(synthCtx.signal);
-      reportProgress(synthCtx, 'synthesis', (0.4 * i) / Math.max(1, slots.length));
-      utterances.set(slot.segment.id, await utter(slot.segment.target_text, voiceOf(slot)));
-      spokenText.set(slot.segment.id, slot.segment.target_text);
-    }
-
-    // Placement: a shorter translation only where the engine writes to a length budget.
-    const shortener = await shortenerFor(script, opts.translate, cache, synthCtx);
-    const shortenings = new Map<string, Shortening>();
-    const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
-    const placements = await placeLines(
-      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, natural: utterances.get(s.segment.id)!.value.natural })),
-      {
-        limit,
-        speedCap,
-        speedLimit,
-        earlyStart: voiceOver ? voiceOverDelay : 0,
-        shorten: async (line, room) => {
-          const slot = bySegment.get(line.id)!;
-          const before = slot.segment.target_text;
-          const budget = Math.max(1, Math.floor((before.length * speedCap * room) / Math.max(1e-3, line.natural)));
-          const asked = await shortener.shorten(slot.segment, budget, room);
-          if (asked.text === undefined) {
-            shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
-            return undefined;
-          }
-          const u = await utter(asked.text, voiceOf(slot));
-          const applied = u.value.natural < line.natural;
-          shortenings.set(line.id, {
-            engine: shortener.engine,
-            attempted: true,
-            applied,
-            budget_chars: budget,
-            chars_before: before.length,
-            chars_after: asked.text.length,
-            reason: applied ? `re-translated within ${budget} characters: ${before.length} -> ${asked.text.length}` : `the re-translation (${asked.text.length} characters) is not shorter to speak`,
-          });
-          if (!applied) return undefined;
-          utterances.set(line.id, u);
-          spokenText.set(line.id, asked.text);
-          return u.value.natural;
-        },
-      },
-    );
-
-    const segments: PlacedSegment[] = [];
-    for (const [i, p] of placements.entries()) {
-      throwIfAborted(synthCtx.signal);
-      reportProgress(synthCtx, 'synthesis', 0.4 + (0.6 * i) / Math.max(1, placements.length));
-      const slot = bySegment.get(p.id)!;
-      const text = spokenText.get(p.id)!;
-      const voice = voiceOf(slot);
-      const u = utterances.get(p.id)!;
-      const placed: PlacedSegment = { slot, placement: p, spokenText: text, shortening: shortenings.get(p.id) ?? null };
-      segments.push(placed);
-      if (!(p.seconds > 0)) continue; // cut entirely at the end of the video (said in the report)
-      const fitSeconds = p.seconds + p.truncated;
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
-      placed.result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
-        const natural = await readWav(await local(u.files['utterance.wav']!));
-        const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
-        const file = path.join(out.dir, 'speech.wav');
-        await writeWav(file, fitted.audio, { format: 'float32' });
-        out.addFile('speech.wav', file);
-        const { audio, ...rest } = fitted;
-        return { ...rest, sampleRate: audio.sampleRate, frames: audio.channels[0]!.length };
-      });
-      allCached &&= placed.result.cached;
-      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
-    }
-    await runner.done('synthesis', allCached && slots.length > 0, (performance.now() - t0) / 1000);
-    reportProgress(synthCtx, 'synthesis', 1);
+    synth = await synthesizeLines(job, rt, opts, { runner, cache, local, media });
+    const { ttsChoice, engineId, ttsModel, conversion, script, transcript, sourceKey, sourceIdentity, duration, voiceOverDelay, speakers, voices, utterances, segments, shortener, speedCap, speedLimit, getEngine } = synth;
     const voiced = segments.filter((s): s is PlacedSegment & { result: StageResult<SegmentArtifact> } => s.result !== undefined);
 
     // Speech timeline.
@@ -431,17 +247,11 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const overlongSegments = report.segments.filter((s) => s.flags.includes('overflow')).map((s) => s.id);
     return { resultVideoKey, resultAudioKey, duration, overlongSegments, reportKey, report };
   } finally {
-    await engine?.dispose();
+    await synth?.dispose();
     await rm(work, { recursive: true, force: true });
   }
 }
 
-async function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: JobRuntime): Promise<TtsEngine> {
-  if (id === 'piper') {
-    return createTtsEngine('piper', { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device });
-  }
-  return createTtsEngine(id, { tmpDir: rt.config.tmpDir, ...config?.[id] } as never);
-}
 
 /** A local file for a blob: the store's own file when it is a filesystem, else a copy in `work`. */
 async function localPath(rt: JobRuntime, key: string, work: string): Promise<string> {
@@ -495,21 +305,7 @@ async function storeWordTimings(rt: JobRuntime, scriptKey: string, script: Versi
   await rt.store.put(scriptKey, Buffer.from(JSON.stringify(updated)));
 }
 
-const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 
-/**
- * The transcript's speakers (reference clips) with the choices saved in the script (name, voice),
- * then any speaker the script names that the transcript does not have (no reference clip).
- */
-function speakersOf(transcript: Transcript, script: VersionScript): Speaker[] {
-  const chosen = new Map(script.speakers.map((sp) => [sp.id, sp]));
-  const out: Speaker[] = transcript.speakers.map((sp) => {
-    const c = chosen.get(sp.id);
-    return { ...sp, ...(c?.name !== undefined ? { name: c.name } : {}), ...(c?.voice ? { voice: c.voice } : {}) };
-  });
-  for (const sp of script.speakers) if (!out.some((s) => s.id === sp.id)) out.push(sp);
-  return out;
-}
 
 interface QualityStageInput {
   job: GenerateVersionJob;

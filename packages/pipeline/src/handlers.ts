@@ -16,6 +16,15 @@ export interface JobHandlersOptions extends PrepareAssetOptions {
   generate?: GenerateVersionOptions;
 }
 
+/**
+ * The generation options a worker process uses when none are given: the translation
+ * configuration and the engine choices of its environment (what the API's one-line re-dub reads
+ * too, so that it synthesizes as the embedded worker's generation would).
+ */
+export function generateOptionsFromEnv(env: Record<string, string | undefined> = process.env): GenerateVersionOptions {
+  return { translate: loadTranslateConfig(env), ...generateOptionsOf(engineChoiceFromEnv(env)) };
+}
+
 export function createJobHandlers(opts: JobHandlersOptions = {}): JobHandlers {
   let translate = opts.translate;
   const translateConfig = (): TranslateConfig => (translate ??= loadTranslateConfig(process.env));

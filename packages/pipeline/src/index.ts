@@ -6,9 +6,10 @@ export { defaultStages, type PrepareStages, type StageEnv, type Region, type Spe
 export { buildTranscript, segmentId } from './transcript.js';
 export { prepareAsset, prepareVersionJobId, type PrepareAssetOptions, type PrepareAssetResult } from './prepare-asset.js';
 export { prepareVersion, type PrepareVersionOptions, type PrepareVersionResult } from './prepare-version.js';
-export { createJobHandlers, jobHandlers, type JobHandlersOptions } from './handlers.js';
+export { createJobHandlers, generateOptionsFromEnv, jobHandlers, type JobHandlersOptions } from './handlers.js';
 export { generateVersion, type GenerateVersionOptions, type GenerateVersionResult } from './generate.js';
 export { placeLines, type Placement, type PlacementLine, type PlacementOptions } from './generate-placement.js';
 export { buildQualityReport, measureQuality, speechRmsDbfs, wordsByLine, type QualityLine, type QualityMeasurements } from './generate-quality.js';
 export { asrEngineIdentity, engineChoiceFromEnv, generateOptionsOf, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion, ASR_ENGINE_IDS, VOICE_CONVERSION_IDS, SPEAKER_ENGINE_IDS, type AsrEngineChoice, type EngineChoice, type SpeakerEngine, type SpeakerEngineId, type TtsEngineChoice, type VoiceConversionChoice } from './engine-choice.js';
 export { warmup, type WarmupRuntime } from './warmup.js';
+export { redubSegment, previewSpeakerVoice, REDUB_MAX_TEXT, type RedubSegmentRequest, type RedubSegmentResult, type PreviewVoiceRequest, type PreviewVoiceResult } from './redub.js';

@@ -1,0 +1,324 @@
+/**
+ * The synthesis half of generate-version, shared by generation and the one-line re-dub
+ * (redub.ts), so both resolve the same engines, plan the same voices and write the same cache
+ * artifacts: TTS engine and voice conversion resolution, the script and transcript, the source's
+ * duration (`source` stage), the voice plan (`voices` stage), every line at speed 1
+ * (`utterance`, keyed by text and voice), the placement of every line, and each line fitted to
+ * its placed time (`synthesis`, keyed by text, voice, utterance and placed time). With `only`
+ * every line is still synthesized at speed 1 and placed (a line's place depends on the others)
+ * but only that segment is fitted.
+ */
+import path from 'node:path';
+import {
+  blobKeys,
+  DubError,
+  modelIdentity,
+  PLACEMENT_DEFAULTS,
+  reportProgress,
+  throwIfAborted,
+  ValidationError,
+  type GenerateVersionJob,
+  type JobRuntime,
+  type ModelIdentity,
+  type Speaker,
+  type Transcript,
+  type VersionScript,
+  type Word,
+} from '@dub/core';
+import { sessionCacheOf } from '@dub/onnx';
+import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
+import { VOICE_OVER_DEFAULTS } from '@dub/mix';
+import { createTtsEngine, detectStretchers, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
+import type { StageRunner } from './stage-runner.js';
+import { loadScript, loadTranscript } from './generate-inputs.js';
+import { planVoices, type VoicePlan } from './generate-voices.js';
+import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './generate-segments.js';
+import { placeLines, type Placement } from './generate-placement.js';
+import type { Shortening } from './generate-quality.js';
+import { shortenerFor, type Shortener } from './generate-shorten.js';
+import { resolveTtsEngine, resolveVoiceConversion, type TtsEngineChoice, type VoiceConversionChoice } from './engine-choice.js';
+import type { GenerateVersionOptions } from './generate.js';
+
+/** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
+export const STAGE_VERSION = 1;
+
+export interface UtteranceArtifact {
+  sampleRate: number;
+  frames: number;
+  /** Seconds of speech, silence trimmed. */
+  natural: number;
+}
+
+export interface SegmentArtifact {
+  sampleRate: number;
+  frames: number;
+  durationSeconds: number;
+  speechSeconds: number;
+  speedFactor: number;
+  speed: number;
+  tempo: number;
+  cutSeconds: number;
+  words: Word[];
+}
+
+export interface PlacedSegment {
+  slot: SegmentSlot;
+  placement: Placement;
+  spokenText: string;
+  shortening: Shortening | null;
+  /** Absent when nothing of the line fits before the end of the video (or, with `only`, for the other lines). */
+  result?: StageResult<SegmentArtifact>;
+}
+
+export interface SynthesisInput {
+  runner: StageRunner;
+  cache: ArtifactCache;
+  /** A local file for a blob key. */
+  local(key: string): Promise<string>;
+  media: MediaToolOptions;
+  /** Fit only this segment (the others are synthesized at speed 1 and placed). */
+  only?: string;
+  /** Change the loaded script before anything reads it (re-dub: unsaved text, speaker or voice). */
+  editScript?(script: VersionScript): VersionScript;
+  /** Plan the voices only: no line is synthesized or placed (a voice preview then calls `utter`). */
+  voicesOnly?: boolean;
+}
+
+export interface SynthesisResult {
+  ttsChoice: TtsEngineChoice;
+  engineId: TtsEngineId;
+  ttsModel: ModelIdentity | undefined;
+  conversion: VoiceConversionChoice;
+  script: VersionScript;
+  transcript: Transcript;
+  sourceKey: string;
+  sourceIdentity: { key: string; size: number; transcript: string };
+  duration: number;
+  voiceOver: boolean;
+  voiceOverDelay: number;
+  speakers: Speaker[];
+  voices: StageResult<VoicePlan>;
+  utterances: Map<string, StageResult<UtteranceArtifact>>;
+  segments: PlacedSegment[];
+  shortener: Shortener;
+  speedCap: number;
+  speedLimit: number;
+  getEngine(): Promise<TtsEngine>;
+  /** A text at speed 1 with a voice, through the `utterance` cache generation uses. */
+  utter(text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>>;
+  /** Release the TTS engine (and converter). */
+  dispose(): Promise<void>;
+}
+
+export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions, input: SynthesisInput): Promise<SynthesisResult> {
+  const { runner, cache, media, local } = input;
+  const anonymization = job.options.voice_anonymization ?? 0;
+  const voiceOver = job.options.voice_over === true;
+  // auto: Piper when the locale's voice is installed, else espeak-ng; explicit engines come in opts.
+  const ttsChoice: TtsEngineChoice = opts.tts?.engine
+    ? { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
+    : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir);
+  const engineId = ttsChoice.id;
+  // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
+  const conversion = await resolveVoiceConversion(opts.voiceConversion ?? 'auto', rt.config.modelsDir);
+  let converter: ToneColorConverter | undefined;
+  let engine: TtsEngine | undefined;
+  const getEngine = async (): Promise<TtsEngine> => {
+    if (engine) return engine;
+    const base = await createEngine(engineId, opts.tts?.config, rt);
+    if (conversion.id !== 'openvoice') return (engine = base);
+    converter = await ToneColorConverter.load({ dir: conversion.dir!, sessions: sessionCacheOf(rt.sessions), device: rt.config.device });
+    return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
+  };
+  try {
+    // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
+    const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.model?.file ?? (await getEngine()).modelFile?.(job.locale));
+    const ttsModel = ttsModelFile ? await modelIdentity(ttsModelFile) : undefined;
+    const loaded = await loadScript(rt.store, job.script_key);
+    const script = input.editScript ? input.editScript(loaded) : loaded;
+    const transcript = await loadTranscript(rt.store, job.asset_id);
+    const sourceKey = blobKeys.sourceVideo(job.asset_id);
+    const sourceStat = await rt.store.stat(sourceKey);
+    if (!sourceStat) throw new DubError('not_found', `source video ${sourceKey} does not exist; prepare the asset first`, { retryable: false });
+    const sourceIdentity = { key: sourceKey, size: sourceStat.size, transcript: inputsHash(transcript) };
+
+    // Source facts: the container's duration, what players show (the longest stream: an audio
+    // stream may outlast the video, and a variable-rate video's last frame may end before it).
+    // The dubbed track lasts exactly as long; the video keeps every frame.
+    const source = await runner.run('source', { source: sourceIdentity, length: 'container' }, async (_out, ctx) => {
+      const info = await probe(await local(sourceKey), media, ctx);
+      if (!info.video) throw new DubError('invalid_input', `source video ${sourceKey} has no video stream`);
+      return { duration: info.duration > 0 ? info.duration : (info.video.duration ?? 0) };
+    });
+    const duration = source.value.duration;
+
+    // Voices: every speaker of the transcript, and any speaker the script adds (a default voice).
+    const speakers = speakersOf(transcript, script);
+    const voices = await runner.run<VoicePlan>(
+      'voices',
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
+      async (out, ctx) => {
+        const e = await getEngine();
+        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, ...(converter ? { converter } : {}) }, ctx);
+      },
+    );
+
+    // Synthesis: every line at speed 1 (its natural length), then placed, then fitted to its time.
+    const synthCtx = runner.context('synthesis');
+    const t0 = performance.now();
+    const voiceOverDelay = opts.voiceOver?.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds;
+    // in voice-over the speech starts later by the delay: lines end that much before the end
+    const limit = Math.max(0.05, duration - (voiceOver ? voiceOverDelay : 0));
+    const slots = input.voicesOnly ? [] : segmentSlots(script.segments, limit);
+    const voiceOf = (slot: SegmentSlot): VoiceSettings => {
+      const v = voices.value.voices[slot.segment.speaker];
+      if (!v) throw new ValidationError(`segment ${slot.segment.id}: speaker "${slot.segment.speaker}" is not one of the script's speakers (${Object.keys(voices.value.voices).join(', ') || 'none'})`, { field: 'segments', details: { segment: slot.segment.id, speaker: slot.segment.speaker } });
+      return v;
+    };
+    for (const slot of slots) voiceOf(slot);
+    const stretcher = (await detectStretchers(media, synthCtx))[0] ?? 'atempo';
+    const speedCap = opts.placement?.speedCap ?? PLACEMENT_DEFAULTS.speedCap;
+    const speedLimit = Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit);
+    let allCached = true;
+    const utter = async (text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>> => {
+      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice }, synthCtx, async (out) => {
+        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1 }, synthCtx);
+        const file = path.join(out.dir, 'utterance.wav');
+        await writeWav(file, audio, { format: 'float32' });
+        out.addFile('utterance.wav', file);
+        return { sampleRate: audio.sampleRate, frames: audio.channels[0]?.length ?? 0, natural: naturalSeconds(audio) };
+      });
+      allCached &&= r.cached;
+      return r;
+    };
+    const utterances = new Map<string, StageResult<UtteranceArtifact>>();
+    const spokenText = new Map<string, string>();
+    for (const [i, slot] of slots.entries()) {
+      throwIfAborted(synthCtx.signal);
+      reportProgress(synthCtx, 'synthesis', (0.4 * i) / Math.max(1, slots.length));
+      utterances.set(slot.segment.id, await utter(slot.segment.target_text, voiceOf(slot)));
+      spokenText.set(slot.segment.id, slot.segment.target_text);
+    }
+
+    // Placement: a shorter translation only where the engine writes to a length budget.
+    const shortener = await shortenerFor(script, opts.translate, cache, synthCtx);
+    const shortenings = new Map<string, Shortening>();
+    const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
+    const placements = await placeLines(
+      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, natural: utterances.get(s.segment.id)!.value.natural })),
+      {
+        limit,
+        speedCap,
+        speedLimit,
+        earlyStart: voiceOver ? voiceOverDelay : 0,
+        shorten: async (line, room) => {
+          const slot = bySegment.get(line.id)!;
+          const before = slot.segment.target_text;
+          const budget = Math.max(1, Math.floor((before.length * speedCap * room) / Math.max(1e-3, line.natural)));
+          const asked = await shortener.shorten(slot.segment, budget, room);
+          if (asked.text === undefined) {
+            shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
+            return undefined;
+          }
+          const u = await utter(asked.text, voiceOf(slot));
+          const applied = u.value.natural < line.natural;
+          shortenings.set(line.id, {
+            engine: shortener.engine,
+            attempted: true,
+            applied,
+            budget_chars: budget,
+            chars_before: before.length,
+            chars_after: asked.text.length,
+            reason: applied ? `re-translated within ${budget} characters: ${before.length} -> ${asked.text.length}` : `the re-translation (${asked.text.length} characters) is not shorter to speak`,
+          });
+          if (!applied) return undefined;
+          utterances.set(line.id, u);
+          spokenText.set(line.id, asked.text);
+          return u.value.natural;
+        },
+      },
+    );
+
+    const segments: PlacedSegment[] = [];
+    for (const [i, p] of placements.entries()) {
+      throwIfAborted(synthCtx.signal);
+      reportProgress(synthCtx, 'synthesis', 0.4 + (0.6 * i) / Math.max(1, placements.length));
+      const slot = bySegment.get(p.id)!;
+      const text = spokenText.get(p.id)!;
+      const voice = voiceOf(slot);
+      const u = utterances.get(p.id)!;
+      const placed: PlacedSegment = { slot, placement: p, spokenText: text, shortening: shortenings.get(p.id) ?? null };
+      segments.push(placed);
+      if (!(p.seconds > 0)) continue; // cut entirely at the end of the video (said in the report)
+      if (input.only !== undefined && p.id !== input.only) continue; // one line (re-dub): the others are placed, not fitted
+      const fitSeconds = p.seconds + p.truncated;
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
+      placed.result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
+        const natural = await readWav(await local(u.files['utterance.wav']!));
+        const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
+        const file = path.join(out.dir, 'speech.wav');
+        await writeWav(file, fitted.audio, { format: 'float32' });
+        out.addFile('speech.wav', file);
+        const { audio, ...rest } = fitted;
+        return { ...rest, sampleRate: audio.sampleRate, frames: audio.channels[0]!.length };
+      });
+      allCached &&= placed.result.cached;
+      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
+    }
+    await runner.done('synthesis', allCached && slots.length > 0, (performance.now() - t0) / 1000);
+    reportProgress(synthCtx, 'synthesis', 1);
+
+    return {
+      ttsChoice,
+      engineId,
+      ttsModel,
+      conversion,
+      script,
+      transcript,
+      sourceKey,
+      sourceIdentity,
+      duration,
+      voiceOver,
+      voiceOverDelay,
+      speakers,
+      voices,
+      utterances,
+      segments,
+      shortener,
+      speedCap,
+      speedLimit,
+      getEngine,
+      utter,
+      dispose: async () => {
+        await engine?.dispose();
+      },
+    };
+  } catch (e) {
+    await engine?.dispose();
+    throw e;
+  }
+}
+
+function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: JobRuntime): Promise<TtsEngine> {
+  if (id === 'piper') {
+    return createTtsEngine('piper', { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device });
+  }
+  return createTtsEngine(id, { tmpDir: rt.config.tmpDir, ...config?.[id] } as never);
+}
+
+export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+
+/**
+ * The transcript's speakers (reference clips) with the choices saved in the script (name, voice),
+ * then any speaker the script names that the transcript does not have (no reference clip).
+ */
+export function speakersOf(transcript: Transcript, script: VersionScript): Speaker[] {
+  const chosen = new Map(script.speakers.map((sp) => [sp.id, sp]));
+  const out: Speaker[] = transcript.speakers.map((sp) => {
+    const c = chosen.get(sp.id);
+    return { ...sp, ...(c?.name !== undefined ? { name: c.name } : {}), ...(c?.voice ? { voice: c.voice } : {}) };
+  });
+  for (const sp of script.speakers) if (!out.some((s) => s.id === sp.id)) out.push(sp);
+  return out;
+}
