@@ -1,9 +1,10 @@
 /**
  * A read cache of asset views (asset row, dubbings, versions) for GET /v1/assets/{id}, owned by
- * one DubService. Writers invalidate the asset after their transaction; a reader stores what it
- * read only when no invalidation of that asset happened since it started reading, so a slow read
- * never puts back data older than a write. Only correct when this process is the only writer of
- * the database: on by default with PGlite (single process by construction), opt-in with PostgreSQL.
+ * the service context (services/context.ts). Writers invalidate the asset after their
+ * transaction; a reader stores what it read only when no invalidation of that asset happened
+ * since it started reading, so a slow read never puts back data older than a write. Only correct
+ * when this process is the only writer of the database: on by default with PGlite (single
+ * process by construction), opt-in with PostgreSQL.
  */
 import type { AssetRow, DubbingRow, VersionRow } from './catalog.js';
 

@@ -13,3 +13,26 @@ export { parseCreateAsset, parseAddLanguages, type CreateAssetInput } from './va
 export { VoiceCatalog, type LibraryVoice } from './voices.js';
 export { OutboxDispatcher } from './dispatcher.js';
 export { parseRange } from './blob-response.js';
+export {
+  CONDITIONS,
+  conditionOf,
+  ApiError,
+  ConcurrentUpdateError,
+  GoneError,
+  InsufficientBalanceError,
+  InvalidStateError,
+  LinkExpiredError,
+  LinkInvalidError,
+  LinkNotAllowedError,
+  MediaSizeLimitError,
+  NotReadyError,
+  NotVisibleError,
+  PayloadTooLargeError,
+  PreconditionFailedError,
+  RateLimitedError,
+  UnauthorizedError,
+  UnavailableError,
+  UriTooLongError,
+  type Condition,
+  type ConditionName,
+} from './errors.js';

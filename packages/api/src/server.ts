@@ -1,90 +1,28 @@
 /**
  * The fastify application: authentication and rate limiting hooks, the error mapping to
- * `{detail}`, OpenAPI, and thin routes over DubService.
+ * `{detail}` (http-errors.ts, errors.ts), OpenAPI, and the route modules of routes/, one per
+ * resource, each thin over its service (services/).
  */
 import swagger from '@fastify/swagger';
 import multipart from '@fastify/multipart';
-import { AssetSchema, ValidationError, VersionSchema, type BlobStore, type Logger, type GenerateMode, type SrtLocality, type SrtProfileName } from '@dub/core';
-import { Type } from '@sinclair/typebox';
-import Fastify, { type FastifyInstance, type FastifyReply, type FastifyRequest } from 'fastify';
-import type { KeyRing, Principal, RateLimiter } from './auth.js';
-import { sendBlob } from './blob-response.js';
-import type { Db } from './db/db.js';
-import { docsPage } from './docs-page.js';
-import { LinkNotAllowedError, RateLimitedError, UnauthorizedError } from './errors.js';
+import { AssetSchema, VersionSchema } from '@dub/core';
+import Fastify, { type FastifyInstance } from 'fastify';
+import { RateLimitedError, UnauthorizedError } from './errors.js';
 import { clip, createClientErrorHandler, createErrorReply, expectationFailed, newRequestId, REQUEST_ID_HEADER } from './http-errors.js';
 import { registerJsonParser } from './json-body.js';
-import type { Metrics } from './metrics.js';
-import type { ResolvedApiOptions } from './options.js';
-import { checkPathIds, hostProblem, requestBaseUrl } from './request-checks.js';
-import {
-  AddLanguagesBodySchema,
-  ApiErrorBodySchema,
-  CreateAssetBodySchema,
-  GenerateBodySchema,
-  ListAssetsQuerySchema,
-  NewVersionBodySchema,
-  ReviseBodySchema,
-  ReviseResponseSchema,
-  SrtQuerySchema,
-  StudioUrlRequestSchema,
-  StudioUrlResponseSchema,
-  VoiceSchema,
-  type ReviseBody,
-  type StudioUrlRequest,
-} from './schemas.js';
-import type { Access, DubService } from './service.js';
-import { registerStudioRoutes } from './routes/studio.js';
+import { checkPathIds, hostProblem } from './request-checks.js';
+import { ApiErrorBodySchema } from './schemas.js';
+import { registerAssetRoutes } from './routes/assets.js';
+import { baseUrlOf, type AuthMode, type ServerContext } from './routes/context.js';
+import { registerLinkRoutes } from './routes/links.js';
+import { registerScriptRoutes } from './routes/scripts.js';
 import { registerSegmentRoutes } from './routes/segments.js';
-import { handleUpload } from './upload.js';
-import { parseAddLanguages, parseCreateAsset, type CreateChecks } from './validation.js';
-import type { VoiceCatalog } from './voices.js';
+import { registerStudioRoutes } from './routes/studio.js';
+import { registerSystemRoutes } from './routes/system.js';
+import { registerVersionRoutes } from './routes/versions.js';
+import { registerVoiceRoutes } from './routes/voices.js';
 
-export interface ServerContext {
-  service: DubService;
-  store: BlobStore;
-  db: Db;
-  keys: KeyRing;
-  limiter: RateLimiter;
-  metrics: Metrics;
-  voices: VoiceCatalog;
-  options: ResolvedApiOptions;
-  publicKeyPem: string;
-  /** Where the cause of every 500 goes, with its request id. */
-  logger: Logger;
-  /** Extra gauges for /metrics (outbox, queue). */
-  gauges?: () => Promise<{ name: string; help: string; labels?: Record<string, string>; value: number }[]>;
-}
-
-type AuthMode = 'key' | 'public' | 'key-or-studio';
-
-declare module 'fastify' {
-  interface FastifyRequest {
-    principal?: Principal;
-    access?: Access;
-  }
-  interface FastifyContextConfig {
-    auth?: AuthMode;
-  }
-}
-
-const Err = { $ref: 'ErrorBody#' };
-const errors = (...codes: number[]) => Object.fromEntries(codes.map((c) => [c, Err]));
-const security = [{ api_key: [] as string[] }];
-
-export function baseUrlOf(req: FastifyRequest, opts: ResolvedApiOptions): string {
-  return requestBaseUrl(req, opts.publicUrl);
-}
-
-function org(req: FastifyRequest): string {
-  return req.principal!.org;
-}
-
-/** The organization a request acts for: its API key's, or the owner of the signed studio link's version. */
-async function orgOf(service: DubService, req: FastifyRequest, versionId: string): Promise<string> {
-  const a = req.access!;
-  return 'org' in a ? a.org : (await service.versions.versionRow(a, versionId)).org_id;
-}
+export { baseUrlOf, type ServerContext } from './routes/context.js';
 
 export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> {
   const { service, options: o } = ctx;
@@ -173,286 +111,14 @@ export async function buildServer(ctx: ServerContext): Promise<FastifyInstance> 
     done();
   });
 
-  const checks: CreateChecks = { allowPrivateUrls: o.allowPrivateUrls, allowInsecureCallbacks: o.allowInsecureCallbacks, isLibraryVoice: (id) => ctx.voices.has(id) };
-
-  // ------------------------------------------------------------ public
-  app.get('/healthz', { config: { auth: 'public' }, schema: { hide: true } }, async () => {
-    await ctx.db.query('SELECT 1');
-    return { status: 'ok', database: ctx.db.kind };
-  });
-  app.get('/metrics', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => {
-    const gauges = ctx.gauges ? await ctx.gauges() : [];
-    return reply.type('text/plain; version=0.0.4; charset=utf-8').send(ctx.metrics.render(gauges));
-  });
-  app.get('/openapi.json', { config: { auth: 'public' }, schema: { hide: true } }, async () => app.swagger());
-  app.get('/docs', { config: { auth: 'public' }, schema: { hide: true } }, async (_req, reply) => reply.type('text/html; charset=utf-8').send(docsPage(app.swagger() as never)));
-  app.get(
-    '/v1/callbacks/public-key',
-    { config: { auth: 'public' }, schema: { summary: 'PEM public key (EC P-256) that verifies the X-Signature of callbacks.', tags: ['callbacks'], produces: ['application/x-pem-file'] } },
-    async (_req, reply) => reply.type('application/x-pem-file').send(ctx.publicKeyPem),
-  );
-
-  // ------------------------------------------------------------ assets
-  app.get(
-    '/v1/assets/',
-    {
-      schema: {
-        summary: 'Paginated list of the caller\'s assets, newest first (cursor based).',
-        tags: ['assets'],
-        security,
-        querystring: ListAssetsQuerySchema,
-        response: { 200: Type.Object({ items: Type.Array(Type.Ref('Asset')), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors(400, 401, 429, 500) },
-      },
-    },
-    async (req) => {
-      const q = req.query as { limit?: string; cursor?: string };
-      const limit = q.limit === undefined ? 20 : Number(q.limit);
-      if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new ValidationError('query parameter limit: must be an integer from 1 to 100', { field: 'limit' });
-      return service.assets.listAssets(org(req), limit, q.cursor, baseUrlOf(req, o));
-    },
-  );
-
-  app.post(
-    '/v1/assets/',
-    { schema: { summary: 'Create an asset from a media URL.', tags: ['assets'], security, body: CreateAssetBodySchema, response: { 201: { $ref: 'Asset#' }, ...errors(400, 401, 403, 429, 500) } } },
-    async (req, reply) => {
-      const input = await parseCreateAsset(req.body, checks);
-      return reply.status(201).send(await service.assets.createAsset(org(req), input, baseUrlOf(req, o)));
-    },
-  );
-
-  app.post(
-    '/v1/assets/upload',
-    {
-      schema: {
-        summary: 'Create an asset from an uploaded file (multipart/form-data: request (JSON), video (<= 5 GB), background (<= 500 MB)).',
-        tags: ['assets'],
-        security,
-        consumes: ['multipart/form-data'],
-        response: { 201: { $ref: 'Asset#' }, ...errors(400, 401, 403, 429, 500) },
-      },
-    },
-    async (req, reply) => {
-      try {
-        return reply.status(201).send(await handleUpload(req, { service, store: ctx.store, checks, org: org(req), baseUrl: baseUrlOf(req, o), maxMediaBytes: service.assets.limitsFor(org(req)).max_media_bytes }));
-      } catch (e) {
-        // Refused before the whole body arrived (size limit, bad request part): discard the rest
-        // unparsed and close the connection after the answer.
-        if (!req.raw.complete) {
-          req.raw.unpipe();
-          req.raw.resume();
-          reply.header('connection', 'close');
-        }
-        throw e;
-      }
-    },
-  );
-
-  app.get(
-    '/v1/assets/:asset_id',
-    { schema: { summary: 'Read one asset with its languages and versions.', tags: ['assets'], security, params: Type.Object({ asset_id: Type.String() }), response: { 200: { $ref: 'Asset#' }, ...errors(401, 404, 429, 500) } } },
-    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.assets.getAssetJson(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o))),
-  );
-
-  app.post(
-    '/v1/assets/:asset_id/languages',
-    {
-      schema: {
-        summary: 'Add target languages (a new dubbing and version each).',
-        tags: ['assets'],
-        security,
-        params: Type.Object({ asset_id: Type.String() }),
-        body: AddLanguagesBodySchema,
-        response: { 202: { $ref: 'Asset#' }, ...errors(400, 401, 403, 404, 429, 500) },
-      },
-    },
-    async (req, reply) => {
-      const b = parseAddLanguages(req.body);
-      return reply.status(202).send(await service.assets.addLanguages(org(req), (req.params as { asset_id: string }).asset_id, b.languages, b.auto_generate, baseUrlOf(req, o)));
-    },
-  );
-
-  app.get('/v1/media/:asset_id/:kind', { config: { auth: 'public' }, schema: { hide: true } }, async (req, reply) => {
-    const p = req.params as { asset_id: string; kind: string };
-    if (p.kind !== 'source' && p.kind !== 'thumbnail') return reply.status(404).send({ detail: 'not found' });
-    const q = req.query as Record<string, string>;
-    const m = await service.links.resolveAssetMedia(p.asset_id, p.kind, q.expires, q.sig);
-    return sendBlob(req, reply, ctx.store, m.key, m.contentType, m.filename);
-  });
-
-  // ------------------------------------------------------------ versions
-  const vParams = Type.Object({ version_id: Type.String() });
-  app.get(
-    '/v1/versions/:version_id',
-    { config: { auth: 'key-or-studio' }, schema: { summary: 'Read one version (result URLs are signed afresh on every call, valid 5 days).', tags: ['versions'], security, params: vParams, response: { 200: { $ref: 'Version#' }, ...errors(401, 404, 429, 500) } } },
-    async (req) => service.versions.getVersion(req.access!, (req.params as { version_id: string }).version_id, baseUrlOf(req, o)),
-  );
-
-  app.patch(
-    '/v1/versions/:version_id/revise',
-    {
-      config: { auth: 'key-or-studio' },
-      schema: {
-        summary: 'Return a version to editing (Completed/ReadyToEdit/Failed -> ReadyToEdit; a version that failed in preparation is prepared again).',
-        tags: ['versions'],
-        security,
-        params: vParams,
-        body: ReviseBodySchema,
-        response: { 200: ReviseResponseSchema, ...errors(400, 401, 404, 429, 500) },
-      },
-    },
-    async (req) => {
-      const vid = (req.params as { version_id: string }).version_id;
-      const studio = ((req.body ?? {}) as ReviseBody).studio_url_request;
-      if (studio && !req.principal) throw new LinkNotAllowedError('studio_url_request: a studio link cannot create studio links; use the API key');
-      return service.versions.revise(await orgOf(service, req, vid), vid, studio, baseUrlOf(req, o));
-    },
-  );
-
-  app.post(
-    '/v1/versions/:version_id/generate',
-    {
-      config: { auth: 'key-or-studio' },
-      schema: {
-        summary: 'Start generating a version (ReadyToEdit -> Generating). 403 when the balance cannot cover it (the version is then Failed with insufficient_balance).',
-        tags: ['versions'],
-        security,
-        params: vParams,
-        body: GenerateBodySchema,
-        response: { 202: { $ref: 'Version#' }, ...errors(400, 401, 403, 404, 429, 500) },
-      },
-    },
-    async (req, reply) => {
-      const vid = (req.params as { version_id: string }).version_id;
-      return reply.status(202).send(await service.versions.generate(await orgOf(service, req, vid), vid, (req.body as { generate_mode: GenerateMode }).generate_mode, baseUrlOf(req, o)));
-    },
-  );
-
-  app.post(
-    '/v1/versions/:version_id/studio_url',
-    {
-      schema: {
-        summary: 'Create a studio link for this one version (signed by default, 180 minutes).',
-        tags: ['versions'],
-        security,
-        params: vParams,
-        body: StudioUrlRequestSchema,
-        response: { 200: StudioUrlResponseSchema, ...errors(400, 401, 404, 429, 500) },
-      },
-    },
-    async (req) => ({ studio_url: await service.links.studioUrl(org(req), (req.params as { version_id: string }).version_id, (req.body ?? {}) as StudioUrlRequest, baseUrlOf(req, o)) }),
-  );
-
-  app.get(
-    '/v1/versions/:version_id/srt',
-    {
-      config: { auth: 'key-or-studio' },
-      schema: {
-        summary: 'Subtitles as SRT (locality source|target, default target; srt_profile regular|mobile|global_regular|global_mobile, default regular).',
-        tags: ['versions'],
-        security,
-        params: vParams,
-        querystring: Type.Intersect([SrtQuerySchema, Type.Object({ expires: Type.Optional(Type.String()), sig: Type.Optional(Type.String()) })]),
-        produces: ['application/x-subrip'],
-        response: { 200: Type.String({ description: 'SRT document' }), ...errors(400, 401, 403, 404, 429, 500) },
-      },
-    },
-    async (req, reply) => {
-      const q = req.query as { locality?: SrtLocality; srt_profile?: SrtProfileName };
-      const vid = (req.params as { version_id: string }).version_id;
-      const text = await service.scripts.srt(req.access!, vid, q.locality ?? 'target', q.srt_profile ?? 'regular');
-      return reply
-        .type('application/x-subrip; charset=utf-8')
-        .header('content-disposition', `attachment; filename="${vid}-${q.locality ?? 'target'}.srt"`)
-        .send(text);
-    },
-  );
-
-  app.get(
-    '/v1/versions/:version_id/report',
-    {
-      config: { auth: 'key-or-studio' },
-      schema: {
-        summary: 'The quality report (dub.quality-report/1) of the current result: per line placement, speed, overflow, loudness, back-transcription WER, speaker similarity; loudness and durations of the outputs. 404 before the first generation.',
-        tags: ['versions'],
-        security,
-        params: vParams,
-        response: errors(401, 403, 404, 429, 500),
-      },
-    },
-    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.versions.qualityReport(req.access!, (req.params as { version_id: string }).version_id)),
-  );
-
-  app.get(
-    '/v1/versions/:version_id/script',
-    {
-      config: { auth: 'key-or-studio' },
-      schema: { summary: 'Read the editable script of a version (ETag for If-Match).', tags: ['studio'], security, params: vParams, response: errors(400, 401, 403, 404, 429, 500) },
-    },
-    async (req, reply) => {
-      const s = await service.scripts.getScript(req.access!, (req.params as { version_id: string }).version_id);
-      return reply.header('etag', s.etag).send(s.script);
-    },
-  );
-
-  app.put(
-    '/v1/versions/:version_id/script',
-    {
-      config: { auth: 'key-or-studio' },
-      schema: { summary: 'Replace the script (only in ReadyToEdit). If-Match with the ETag of the read; a mismatch answers 412.', tags: ['studio'], security, params: vParams, response: errors(400, 401, 403, 404, 412, 429, 500) },
-    },
-    async (req, reply) => {
-      const ifMatch = req.headers['if-match'];
-      const s = await service.scripts.putScript(req.access!, (req.params as { version_id: string }).version_id, req.body, typeof ifMatch === 'string' ? ifMatch : undefined, (id) => ctx.voices.has(id));
-      return reply.header('etag', s.etag).send(s.script);
-    },
-  );
-
+  registerSystemRoutes(app, ctx);
+  registerAssetRoutes(app, ctx);
+  registerVersionRoutes(app, ctx);
+  registerLinkRoutes(app, ctx);
+  registerScriptRoutes(app, ctx);
   registerStudioRoutes(app, ctx, (req) => baseUrlOf(req, o));
   registerSegmentRoutes(app, ctx);
-
-  app.get('/v1/downloads/:version_id/:generation/:kind', { config: { auth: 'public' }, schema: { hide: true } }, async (req, reply) => {
-    const p = req.params as { version_id: string; generation: string; kind: string };
-    if ((p.kind !== 'video' && p.kind !== 'audio') || !/^\d+$/.test(p.generation)) return reply.status(404).send({ detail: 'not found' });
-    const q = req.query as Record<string, string>;
-    const d = await service.links.resolveDownload(p.version_id, Number(p.generation), p.kind, q.expires, q.sig);
-    return sendBlob(req, reply, ctx.store, d.key, d.contentType, d.filename);
-  });
-
-  // ------------------------------------------------------------ dubbings and voices
-  app.post(
-    '/v1/dubbings/:dubbing_id/versions',
-    {
-      schema: {
-        summary: 'Create a further version of a language as a copy of an existing version\'s script (ReadyToEdit at once).',
-        tags: ['versions'],
-        security,
-        params: Type.Object({ dubbing_id: Type.String() }),
-        body: NewVersionBodySchema,
-        response: { 201: { $ref: 'Version#' }, ...errors(400, 401, 404, 429, 500) },
-      },
-    },
-    async (req, reply) => reply.status(201).send(await service.versions.newVersion(org(req), (req.params as { dubbing_id: string }).dubbing_id, (req.body ?? {}) as { from_version_id?: string; name?: string }, baseUrlOf(req, o))),
-  );
-
-  app.get(
-    '/v1/voices',
-    { schema: { summary: 'Library voices (usable as voice_library_id); each narrates every target language.', tags: ['voices'], security, response: { 200: Type.Object({ voices: Type.Array(VoiceSchema) }), ...errors(401, 429, 500) } } },
-    async (req) => {
-      const base = baseUrlOf(req, o);
-      return {
-        voices: ctx.voices.voices.map((v) => ({ voice_id: v.id, name: v.name, gender: v.gender, description: v.description, languages: v.languages, preview_url: `${base}/v1/voices/${v.id}/preview` })),
-      };
-    },
-  );
-  app.get(
-    '/v1/voices/:voice_id/preview',
-    { schema: { summary: 'A WAV preview of a library voice (rendered on first request, then cached). Query locale (default en-US).', tags: ['voices'], security, params: Type.Object({ voice_id: Type.String() }), querystring: Type.Object({ locale: Type.Optional(Type.String()) }) } },
-    async (req, reply) => {
-      const key = await ctx.voices.preview(ctx.store, (req.params as { voice_id: string }).voice_id, (req.query as { locale?: string }).locale ?? 'en-US');
-      return sendBlob(req, reply, ctx.store, key, 'audio/wav');
-    },
-  );
+  registerVoiceRoutes(app, ctx);
 
   return app;
 }

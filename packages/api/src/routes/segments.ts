@@ -14,7 +14,7 @@ import { blobKeys, NotFoundError, SpeakerVoiceSchema, ValidationError, type Gene
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { LineSynth } from '../line-synth.js';
-import type { ServerContext } from '../server.js';
+import type { ServerContext } from './context.js';
 import type { Access } from '../service.js';
 
 /** Longest text a re-dub or a preview speaks (@dub/pipeline's REDUB_MAX_TEXT). */

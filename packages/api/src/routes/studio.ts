@@ -9,7 +9,7 @@ import { isDubError } from '@dub/core';
 import type { StudioAccess, StudioBoot, StudioContext } from '@dub/studio';
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { ServerContext } from '../server.js';
+import type { ServerContext } from './context.js';
 import type { Access } from '../services/context.js';
 import { StudioBuild, studioPage, studioPageHeaders } from '../studio-page.js';
 import { WAVEFORM_FORMAT } from '../waveform.js';

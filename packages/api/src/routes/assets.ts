@@ -1,0 +1,95 @@
+/**
+ * Asset routes: list (cursor pages), create from a URL, create from an upload (upload.ts streams
+ * the parts into the blob store), read one, add languages.
+ */
+import { Type } from '@sinclair/typebox';
+import type { FastifyInstance } from 'fastify';
+import { AddLanguagesBodySchema, CreateAssetBodySchema, ListAssetsQuerySchema } from '../schemas.js';
+import { handleUpload } from '../upload.js';
+import { parseAddLanguages, parseCreateAsset, type CreateChecks } from '../validation.js';
+import { listLimit } from '../validators.js';
+import { baseUrlOf, errors, org, security, type ServerContext } from './context.js';
+
+const AssetParams = Type.Object({ asset_id: Type.String() });
+
+export function registerAssetRoutes(app: FastifyInstance, ctx: ServerContext): void {
+  const { service, options: o } = ctx;
+  const checks: CreateChecks = { allowPrivateUrls: o.allowPrivateUrls, allowInsecureCallbacks: o.allowInsecureCallbacks, isLibraryVoice: (id) => ctx.voices.has(id) };
+
+  app.get(
+    '/v1/assets/',
+    {
+      schema: {
+        summary: 'Paginated list of the caller\'s assets, newest first (cursor based).',
+        tags: ['assets'],
+        security,
+        querystring: ListAssetsQuerySchema,
+        response: { 200: Type.Object({ items: Type.Array(Type.Ref('Asset')), next_cursor: Type.Union([Type.String(), Type.Null()]) }), ...errors(400, 401, 429, 500) },
+      },
+    },
+    async (req) => {
+      const q = req.query as { limit?: string; cursor?: string };
+      return service.assets.listAssets(org(req), listLimit(q.limit), q.cursor, baseUrlOf(req, o));
+    },
+  );
+
+  app.post(
+    '/v1/assets/',
+    { schema: { summary: 'Create an asset from a media URL.', tags: ['assets'], security, body: CreateAssetBodySchema, response: { 201: { $ref: 'Asset#' }, ...errors(400, 401, 403, 429, 500) } } },
+    async (req, reply) => {
+      const input = await parseCreateAsset(req.body, checks);
+      return reply.status(201).send(await service.assets.createAsset(org(req), input, baseUrlOf(req, o)));
+    },
+  );
+
+  app.post(
+    '/v1/assets/upload',
+    {
+      schema: {
+        summary: 'Create an asset from an uploaded file (multipart/form-data: request (JSON), video (<= 5 GB), background (<= 500 MB)).',
+        tags: ['assets'],
+        security,
+        consumes: ['multipart/form-data'],
+        response: { 201: { $ref: 'Asset#' }, ...errors(400, 401, 403, 413, 429, 500) },
+      },
+    },
+    async (req, reply) => {
+      try {
+        return reply.status(201).send(await handleUpload(req, { service, store: ctx.store, checks, org: org(req), baseUrl: baseUrlOf(req, o), maxMediaBytes: service.assets.limitsFor(org(req)).max_media_bytes }));
+      } catch (e) {
+        // Refused before the whole body arrived (size limit, bad request part): discard the rest
+        // unparsed and close the connection after the answer.
+        if (!req.raw.complete) {
+          req.raw.unpipe();
+          req.raw.resume();
+          reply.header('connection', 'close');
+        }
+        throw e;
+      }
+    },
+  );
+
+  app.get(
+    '/v1/assets/:asset_id',
+    { schema: { summary: 'Read one asset with its languages and versions.', tags: ['assets'], security, params: AssetParams, response: { 200: { $ref: 'Asset#' }, ...errors(401, 404, 429, 500) } } },
+    async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.assets.getAssetJson(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o))),
+  );
+
+  app.post(
+    '/v1/assets/:asset_id/languages',
+    {
+      schema: {
+        summary: 'Add target languages (a new dubbing and version each).',
+        tags: ['assets'],
+        security,
+        params: AssetParams,
+        body: AddLanguagesBodySchema,
+        response: { 202: { $ref: 'Asset#' }, ...errors(400, 401, 403, 404, 429, 500) },
+      },
+    },
+    async (req, reply) => {
+      const b = parseAddLanguages(req.body);
+      return reply.status(202).send(await service.assets.addLanguages(org(req), (req.params as { asset_id: string }).asset_id, b.languages, b.auto_generate, baseUrlOf(req, o)));
+    },
+  );
+}
