@@ -15,10 +15,12 @@ import {
   MediaSizeLimitError,
   NotFoundError,
   NotReadyError,
+  NotSupportedError,
   NotVisibleError,
   PayloadTooLargeError,
   PreconditionFailedError,
   RateLimitedError,
+  ShuttingDownError,
   StorageError,
   UnauthorizedError,
   UnavailableError,
@@ -47,8 +49,10 @@ const CASES: [DubError, ConditionName, number, string, boolean][] = [
   [new PayloadTooLargeError('body: larger than the limit'), 'payload_too_large', 413, 'payload_too_large', false],
   [new UriTooLongError('path: a path parameter is too long'), 'uri_too_long', 414, 'validation_error', false],
   [new RateLimitedError(60, 12), 'rate_limited', 429, 'rate_limited', true],
+  [new NotSupportedError('line synthesis needs a filesystem blob store'), 'not_supported', 501, 'engine_unavailable', false],
   [new StorageError('storage unavailable: writing x failed', 'EROFS'), 'storage_unavailable', 503, 'storage_unavailable', true],
   [new UnavailableError('the studio page is not built'), 'unavailable', 503, 'engine_unavailable', false],
+  [new ShuttingDownError(), 'shutting_down', 503, 'engine_unavailable', true],
 ];
 
 describe('API error classes', () => {

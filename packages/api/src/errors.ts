@@ -51,10 +51,14 @@ export const CONDITIONS = {
   uri_too_long: { status: 414, code: 'validation_error', retryable: false },
   rate_limited: { status: 429, code: 'rate_limited', retryable: true },
   internal: { status: 500, code: 'internal_error', retryable: true },
+  /** This installation cannot do it (line synthesis needs a filesystem blob store). */
+  not_supported: { status: 501, code: 'engine_unavailable', retryable: false },
   /** The data disk failed (core's StorageError). */
   storage_unavailable: { status: 503, code: 'storage_unavailable', retryable: true },
   /** A part of the installation is missing (the studio page is not built): an operator must act. */
   unavailable: { status: 503, code: 'engine_unavailable', retryable: false },
+  /** The API is stopping; another instance, or this one restarted, can answer. */
+  shutting_down: { status: 503, code: 'engine_unavailable', retryable: true },
 } as const satisfies Record<string, Condition>;
 
 export type ConditionName = keyof typeof CONDITIONS;
@@ -201,6 +205,22 @@ export class UnavailableError extends ApiError {
   constructor(message: string, cause?: unknown) {
     super('unavailable', message, { cause });
     this.name = 'UnavailableError';
+  }
+}
+
+/** 501: this installation cannot do it; the detail says what it would need. */
+export class NotSupportedError extends ApiError {
+  constructor(message: string) {
+    super('not_supported', message);
+    this.name = 'NotSupportedError';
+  }
+}
+
+/** 503: the API is shutting down. Retryable. */
+export class ShuttingDownError extends ApiError {
+  constructor(message = 'the API is shutting down') {
+    super('shutting_down', message);
+    this.name = 'ShuttingDownError';
   }
 }
 

@@ -13,6 +13,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { DubError, FsBlobStore, type BlobStore, type ErrorCode, type GenerateVersionJob, type Logger } from '@dub/core';
+import { NotSupportedError, ShuttingDownError } from './errors.js';
 import type { PreviewVoiceRequest, PreviewVoiceResult, RedubSegmentRequest, RedubSegmentResult } from '@dub/pipeline';
 
 export type LineSynthRequest =
@@ -72,9 +73,9 @@ export class LineSynth {
   }
 
   private send(m: Omit<LineSynthRequest, 'id'>): Promise<unknown> {
-    if (this.closed) return Promise.reject(new DubError('engine_unavailable', 'the API is shutting down', { status: 503 }));
+    if (this.closed) return Promise.reject(new ShuttingDownError());
     const why = this.unavailable();
-    if (why) return Promise.reject(new DubError('engine_unavailable', why, { status: 501 }));
+    if (why) return Promise.reject(new NotSupportedError(why));
     const w = this.thread();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
