@@ -143,6 +143,17 @@ describe('re-dub one line and voice previews', () => {
     }
   }, 120_000);
 
+  it("the library voices for the picker: with the key or the version's link", async () => {
+    const byLink = await t.api.app.inject({ method: 'GET', url: `/v1/versions/${versionId}/voices${token}` });
+    expect(byLink.statusCode).toBe(200);
+    expect(byLink.json().locale).toBe('es-ES');
+    expect(byLink.json().voices.find((v: { voice_id: string }) => v.voice_id === 'ana')).toMatchObject({ voice_id: 'ana', speaks_locale: true });
+    expect((await t.api.app.inject({ method: 'GET', url: `/v1/versions/${versionId}/voices`, headers: t.auth1 })).statusCode).toBe(200);
+    expect((await t.api.app.inject({ method: 'GET', url: `/v1/versions/${versionId}/voices` })).statusCode).toBe(401);
+    expect((await t.api.app.inject({ method: 'GET', url: `/v1/versions/${versionId}/voices`, headers: t.auth2 })).statusCode).toBe(404);
+    expect((await t.api.app.inject({ method: 'GET', url: `/v1/versions/${otherVersionId}/voices${token}` })).statusCode).toBe(403);
+  });
+
   it('the routes are in the OpenAPI document', async () => {
     const doc = (await t.api.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { summary?: string }>> };
     expect(doc.paths['/v1/versions/{version_id}/segments/{segment_id}/redub']?.post?.summary).toMatch(/^Re-dub one line/);

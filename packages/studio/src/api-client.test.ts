@@ -35,6 +35,11 @@ beforeAll(async () => {
         res.writeHead(200, { 'content-type': 'application/x-subrip', 'content-disposition': 'attachment; filename="ver_1-target.srt"' });
         return res.end('1\n00:00:00,500 --> 00:00:03,200\nHola\n');
       }
+      if (path === '/v1/versions/ver_1/segments/s%201/redub' || path === '/v1/versions/ver_1/speakers/S1/preview') {
+        if (body.includes('"text":""')) return json(400, { detail: 'text: the text to speak is empty' });
+        res.writeHead(200, { 'content-type': 'audio/wav', 'x-dub-regenerated': 'true', 'x-dub-start': '1.500', 'x-dub-end': '3.250', 'x-dub-duration': '1.750', 'x-dub-voice-source': 'library:ana', 'x-dub-tts-engine': 'espeak-ng' });
+        return res.end(Buffer.from('RIFF....WAVE'));
+      }
       if (path === '/v1/versions/ver_1/revise') {
         res.writeHead(502, { 'content-type': 'text/html' });
         return res.end('<h1>Bad gateway</h1>');
@@ -94,5 +99,22 @@ describe('StudioClient', () => {
     await expect(c.revise()).rejects.toMatchObject({ status: 502, detail: '502 <h1>Bad gateway</h1>' });
     const gone = new StudioClient({ apiBase: 'http://127.0.0.1:9', versionId: 'ver_1', credential: { kind: 'key', key: 'k' } });
     await expect(gone.version()).rejects.toMatchObject({ status: 0, detail: expect.stringMatching(/could not be reached/) });
+  });
+
+  it('redub and previewVoice post the line or the choice and return the WAV with what the API said; errors carry the detail', async () => {
+    const c = new StudioClient({ apiBase: base, versionId: 'ver_1', credential: { kind: 'link', expires: '99', sig: 'sg' } });
+    seen.length = 0;
+    const line = await c.redub('s 1', { text: 'Hola', speaker: 'S1' });
+    expect(seen[0]).toMatchObject({ method: 'POST', url: '/v1/versions/ver_1/segments/s%201/redub?expires=99&sig=sg' });
+    expect(JSON.parse(seen[0]!.body)).toEqual({ text: 'Hola', speaker: 'S1' });
+    expect(line).toMatchObject({ duration: 1.75, regenerated: true, start: 1.5, end: 3.25, voiceSource: 'library:ana', engine: 'espeak-ng' });
+    expect(line.wav.type).toBe('audio/wav');
+    expect(Buffer.from(await line.wav.arrayBuffer()).toString()).toBe('RIFF....WAVE');
+    const p = await c.previewVoice('S1', { source: 'library', library_voice_id: 'ana' });
+    expect(JSON.parse(seen[1]!.body)).toEqual({ voice: { source: 'library', library_voice_id: 'ana' } });
+    expect(p.voiceSource).toBe('library:ana');
+    await c.previewVoice('S1', null);
+    expect(JSON.parse(seen[2]!.body)).toEqual({ voice: null });
+    await expect(c.redub('s 1', { text: '' })).rejects.toMatchObject({ status: 400, detail: 'text: the text to speak is empty' });
   });
 });

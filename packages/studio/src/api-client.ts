@@ -3,7 +3,7 @@
  * `expires`/`sig` query (scoped by the API to this one version) or `Authorization: Bearer <key>`.
  * Errors come back as ApiError with the HTTP status and the API's `detail`.
  */
-import type { GenerateMode, SrtLocality, SrtProfileName, Version, VersionScript } from '@dub/core';
+import type { GenerateMode, SpeakerVoice, SrtLocality, SrtProfileName, Version, VersionScript } from '@dub/core';
 import type { QualityReportView } from './report.js';
 import type { StudioContext, TaggedScript } from './types.js';
 import type { WaveformBody } from './waveform.js';
@@ -119,12 +119,75 @@ export class StudioClient {
     }
   }
 
+  /**
+   * Re-dub one line (POST /segments/{id}/redub): the segment synthesized with `text` (default: the
+   * saved one) and its speaker's voice as the next generation would; the WAV of the line as placed.
+   */
+  async redub(segmentId: string, body: { text?: string; speaker?: string } = {}): Promise<LineAudio> {
+    const r = await this.call('POST', `/segments/${encodeURIComponent(segmentId)}/redub`, { body, headers: { accept: 'audio/wav, application/json' } });
+    return lineAudio(r);
+  }
+
+  /** A speaker's voice under a choice (undefined: the saved one; null: none), speaking `text` or the start of their first line. */
+  async previewVoice(speakerId: string, voice?: SpeakerVoice | null, text?: string): Promise<LineAudio> {
+    const body: { voice?: SpeakerVoice | null; text?: string } = {};
+    if (voice !== undefined) body.voice = voice;
+    if (text !== undefined) body.text = text;
+    const r = await this.call('POST', `/speakers/${encodeURIComponent(speakerId)}/preview`, { body, headers: { accept: 'audio/wav, application/json' } });
+    return lineAudio(r);
+  }
+
+  /** The library voices a speaker can be given (GET /voices of this version: works with the studio link too). */
+  async voices(): Promise<LibraryVoiceView[]> {
+    return ((await (await this.call('GET', '/voices')).json()) as { voices: LibraryVoiceView[] }).voices;
+  }
+
   async srt(locality: SrtLocality, profile: SrtProfileName): Promise<{ text: string; filename: string }> {
     const r = await this.call('GET', '/srt', { query: { locality, srt_profile: profile }, headers: { accept: 'application/x-subrip, application/json' } });
     const cd = r.headers.get('content-disposition') ?? '';
     const name = /filename="([^"]+)"/.exec(cd)?.[1] ?? `${this.o.versionId}-${locality}.srt`;
     return { text: await r.text(), filename: name.replace(/\.srt$/, `-${profile}.srt`) };
   }
+}
+
+export interface LibraryVoiceView {
+  voice_id: string;
+  name: string;
+  gender: string;
+  description: string;
+  languages: string[];
+  speaks_locale: boolean;
+}
+
+/** A line's audio from the one-line endpoints, with what the API said about it. */
+export interface LineAudio {
+  wav: Blob;
+  /** Seconds of audio (the line as placed, or the preview). */
+  duration: number;
+  /** X-Dub-Regenerated: synthesized now (re-dub only). */
+  regenerated: boolean | undefined;
+  /** Placed span (re-dub only). */
+  start: number | undefined;
+  end: number | undefined;
+  voiceSource: string;
+  engine: string;
+}
+
+async function lineAudio(r: Response): Promise<LineAudio> {
+  const num = (h: string): number | undefined => {
+    const v = r.headers.get(h);
+    return v === null || v === '' || !Number.isFinite(Number(v)) ? undefined : Number(v);
+  };
+  const regen = r.headers.get('x-dub-regenerated');
+  return {
+    wav: new Blob([await r.arrayBuffer()], { type: 'audio/wav' }),
+    duration: num('x-dub-duration') ?? 0,
+    regenerated: regen === null ? undefined : regen === 'true',
+    start: num('x-dub-start'),
+    end: num('x-dub-end'),
+    voiceSource: r.headers.get('x-dub-voice-source') ?? '',
+    engine: r.headers.get('x-dub-tts-engine') ?? '',
+  };
 }
 
 async function errorDetail(res: Response): Promise<string> {

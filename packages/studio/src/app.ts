@@ -5,15 +5,16 @@
  * StudioClient. What a status allows is the API's decision; the page only enables the buttons
  * that match the status.
  */
-import type { GenerateMode, ScriptSegment, SrtLocality, SrtProfileName, VersionScript } from '@dub/core';
-import { ApiError, linkCredential, StudioClient, type StudioCredential } from './api-client.js';
+import type { GenerateMode, ScriptSegment, SpeakerVoice, SrtLocality, SrtProfileName, VersionScript } from '@dub/core';
+import { ApiError, linkCredential, StudioClient, type LibraryVoiceView, type StudioCredential } from './api-client.js';
 import { byId, fill, h } from './dom.js';
 import { EditHistory } from './history.js';
 import { segmentActions } from './hooks.js';
 import { Player, type Track } from './player.js';
 import { dirOf, readingStats, READING_LIMITS } from './reading.js';
 import { reportIndex, segmentFigures, summaryText, type QualityReportView } from './report.js';
-import { diffScript, fieldLabel, hasErrors, rebaseScript, segmentAt, speakerStats, validateSegments, type EditableField, type ScriptDiff, type ScriptIssue } from './script-edit.js';
+import { diffScript, diffSpeakers, fieldLabel, hasErrors, rebaseScript, rebaseSpeakers, segmentAt, speakerStats, validateSegments, type EditableField, type ScriptDiff, type ScriptIssue } from './script-edit.js';
+import { showLineAudio } from './redub.js';
 import { freshId, mergeWithNext, placeEdge, splitSegment, edgeLimits } from './segment-ops.js';
 import { shortcutFor, SHORTCUTS, type FocusKind, type ShortcutAction } from './shortcuts.js';
 import { pollDelayMs, studioActions, type StudioActions } from './status.js';
@@ -40,6 +41,7 @@ interface Row {
   playSource: HTMLButtonElement;
   playDub: HTMLButtonElement;
   actions: HTMLButtonElement[];
+  speaker: HTMLSelectElement | undefined;
 }
 
 const cloneSegments = (s: readonly ScriptSegment[]): ScriptSegment[] => structuredClone(s as ScriptSegment[]);
@@ -58,6 +60,10 @@ export class StudioApp {
   private tbody: HTMLTableSectionElement | undefined;
   private issues: ScriptIssue[] = [];
   private diff: ScriptDiff = { fields: [], added: [], removed: [], count: 0 };
+  /** Speakers whose name or voice choice differ from the saved script. */
+  private speakerDiff: string[] = [];
+  /** The library voices a speaker can be given (GET /voices of the version). */
+  private libraryVoices: LibraryVoiceView[] | undefined;
   private selected = -1;
   private pollTimer: ReturnType<typeof setTimeout> | undefined;
   private pollSince = 0;
@@ -138,6 +144,18 @@ export class StudioApp {
     this.schedulePoll();
     this.loadWaveform();
     void this.loadReport();
+    void this.loadVoices();
+  }
+
+  private async loadVoices(): Promise<void> {
+    if (this.libraryVoices || !this.client) return;
+    try {
+      this.libraryVoices = await this.client.voices();
+      this.renderSpeakers();
+    } catch (e) {
+      this.libraryVoices = [];
+      this.showError(`The library voices could not be loaded: ${messageOf(e)}`);
+    }
   }
 
   private actions(): StudioActions {
@@ -146,7 +164,12 @@ export class StudioApp {
   }
 
   private dirty(): boolean {
-    return this.diff.count > 0;
+    return this.diff.count > 0 || this.speakerDiff.length > 0;
+  }
+
+  /** Unsaved changes as counted for the user: one per segment edited, added or removed, and one per speaker renamed or revoiced. */
+  private pendingCount(): number {
+    return this.diff.count + this.speakerDiff.length;
   }
 
   private editable(): boolean {
@@ -497,6 +520,7 @@ export class StudioApp {
       const actions = segmentActions().map((a) => h('button', { type: 'button', class: 'play', id: `seg-${n}-${a.id}`, 'aria-label': a.label(n), on: { click: () => void this.runAction(a.id, i) } }, a.text));
       // Each cell's content is skipped by layout and paint while off screen (content-visibility: auto).
       const quality = h('div', { class: 'cv cv-quality', id: `seg-${n}-quality` });
+      const speaker = ro ? undefined : this.speakerSelect(s, i, n);
       const tr = h(
         'tr',
         { id: `seg-${n}`, 'data-segment-id': s.id },
@@ -505,24 +529,138 @@ export class StudioApp {
           h('label', { for: start.id }, 'Start', h('span', { class: 'visually-hidden' }, ` of segment ${n}`)), start,
           h('label', { for: end.id }, 'End', h('span', { class: 'visually-hidden' }, ` of segment ${n}`)), end,
           h('div', { class: 'listen', role: 'group', 'aria-label': `Listen to segment ${n}` }, playSource, playDub, ...actions),
+          ...segmentActions().map((a) => h('div', { id: `seg-${n}-${a.id}-out`, class: 'action-out' }, h('p', { id: `seg-${n}-${a.id}-status`, class: 'small action-status', 'aria-live': 'polite' }))),
         )),
-        h('td', { class: 'speaker' }, s.speaker),
+        h('td', { class: 'speaker' }, speaker ?? s.speaker),
         h('td', { class: 'source', lang: script.source_locale, dir: sdir }, h('div', { class: 'cv cv-source' }, s.source_text)),
         h('td', { class: 'target-cell' }, h('div', { class: 'cv cv-target' }, h('label', { for: text.id, class: 'visually-hidden' }, `Target text of segment ${n}`), text, reading, issues)),
         h('td', { class: 'quality' }, quality),
       );
-      return { tr, start, end, text, issues, reading, quality, playSource, playDub, actions };
+      return { tr, start, end, text, issues, reading, quality, playSource, playDub, actions, speaker };
     });
     this.tbody.replaceChildren(...this.rows.map((r) => r.tr));
     const head = this.main.querySelector('#segments-h');
     if (head) fill(head, `Segments (${script.segments.length})`);
   }
 
+  /** The speakers: name (rename), voice (own, anonymized, a library voice or the version's default) and a preview of that choice. */
   private renderSpeakers(): void {
-    const speakers = this.main.querySelector('#speakers');
-    if (!speakers || !this.draft) return;
-    const names = new Map(this.draft.speakers.filter((s) => s.name?.trim()).map((s) => [s.id, s.name!.trim()]));
-    fill(speakers, ...speakerStats(this.draft).map((s) => h('li', {}, h('strong', {}, names.get(s.id) ?? s.id), names.has(s.id) ? ` (${s.id})` : null, ` ${s.segments} segment${s.segments === 1 ? '' : 's'}, ${s.seconds.toFixed(1)} s`)));
+    const list = this.main.querySelector('#speakers');
+    if (!list || !this.draft) return;
+    const ro = !this.actions().edit;
+    const draft = this.draft;
+    const items = speakerStats(draft).map((st, k) => {
+      const sp = draft.speakers.find((x) => x.id === st.id);
+      const name = h('input', { type: 'text', id: `speaker-${k}-name`, class: 'speaker-edit speaker-name', value: sp?.name ?? '', placeholder: st.id, maxlength: 200, autocomplete: 'off', readonly: ro, disabled: ro });
+      name.addEventListener('input', () => this.setSpeaker(st.id, (x) => {
+        const v = name.value;
+        if (v.trim()) x.name = v;
+        else delete x.name;
+      }));
+      name.addEventListener('change', () => this.speakersChanged());
+      const voice = h('select', { id: `speaker-${k}-voice`, class: 'speaker-edit speaker-voice', disabled: ro, 'aria-describedby': `speaker-${k}-voice-status` }, ...this.voiceOptions());
+      const saved = voiceValue(sp?.voice);
+      // a library voice the list does not have (not loaded yet, or gone): still shown as chosen
+      if (![...voice.options].some((o) => o.value === saved)) voice.append(h('option', { value: saved }, `Library voice ${sp?.voice?.library_voice_id ?? ''}`));
+      voice.value = saved;
+      voice.addEventListener('change', () => {
+        const choice = voiceOf(voice.value);
+        this.setSpeaker(st.id, (x) => {
+          if (choice) x.voice = choice;
+          else delete x.voice;
+        });
+      });
+      const preview = h('button', { type: 'button', id: `speaker-${k}-preview`, class: 'speaker-preview', 'aria-label': `Preview the chosen voice of speaker ${st.id}`, on: { click: () => void this.previewVoice(st.id, k, voice.value) } }, '\u25b6 Preview');
+      return h(
+        'li',
+        { 'data-speaker': st.id, id: `speaker-${k}` },
+        h('div', { class: 'speaker-head' }, h('strong', {}, sp?.name?.trim() || st.id), sp?.name?.trim() ? ` (${st.id})` : null, ` ${st.segments} segment${st.segments === 1 ? '' : 's'}, ${st.seconds.toFixed(1)} s`),
+        h('div', { class: 'speaker-controls' },
+          h('label', { for: name.id }, 'Name', h('span', { class: 'visually-hidden' }, ` of speaker ${st.id}`)), name,
+          h('label', { for: voice.id }, 'Voice', h('span', { class: 'visually-hidden' }, ` of speaker ${st.id}`)), voice,
+          preview,
+        ),
+        h('div', { id: `speaker-${k}-preview-out`, class: 'action-out' }, h('p', { id: `speaker-${k}-voice-status`, class: 'small action-status', 'aria-live': 'polite' })),
+      );
+    });
+    fill(list, ...items);
+    this.refreshEdits();
+  }
+
+  private voiceOptions(): HTMLOptionElement[] {
+    const out = [
+      h('option', { value: '' }, 'Version default'),
+      h('option', { value: 'speaker' }, 'Their own voice (cloned)'),
+      h('option', { value: 'anonymized' }, 'Anonymized'),
+    ];
+    for (const v of this.libraryVoices ?? []) out.push(h('option', { value: `library:${v.voice_id}` }, `Library: ${v.name} (${v.gender}${v.speaks_locale ? '' : `, does not speak ${this.draft?.target_locale ?? ''}`})`));
+    return out;
+  }
+
+  /** Change one speaker's entry in the draft (added when the script had none for that id). */
+  private setSpeaker(id: string, change: (s: { id: string; name?: string; voice?: SpeakerVoice }) => void): void {
+    if (!this.draft || !this.editable()) return;
+    let sp = this.draft.speakers.find((x) => x.id === id);
+    if (!sp) {
+      sp = { id };
+      this.draft.speakers.push(sp);
+    }
+    change(sp);
+    this.refreshEdits();
+  }
+
+  /** A rename shows in the lanes, the speaker cells and the list once the field is left. */
+  private speakersChanged(): void {
+    if (this.timeline && this.draft) this.timeline.setSegments(this.draft.segments, this.draft.speakers);
+    for (const r of this.rows) if (r.speaker) this.fillSpeakerOptions(r.speaker);
+    this.renderSpeakers();
+  }
+
+  private async previewVoice(id: string, k: number, value: string): Promise<void> {
+    const status = this.main.querySelector(`#speaker-${k}-voice-status`);
+    const button = this.main.querySelector<HTMLButtonElement>(`#speaker-${k}-preview`);
+    button?.setAttribute('aria-busy', 'true');
+    if (status) fill(status, `Rendering a preview of speaker ${id}\u2026`);
+    await this.run(async (c) => {
+      try {
+        const line = await c.previewVoice(id, voiceOf(value) ?? null);
+        showLineAudio(this.win.document, `speaker-${k}-preview-out`, `speaker-${k}-preview-audio`, `Voice preview of speaker ${id}`, line, true);
+        const msg = `Preview of speaker ${id}: ${line.voiceSource || 'default'} voice (${line.engine}), ${line.duration.toFixed(1)} s.`;
+        if (status) fill(status, msg);
+        this.say(msg);
+      } catch (e) {
+        if (status) fill(status, `Preview failed: ${messageOf(e)}`);
+        throw e;
+      } finally {
+        button?.removeAttribute('aria-busy');
+      }
+    });
+  }
+
+  /** A segment's speaker, as a choice among the script's speakers. */
+  private speakerSelect(s: ScriptSegment, i: number, n: number): HTMLSelectElement {
+    const sel = h('select', { id: `seg-${n}-speaker`, class: 'segment-speaker', 'aria-label': `Speaker of segment ${n}` });
+    this.fillSpeakerOptions(sel);
+    sel.value = s.speaker;
+    sel.addEventListener('change', () => {
+      const seg = this.draft?.segments[i];
+      if (!seg || !this.editable() || seg.speaker === sel.value) return;
+      this.history.record(this.snapshot);
+      seg.speaker = sel.value;
+      this.history.cut();
+      if (this.timeline && this.draft) this.timeline.setSegments(this.draft.segments, this.draft.speakers);
+      this.applySelection(false);
+      this.renderSpeakers();
+    });
+    return sel;
+  }
+
+  private fillSpeakerOptions(sel: HTMLSelectElement): void {
+    if (!this.draft) return;
+    const keep = sel.value;
+    const names = new Map(this.draft.speakers.filter((x) => x.name?.trim()).map((x) => [x.id, x.name!.trim()]));
+    fill(sel, ...speakerStats(this.draft).map((st) => h('option', { value: st.id }, names.has(st.id) ? `${names.get(st.id)} (${st.id})` : st.id)));
+    if (keep) sel.value = keep;
   }
 
   /** After a structural change (split, merge, undo, redo, save): rows and blocks again, focus kept where it was. */
@@ -552,9 +690,11 @@ export class StudioApp {
     if (!this.draft || !this.base) {
       this.issues = [];
       this.diff = { fields: [], added: [], removed: [], count: 0 };
+      this.speakerDiff = [];
     } else {
       this.issues = validateSegments(this.draft.segments, { duration: this.ctx!.asset.duration, original: this.base.script.segments });
       this.diff = diffScript(this.base.script.segments, this.draft.segments);
+      this.speakerDiff = diffSpeakers(this.base.script.speakers, this.draft.speakers);
     }
     const changed = new Set(this.diff.fields.map((c) => `${c.id}:${c.field}`));
     const added = new Set(this.diff.added.map((c) => c.id));
@@ -579,6 +719,11 @@ export class StudioApp {
       }
       if (items.length || r.issues.childElementCount) fill(r.issues, ...items);
       r.tr.classList.toggle('changed', added.has(id) || this.diff.fields.some((c) => c.id === id));
+      if (r.speaker) {
+        r.speaker.classList.toggle('changed', added.has(id) || changed.has(`${id}:speaker`));
+        if (r.speaker.value !== seg.speaker) r.speaker.value = seg.speaker;
+        r.speaker.disabled = this.busy || !act.edit;
+      }
       const st = readingStats(seg.target_text, seg.start, seg.end, profile);
       const text = st.chars === 0 ? 'No text' : `${st.chars} characters \u00b7 ${Number.isFinite(st.cps) ? st.cps.toFixed(1) : '\u221e'} characters/s${st.tooFast ? ` \u2014 faster than ${profile}'s ${limit}/s` : ` (${profile}: up to ${limit}/s)`}${st.blocks > 1 ? ` \u00b7 ${st.blocks} subtitles` : ''}`;
       setText(r.reading, text);
@@ -592,7 +737,7 @@ export class StudioApp {
     const summary = this.main.querySelector('#issues-summary');
     if (summary) setText(summary, errors ? `${errors} problem${errors === 1 ? '' : 's'} to fix before saving.` : '');
     const btn = (id: string) => this.main.querySelector<HTMLButtonElement>(`#${id}`);
-    const pending = this.diff.count;
+    const pending = this.pendingCount();
     const save = btn('save');
     if (save) save.disabled = this.busy || !act.edit || (pending === 0 && this.parseErrors.size === 0);
     const discard = btn('discard');
@@ -611,6 +756,9 @@ export class StudioApp {
     if (gen) gen.disabled = this.busy || !act.generate;
     const rev = btn('revise');
     if (rev) rev.disabled = this.busy || !act.revise;
+    for (const el of this.main.querySelectorAll<HTMLInputElement | HTMLSelectElement | HTMLButtonElement>('.speaker-edit')) el.disabled = this.busy || !act.edit;
+    for (const el of this.main.querySelectorAll<HTMLButtonElement>('.speaker-preview')) el.disabled = this.busy;
+    for (const li of this.main.querySelectorAll<HTMLElement>('#speakers > li')) li.classList.toggle('changed', this.speakerDiff.includes(li.dataset.speaker ?? ''));
   }
 
   /** Refresh at most once per frame (while dragging). */
@@ -971,7 +1119,7 @@ export class StudioApp {
       return;
     }
     if (!this.dirty()) return this.say('Nothing to save.');
-    const count = this.diff.count;
+    const count = this.pendingCount();
     await this.run(async (c) => {
       try {
         const saved = await c.saveScript(this.draft!, this.base!.etag);
@@ -994,6 +1142,10 @@ export class StudioApp {
     const mine = this.draft!;
     const remote = await c.script();
     const r = rebaseScript(mineBase, mine, remote.script);
+    const sp = rebaseSpeakers(this.base!.script.speakers, mine.speakers, remote.script.speakers);
+    r.script.speakers = sp.speakers;
+    r.applied += sp.applied.length;
+    r.conflicts.push(...sp.conflicts);
     this.base = remote;
     this.draft = r.script;
     this.parseErrors.clear();
@@ -1149,6 +1301,20 @@ export class StudioApp {
     fill(this.notice);
     fill(this.error);
   }
+}
+
+/** The select value of a voice choice: '' (none), 'speaker', 'anonymized', 'library:<id>'. */
+function voiceValue(v: SpeakerVoice | undefined): string {
+  if (!v) return '';
+  if (v.source === 'library') return `library:${v.library_voice_id ?? ''}`;
+  return v.source;
+}
+
+function voiceOf(value: string): SpeakerVoice | undefined {
+  if (value === 'speaker') return { source: 'speaker' };
+  if (value === 'anonymized') return { source: 'anonymized', anonymization: 1 };
+  if (value.startsWith('library:')) return { source: 'library', library_voice_id: value.slice(8) };
+  return undefined;
 }
 
 function messageOf(e: unknown): string {

@@ -1,10 +1,10 @@
 /**
  * Per-segment actions beyond the built-in "Play source" and "Play dub": each registered action
- * gets a button in every segment's Listen group, enabled when `enabled` says so. This is where
- * "Re-dub" (re-synthesize one line through a one-segment API endpoint) plugs in once that
- * endpoint exists: add the call to StudioClient, then `registerSegmentAction({ id: 'redub', ... })`
- * from the page's entry module; `run` gets the segment, the client and a way to reload. Nothing
- * is registered today.
+ * gets a button in every segment's Listen group (`seg-{n}-{id}`), enabled when `enabled` says so,
+ * and an output area under it (`seg-{n}-{id}-out`, with a polite live status line
+ * `seg-{n}-{id}-status`). `run` gets the segment as edited, the client and a way to reload; the
+ * page is busy (its buttons disabled) while it runs. The page's entry module registers "Re-dub"
+ * (redub.ts: POST /segments/{id}/redub, then plays the line).
  */
 import type { ScriptSegment, Version } from '@dub/core';
 import type { StudioClient } from './api-client.js';

@@ -15,7 +15,7 @@ export const STUDIO_ENTRY_FILE = 'main.js';
 export { renderStudioShell, bootJson, escapeHtml, type ShellValues } from './shell.js';
 export type { StudioAccess, StudioAsset, StudioBoot, StudioContext, TaggedScript } from './types.js';
 export { formatTime, parseTime, type ParsedTime } from './time.js';
-export { validateSegments, hasErrors, diffSegments, diffScript, rebaseEdits, rebaseScript, speakerStats, type ScriptIssue, type SegmentChange, type EditableField, type RebaseResult, type ScriptDiff, type ScriptRebase } from './script-edit.js';
+export { validateSegments, hasErrors, diffSegments, diffScript, diffSpeakers, rebaseEdits, rebaseScript, rebaseSpeakers, speakerStats, type SpeakerLike, type ScriptIssue, type SegmentChange, type EditableField, type RebaseResult, type ScriptDiff, type ScriptRebase } from './script-edit.js';
 export { splitSegment, mergeWithNext, splitText, freshId, edgeLimits, placeEdge, MIN_SPLIT_PART, MIN_SEGMENT, type OpResult } from './segment-ops.js';
 export { EditHistory } from './history.js';
 export { decodeWaveform, findSilences, snapEdge, nextBoundary, columnPeaks, type WaveformBody, type WaveformData, type Span } from './waveform.js';
@@ -24,4 +24,4 @@ export { segmentFigures, summaryText, type QualityReportView, type ReportSegment
 export { shortcutFor, SHORTCUTS, type ShortcutAction, type FocusKind } from './shortcuts.js';
 export { registerSegmentAction, segmentActions, type SegmentAction, type SegmentActionContext } from './hooks.js';
 export { studioActions, pollDelayMs, type StudioActions } from './status.js';
-export { StudioClient, ApiError, linkCredential, type StudioCredential, type StudioClientOptions } from './api-client.js';
+export { StudioClient, ApiError, linkCredential, type StudioCredential, type StudioClientOptions, type LineAudio, type LibraryVoiceView } from './api-client.js';

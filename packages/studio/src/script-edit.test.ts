@@ -1,6 +1,6 @@
 import type { ScriptSegment, VersionScript } from '@dub/core';
 import { describe, expect, it } from 'vitest';
-import { diffScript, diffSegments, hasErrors, rebaseEdits, rebaseScript, segmentAt, speakerStats, validateSegments } from './script-edit.js';
+import { diffScript, diffSegments, diffSpeakers, hasErrors, rebaseSpeakers, rebaseEdits, rebaseScript, segmentAt, speakerStats, validateSegments } from './script-edit.js';
 import { mergeWithNext, splitSegment } from './segment-ops.js';
 
 const seg = (id: string, start: number, end: number, target = `t ${id}`, speaker = 'S1'): ScriptSegment => ({ id, start, end, speaker, source_text: `s ${id}`, target_text: target });
@@ -99,7 +99,38 @@ describe('diffSegments', () => {
   });
 
   it('a segment unknown to the base counts as changed in every field', () => {
-    expect(diffSegments([], [seg('x', 1, 2, 'nuevo')]).map((c) => c.field)).toEqual(['start', 'end', 'target_text']);
+    expect(diffSegments([], [seg('x', 1, 2, 'nuevo')]).map((c) => c.field)).toEqual(['start', 'end', 'target_text', 'speaker']);
+  });
+
+  it("a segment moved to another speaker is a change of its speaker, re-applied after a 412 like the other fields", () => {
+    const a = { ...seg('a', 0, 1, 'uno'), speaker: 'S1' };
+    const moved = { ...a, speaker: 'S2' };
+    const changes = diffSegments([a], [moved]);
+    expect(changes).toEqual([{ id: 'a', index: 0, field: 'speaker', before: 'S1', after: 'S2' }]);
+    const remote = { v: 1, asset_id: 'x', version_id: 'y', source_locale: 'en-US', target_locale: 'es-ES', translation_engine: 't', speakers: [], segments: [{ ...a, source_text: '' }], updated_at: '' } as VersionScript;
+    expect(rebaseEdits(changes, remote).script.segments[0]!.speaker).toBe('S2');
+  });
+});
+
+describe('speaker edits', () => {
+  const base = [{ id: 'S1' }, { id: 'S2', name: 'Ana' }];
+
+  it('diffSpeakers names the speakers whose name or voice changed', () => {
+    expect(diffSpeakers(base, base)).toEqual([]);
+    expect(diffSpeakers(base, [{ id: 'S1', name: 'Bob' }, { id: 'S2', name: 'Ana' }])).toEqual(['S1']);
+    expect(diffSpeakers(base, [{ id: 'S1' }, { id: 'S2', name: 'Ana', voice: { source: 'library', library_voice_id: 'ana' } }])).toEqual(['S2']);
+    // a blank name is no name; a speaker only the edit has counts when it carries a choice
+    expect(diffSpeakers(base, [{ id: 'S1', name: '  ' }, { id: 'S2', name: 'Ana' }, { id: 'S3' }])).toEqual([]);
+    expect(diffSpeakers(base, [...base, { id: 'S3', voice: { source: 'anonymized' } }])).toEqual(['S3']);
+  });
+
+  it('rebaseSpeakers keeps my edit where the other save left the speaker alone; theirs wins otherwise', () => {
+    const mine = [{ id: 'S1', name: 'Bob' }, { id: 'S2', name: 'Ana', voice: { source: 'speaker' as const } }];
+    const remote = [{ id: 'S1' }, { id: 'S2', name: 'Anna' }];
+    const r = rebaseSpeakers(base, mine, remote);
+    expect(r.speakers).toEqual([{ id: 'S1', name: 'Bob' }, { id: 'S2', name: 'Anna' }]);
+    expect(r.applied).toEqual(['S1']);
+    expect(r.conflicts).toEqual(['speaker S2']);
   });
 });
 

@@ -4,14 +4,14 @@
  * The API stays the authority (it refuses edits outside ReadyToEdit and stale If-Match); these
  * checks tell the editor what is wrong before anything is sent.
  */
-import type { ScriptSegment, VersionScript } from '@dub/core';
+import type { ScriptSegment, Speaker, VersionScript } from '@dub/core';
 import { formatTime } from './time.js';
 
 /** The fields the studio edits. */
-export type EditableField = 'target_text' | 'start' | 'end';
-export const EDITABLE_FIELDS: readonly EditableField[] = ['start', 'end', 'target_text'];
+export type EditableField = 'target_text' | 'start' | 'end' | 'speaker';
+export const EDITABLE_FIELDS: readonly EditableField[] = ['start', 'end', 'target_text', 'speaker'];
 
-export type SegmentLike = Pick<ScriptSegment, 'id' | 'start' | 'end' | 'target_text'>;
+export type SegmentLike = Pick<ScriptSegment, 'id' | 'start' | 'end' | 'target_text'> & { speaker?: string };
 
 export interface ScriptIssue {
   /** Index of the segment in the script. */
@@ -87,7 +87,7 @@ export function diffSegments(base: readonly SegmentLike[], edited: readonly Segm
   edited.forEach((s, index) => {
     const b = byId.get(s.id);
     for (const field of EDITABLE_FIELDS) {
-      if (!b || b[field] !== s[field]) out.push({ id: s.id, index, field, before: b ? b[field] : field === 'target_text' ? '' : Number.NaN, after: s[field] });
+      if (!b || b[field] !== s[field]) out.push({ id: s.id, index, field, before: b ? (b[field] ?? '') : field === 'target_text' || field === 'speaker' ? '' : Number.NaN, after: s[field] ?? '' });
     }
   });
   return out;
@@ -217,12 +217,54 @@ export function rebaseScript(base: readonly ScriptSegment[], mine: VersionScript
 /** Set one editable field (a time in seconds or the target text). */
 export function setField(seg: SegmentLike, field: EditableField, value: string | number): void {
   if (field === 'target_text') seg.target_text = String(value);
+  else if (field === 'speaker') seg.speaker = String(value);
   else seg[field] = Number(value);
 }
 
 /** Human name of a field for messages. */
 export function fieldLabel(field: EditableField): string {
   return field === 'target_text' ? 'target text' : field;
+}
+
+/** What a speaker entry of the script carries that the studio edits: display name and voice choice. */
+export type SpeakerLike = Pick<Speaker, 'id' | 'name' | 'voice'>;
+
+const speakerKey = (s: SpeakerLike | undefined): string => JSON.stringify([s?.name?.trim() || null, s?.voice ? [s.voice.source, s.voice.library_voice_id ?? null, s.voice.anonymization ?? null] : null]);
+
+/** Ids of the speakers whose name or voice differ between `base` and `edited` (a speaker missing on one side counts as having neither). */
+export function diffSpeakers(base: readonly SpeakerLike[], edited: readonly SpeakerLike[]): string[] {
+  const ids = [...new Set([...base.map((s) => s.id), ...edited.map((s) => s.id)])];
+  return ids.filter((id) => speakerKey(base.find((s) => s.id === id)) !== speakerKey(edited.find((s) => s.id === id)));
+}
+
+/**
+ * Re-apply one's speaker edits (name, voice) onto the speakers someone else saved meanwhile: an
+ * edit applies where the other save left that speaker as it was; otherwise theirs wins (a conflict).
+ */
+export function rebaseSpeakers<S extends SpeakerLike>(base: readonly S[], mine: readonly S[], remote: readonly S[]): { speakers: S[]; applied: string[]; conflicts: string[] } {
+  const speakers = structuredClone(remote as S[]);
+  const applied: string[] = [];
+  const conflicts: string[] = [];
+  for (const id of diffSpeakers(base, mine)) {
+    const b = base.find((s) => s.id === id);
+    const m = mine.find((s) => s.id === id);
+    const i = speakers.findIndex((s) => s.id === id);
+    const r = i >= 0 ? speakers[i] : undefined;
+    if (speakerKey(r) === speakerKey(m)) continue;
+    if (speakerKey(r) !== speakerKey(b) || !m) {
+      conflicts.push(`speaker ${id}`);
+      continue;
+    }
+    const next = { ...(r ?? ({ id } as S)) } as S;
+    delete next.name;
+    delete next.voice;
+    if (m.name?.trim()) next.name = m.name;
+    if (m.voice) next.voice = structuredClone(m.voice);
+    if (i >= 0) speakers[i] = next;
+    else speakers.push(next);
+    applied.push(id);
+  }
+  return { speakers, applied, conflicts };
 }
 
 /** Per speaker: how many segments and how many seconds of speech the script gives them. */

@@ -117,6 +117,32 @@ export function registerSegmentRoutes(app: FastifyInstance, ctx: ServerContext):
     },
   );
 
+  // The library voices for the studio's voice picker (GET /v1/voices needs the API key; a studio link may read these).
+  app.get(
+    '/v1/versions/:version_id/voices',
+    {
+      config: { auth: 'key-or-studio' },
+      schema: {
+        summary: "The library voices a speaker of this version can be given (as GET /v1/voices, with `speaks_locale`: whether the voice narrates the version's target locale). API key or the signed studio link of this version.",
+        tags: ['studio'],
+        security,
+        params: Type.Object({ version_id: Type.String() }),
+        querystring: studioQuery,
+        response: {
+          200: Type.Object({
+            locale: Type.String(),
+            voices: Type.Array(Type.Object({ voice_id: Type.String(), name: Type.String(), gender: Type.String(), description: Type.String(), languages: Type.Array(Type.String()), speaks_locale: Type.Boolean() })),
+          }),
+          ...errors(401, 403, 404, 429, 500),
+        },
+      },
+    },
+    async (req) => {
+      const v = await ctx.service.versions.versionRow(req.access!, (req.params as { version_id: string }).version_id);
+      return { locale: v.locale, voices: ctx.voices.voices.map((x) => ({ voice_id: x.id, name: x.name, gender: x.gender, description: x.description, languages: [...x.languages], speaks_locale: x.languages.includes(v.locale) })) };
+    },
+  );
+
   app.post(
     '/v1/versions/:version_id/speakers/:speaker_id/preview',
     {
