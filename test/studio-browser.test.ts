@@ -154,11 +154,13 @@ describe('studio page in Chromium', () => {
     const rows = page.locator('.segment-table tbody tr');
     expect(await rows.count()).toBe(3);
     expect(await rows.nth(1).locator('td.source').textContent()).toBe('Today we talk about open source dubbing.');
-    expect(await rows.nth(1).locator('td.speaker').textContent()).toBe('S2');
+    // the speaker is a choice among the script's speakers (the segment can be moved to another)
+    expect(await page.inputValue('#seg-2-speaker')).toBe('S2');
+    expect(await page.locator('#seg-2-speaker option').allTextContents()).toEqual(['S1', 'S2']);
     expect(await page.inputValue('#seg-2-start')).toBe('0:04.000');
     expect(await page.inputValue('#seg-2-end')).toBe('0:07.500');
     expect(await page.inputValue('#seg-2-text')).toBe('Hoy hablamos del doblaje de código abierto.');
-    expect(await page.locator('#speakers li').allTextContents()).toEqual(['S1 2 segments, 5.7 s', 'S2 1 segment, 3.5 s']);
+    expect(await page.locator('#speakers .speaker-head').allTextContents()).toEqual(['S1 2 segments, 5.7 s', 'S2 1 segment, 3.5 s']);
     // labels: every editable field has an accessible name
     expect(await page.getByLabel('Target text of segment 2').count()).toBe(1);
     expect(await page.locator('#save').isDisabled()).toBe(true);
@@ -405,7 +407,8 @@ describe('studio page in Chromium', () => {
     expect(await page.locator('#seg-1-reading').textContent()).toMatch(/^22 characters/);
     // a speaker's saved name is shown with its label
     expect(await page.locator('.lane').first().getAttribute('aria-label')).toBe('Speaker Layla (S1)');
-    expect(await page.locator('#speakers li').allTextContents()).toEqual(['Layla (S1) 2 segments, 5.7 s', 'S2 1 segment, 3.5 s']);
+    expect(await page.locator('#speakers .speaker-head').allTextContents()).toEqual(['Layla (S1) 2 segments, 5.7 s', 'S2 1 segment, 3.5 s']);
+    expect(await page.inputValue('#speaker-0-name')).toBe('Layla');
     await page.screenshot({ path: path.join(SHOTS, 'studio-rtl.png') });
     await page.close();
   });
