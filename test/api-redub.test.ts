@@ -8,8 +8,9 @@
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
-import { blobKeys } from '@dub/core';
+import { blobKeys, FsBlobStore, type BlobStore } from '@dub/core';
 import { decodeWav } from '@dub/media';
 import { speechExtent } from '@dub/voice';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -79,8 +80,13 @@ describe('re-dub one line and voice previews', () => {
     expect(edited.headers['x-dub-regenerated']).toBe('true');
     expect(speech(first.rawPayload)).toBeGreaterThan(1);
     expect(speech(edited.rawPayload)).toBeLessThan(0.6 * speech(first.rawPayload));
+    // unsaved times (a dragged edge): the line is placed and fitted there
+    const moved = await redub('s1', { start: 1, end: 3.5 });
+    expect(moved.statusCode, moved.body).toBe(200);
+    expect(Number(moved.headers['x-dub-start'])).toBeCloseTo(1, 3);
+    expect(seconds(moved.rawPayload)).toBeCloseTo(Number(moved.headers['x-dub-end']) - 1, 2);
     const script = (await t.api.app.inject({ method: 'GET', url: `/v1/versions/${versionId}/script`, headers: t.auth1 })).json();
-    expect(script.segments[0].target_text).toBe('Hola y bienvenidos al programa.');
+    expect(script.segments[0]).toMatchObject({ start: 0.5, end: 3.2, target_text: 'Hola y bienvenidos al programa.' });
   }, 120_000);
 
   it("the version's signed studio link may re-dub its own version only", async () => {
@@ -103,6 +109,9 @@ describe('re-dub one line and voice previews', () => {
       ['text not a string', redub('s1', { text: 42 }), 400, /text/],
       ['unknown field', redub('s1', { voice: 'x' }), 400, /voice|additional/],
       ['unknown speaker', redub('s1', { speaker: 'S9' }), 400, /speaker: "S9" is not one of the script's speakers/],
+      ['end before start', redub('s1', { start: 3, end: 2 }), 400, /segment s1 has no time \(start 3, end 2\)/],
+      ['negative start', redub('s1', { start: -1 }), 400, /start/],
+      ['start not a number', redub('s1', { start: '1' }), 400, /start/],
       ['body not JSON', t.api.app.inject({ method: 'POST', url: `/v1/versions/${versionId}/segments/s1/redub`, headers: { ...t.auth1, 'content-type': 'application/json' }, payload: '{' }), 400, /JSON|body/],
     ];
     for (const [what, p, status, detail] of cases) {
@@ -158,5 +167,28 @@ describe('re-dub one line and voice previews', () => {
     const doc = (await t.api.app.inject({ method: 'GET', url: '/openapi.json' })).json() as { paths: Record<string, Record<string, { summary?: string }>> };
     expect(doc.paths['/v1/versions/{version_id}/segments/{segment_id}/redub']?.post?.summary).toMatch(/^Re-dub one line/);
     expect(doc.paths['/v1/versions/{version_id}/speakers/{speaker_id}/preview']?.post?.summary).toMatch(/voice choice/);
+  });
+});
+
+describe('re-dub with a blob store the API cannot reopen in a thread', () => {
+  it('answers 501 saying why (no synthesis on the event loop instead)', async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-api-redub-'));
+    const inner = new FsBlobStore(path.join(dataDir, 'blobs'));
+    // the same store behind an object that is not an FsBlobStore (as a NATS object store is not)
+    const store = new Proxy({}, { get: (_t, k) => { const v = (inner as unknown as Record<string | symbol, unknown>)[k]; return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(inner) : v; } }) as BlobStore;
+    const t = await startTestApi('pglite', { store }, { dataDir });
+    try {
+      const r = await t.api.app.inject({ method: 'POST', url: '/v1/assets/', headers: t.auth1, payload: createBody() });
+      const assetId = r.json().asset_id as string;
+      const versionId = r.json().languages[0].versions[0].version_id as string;
+      await prepareAsset(t, assetId);
+      const res = await t.api.app.inject({ method: 'POST', url: `/v1/versions/${versionId}/segments/s1/redub`, headers: { ...t.auth1, 'content-type': 'application/json' }, payload: '{}' });
+      expect(res.statusCode).toBe(501);
+      expect(res.json().detail).toMatch(/blob store on a filesystem path/);
+      const p = await t.api.app.inject({ method: 'POST', url: `/v1/versions/${versionId}/speakers/S1/preview`, headers: { ...t.auth1, 'content-type': 'application/json' }, payload: '{}' });
+      expect(p.statusCode).toBe(501);
+    } finally {
+      await t.close();
+    }
   });
 });

@@ -31,6 +31,9 @@ export interface RedubSegmentRequest {
   text?: string;
   /** The line's speaker (default: the script's); not saved. */
   speaker?: string;
+  /** The segment's times in seconds (default: the script's); not saved. */
+  start?: number;
+  end?: number;
 }
 
 export interface RedubSegmentResult {
@@ -122,7 +125,7 @@ async function pcm16(file: string): Promise<{ wav: Buffer; sampleRate: number; s
 }
 
 /**
- * Re-synthesize one segment of the version `job` describes (a generate-version job of the
+ * Re-synthesize one segment (with its text, speaker or times replaced, unsaved, when given) of the version `job` describes (a generate-version job of the
  * version as it stands: its script key, locale and options) as generation would.
  * 404 when the segment is not in the script; 400 for an empty or over-long text, an unknown
  * speaker, or a line that cannot be spoken (no time, or past the end of the video).
@@ -138,8 +141,11 @@ export async function redubSegment(job: GenerateVersionJob, rt: JobRuntime, opts
       throw new ValidationError(`speaker: "${req.speaker}" is not one of the script's speakers (${script.speakers.map((s) => s.id).join(', ') || 'none'})`, { field: 'speaker' });
     }
     const text = req.text ?? checkText(seg.target_text, 'text');
-    if (!(seg.end > seg.start)) throw new ValidationError(`segment ${seg.id} has no time (start ${seg.start}, end ${seg.end}): nothing to place the line in`, { field: 'segment_id' });
-    return { ...script, segments: script.segments.map((s) => (s.id === seg.id ? { ...s, target_text: text, ...(req.speaker !== undefined ? { speaker: req.speaker } : {}) } : s)) };
+    const start = req.start ?? seg.start;
+    const end = req.end ?? seg.end;
+    if (!(Number.isFinite(start) && start >= 0)) throw new ValidationError(`start: ${start} is not a time of 0 or more`, { field: 'start' });
+    if (!(end > start)) throw new ValidationError(`segment ${seg.id} has no time (start ${start}, end ${end}): nothing to place the line in`, { field: req.end !== undefined || req.start !== undefined ? 'end' : 'segment_id' });
+    return { ...script, segments: script.segments.map((s) => (s.id === seg.id ? { ...s, target_text: text, start, end, ...(req.speaker !== undefined ? { speaker: req.speaker } : {}) } : s)) };
   };
   return withSynthesis(job, rt, opts, { only: req.segmentId, editScript }, async (synth, local) => {
     if (!found) throw new NotFoundError(`segment ${req.segmentId} is not in the script of version ${job.version_id}`);

@@ -120,10 +120,10 @@ export class StudioClient {
   }
 
   /**
-   * Re-dub one line (POST /segments/{id}/redub): the segment synthesized with `text` (default: the
-   * saved one) and its speaker's voice as the next generation would; the WAV of the line as placed.
+   * Re-dub one line (POST /segments/{id}/redub): the segment synthesized with `text`, `speaker`,
+   * `start`, `end` (default: the saved ones) as the next generation would; the WAV of the line as placed.
    */
-  async redub(segmentId: string, body: { text?: string; speaker?: string } = {}): Promise<LineAudio> {
+  async redub(segmentId: string, body: { text?: string; speaker?: string; start?: number; end?: number } = {}): Promise<LineAudio> {
     const r = await this.call('POST', `/segments/${encodeURIComponent(segmentId)}/redub`, { body, headers: { accept: 'audio/wav, application/json' } });
     return lineAudio(r);
   }

@@ -1,7 +1,7 @@
 /**
  * Re-dub: a segment action (hooks.ts) that re-synthesizes one line through the API
- * (POST /v1/versions/{id}/segments/{segment_id}/redub, StudioClient.redub) with the text and
- * speaker as they stand in the editor (unsaved edits included; the saved times), and plays it.
+ * (POST /v1/versions/{id}/segments/{segment_id}/redub, StudioClient.redub) with the text, speaker
+ * and times as they stand in the editor (unsaved edits included), and plays it.
  * The line's audio stays in its row as a small player (`#seg-N-redub-audio`) so it can be heard
  * again; the row says what the API did (synthesized now or from the cache, where it is placed).
  * While it runs, the page's buttons are disabled (the page's busy state) and the button says
@@ -38,7 +38,8 @@ async function run(ctx: SegmentActionContext): Promise<void> {
   if (status) status.textContent = `Re-dubbing segment ${n}\u2026`;
   const t0 = performance.now();
   try {
-    const line = await ctx.client.redub(ctx.segment.id, { text: ctx.segment.target_text, speaker: ctx.segment.speaker });
+    const s = ctx.segment;
+    const line = await ctx.client.redub(s.id, { text: s.target_text, speaker: s.speaker, start: s.start, end: s.end });
     const seconds = ((performance.now() - t0) / 1000).toFixed(1);
     showLineAudio(doc, `seg-${n}-redub-out`, `seg-${n}-redub-audio`, `Re-dubbed line of segment ${n}`, line, true);
     const where = line.start !== undefined && line.end !== undefined ? `, placed ${formatTime(line.start)} to ${formatTime(line.end)}` : '';

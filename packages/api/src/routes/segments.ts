@@ -32,6 +32,8 @@ const RedubBodySchema = Type.Object(
   {
     text: Type.Optional(Type.String({ minLength: 1, maxLength: MAX_TEXT, description: "The line's text to speak (default: the saved script's). Not saved." })),
     speaker: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: "The speaker whose voice speaks it (default: the segment's). Not saved." })),
+    start: Type.Optional(Type.Number({ minimum: 0, description: "The segment's start in seconds (default: the saved one). Not saved." })),
+    end: Type.Optional(Type.Number({ minimum: 0, description: "The segment's end in seconds, after start (default: the saved one). Not saved." })),
   },
   { additionalProperties: false },
 );
@@ -83,7 +85,7 @@ export function registerSegmentRoutes(app: FastifyInstance, ctx: ServerContext):
       config: { auth: 'key-or-studio' },
       schema: {
         summary:
-          "Re-dub one line: the segment re-synthesized with its current text (or `text`, not saved) and its speaker's voice, exactly as the next generation would make it (same TTS engine, voice plan, placement and fitting), answered as a WAV of the line as placed. The line is kept in generation's cache, so the next generate of that text does not synthesize it again (its report shows it as not regenerated). Headers: X-Dub-Regenerated (true: synthesized now; false: already in the cache), X-Dub-Start/X-Dub-End (placed seconds), X-Dub-Speed-Factor, X-Dub-Resolution, X-Dub-Voice-Source, X-Dub-Tts-Engine, X-Dub-Others-Synthesized (other lines synthesized at speed 1 to place this one: 0 after a generation). Any status with a script. 400: empty or too long text, unknown speaker, a segment with no time or past the end of the video; 404: unknown version or segment; 501: the API's blob store is not on a filesystem path. API key or the signed studio link of this version.",
+          "Re-dub one line: the segment re-synthesized with its current text (or `text`; `speaker`, `start` and `end` may be given too; none is saved) and its speaker's voice, exactly as the next generation would make it (same TTS engine, voice plan, placement and fitting), answered as a WAV of the line as placed. The line is kept in generation's cache, so the next generate of that text does not synthesize it again (its report shows it as not regenerated). Headers: X-Dub-Regenerated (true: synthesized now; false: already in the cache), X-Dub-Start/X-Dub-End (placed seconds), X-Dub-Speed-Factor, X-Dub-Resolution, X-Dub-Voice-Source, X-Dub-Tts-Engine, X-Dub-Others-Synthesized (other lines synthesized at speed 1 to place this one: 0 after a generation). Any status with a script. 400: empty or too long text, unknown speaker, end not after start, a segment with no time or past the end of the video; 404: unknown version or segment; 501: the API's blob store is not on a filesystem path. API key or the signed studio link of this version.",
         tags: ['studio'],
         security,
         params: Type.Object({ version_id: Type.String(), segment_id: Type.String({ maxLength: 200 }) }),
@@ -95,11 +97,11 @@ export function registerSegmentRoutes(app: FastifyInstance, ctx: ServerContext):
     },
     async (req, reply) => {
       const p = req.params as { version_id: string; segment_id: string };
-      const body = req.body as { text?: string; speaker?: string };
+      const body = req.body as { text?: string; speaker?: string; start?: number; end?: number };
       if (body.text !== undefined && body.text.trim() === '') throw new ValidationError('text: the text to speak is empty', { field: 'text' });
       const { job, script } = await jobOf(ctx, req.access!, p.version_id);
       if (!script.segments.some((s) => s.id === p.segment_id)) throw new NotFoundError(`segment ${JSON.stringify(p.segment_id.slice(0, 80))} is not in the script of version ${p.version_id}`);
-      const r = await lines.redub(job, { segmentId: p.segment_id, ...(body.text !== undefined ? { text: body.text } : {}), ...(body.speaker !== undefined ? { speaker: body.speaker } : {}) });
+      const r = await lines.redub(job, { segmentId: p.segment_id, ...(body.text !== undefined ? { text: body.text } : {}), ...(body.speaker !== undefined ? { speaker: body.speaker } : {}), ...(body.start !== undefined ? { start: body.start } : {}), ...(body.end !== undefined ? { end: body.end } : {}) });
       return reply
         .type('audio/wav')
         .header('cache-control', 'no-store')
