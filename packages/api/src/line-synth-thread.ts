@@ -37,8 +37,9 @@ parentPort!.on('message', (m: LineSynthRequest | { type: 'close' }) => {
       }
     } catch (e) {
       const err = e as Error;
+      // a source the pipeline cannot read (invalid_input: no video stream, not media) is the version's input, not a fault here
       reply = isDubError(e)
-        ? { type: 'error', id: m.id, error: { code: e.code, message: e.message, status: e.status, details: e.details ?? null } }
+        ? { type: 'error', id: m.id, error: { code: e.code, message: e.code === 'invalid_input' && e.status >= 500 ? `the version's source cannot be dubbed: ${e.message}` : e.message, status: e.code === 'invalid_input' && e.status >= 500 ? 400 : e.status, details: e.details ?? null } }
         : { type: 'error', id: m.id, error: { code: 'internal_error', message: err?.stack ?? String(e), status: 500, details: null } };
     }
     const buf = reply.type === 'result' ? (reply.result as { wav: Buffer }).wav : undefined;
