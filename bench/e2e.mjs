@@ -93,7 +93,8 @@ function treeRss(pid) {
 async function dubRun(input, dir, mode) {
   const out = path.join(dir, 'out');
   const t0 = performance.now();
-  const child = spawn(process.execPath, [DUB, 'run', '--input', input, '--from', 'en-US', '--to', 'es-ES', '--out', out, '--mode', mode, '--log-format', 'json'], {
+  // Run as users run it (the bin's shebang sets the allocator; see packages/cli/bin/dub.js).
+  const child = spawn(DUB, ['run', '--input', input, '--from', 'en-US', '--to', 'es-ES', '--out', out, '--mode', mode, '--log-format', 'json'], {
     env: { ...process.env, DUB_LOG_LEVEL: 'info', DUB_TMP_DIR: dir },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

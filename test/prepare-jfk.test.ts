@@ -6,8 +6,9 @@ import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeys, getModelEntry, TranscriptSchema, validate, VersionScriptSchema, type PrepareAssetJob, type PrepareVersionJob, type Transcript, type VersionScript } from '@dub/core';
+import { blobKeys, getModelEntry, resolveModelFile, TranscriptSchema, validate, VersionScriptSchema, type PrepareAssetJob, type PrepareVersionJob, type Transcript, type VersionScript } from '@dub/core';
 import { detectSpeech } from '@dub/asr';
+import { resolveHtdemucsGraph } from '@dub/separation';
 import { createJobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
 import { eventsOf, makeRuntime, MEDIA, ROOT, sameStore, spanishWords, videoFromWav, type TestRuntime } from './prepare-helpers.js';
@@ -65,7 +66,9 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       // HTDemucs ran (jfk has a background): the record names the model with the published sha256 and the provider
       const htdemucs = getModelEntry('htdemucs')!.files[0]!;
       expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
-      expect(transcript.engines?.separation?.reason).toBe(transcript.separation?.reason);
+      // ... and which form of the graph ran (its consecutive parts when scripts/fetch-npm-models.sh made them)
+      const form = await resolveHtdemucsGraph(resolveModelFile('htdemucs', 'htdemucs.onnx'), { device: 'cpu' });
+      expect(transcript.engines?.separation?.reason).toBe(`${transcript.separation?.reason}; ${form.reason}`);
       const prepared = eventsOf(rt, 'asset_prepared');
       expect(prepared).toEqual([
         { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },

@@ -13,3 +13,4 @@ export { buildQualityReport, measureQuality, speechRmsDbfs, wordsByLine, type Qu
 export { asrEngineIdentity, engineChoiceFromEnv, generateOptionsOf, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion, ASR_ENGINE_IDS, VOICE_CONVERSION_IDS, SPEAKER_ENGINE_IDS, type AsrEngineChoice, type EngineChoice, type SpeakerEngine, type SpeakerEngineId, type TtsEngineChoice, type VoiceConversionChoice } from './engine-choice.js';
 export { warmup, type WarmupRuntime } from './warmup.js';
 export { redubSegment, previewSpeakerVoice, REDUB_MAX_TEXT, type RedubSegmentRequest, type RedubSegmentResult, type PreviewVoiceRequest, type PreviewVoiceResult } from './redub.js';
+export { separationGraph } from './separation-graph.js';

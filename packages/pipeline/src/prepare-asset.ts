@@ -38,6 +38,7 @@ import { StageRunner } from './stage-runner.js';
 import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
 import { buildTranscript, separationRecord } from './transcript.js';
+import { separationGraph } from './separation-graph.js';
 import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
 
 export interface PrepareAssetOptions {
@@ -170,6 +171,10 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const where = rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {};
     // The model's identity is part of the key: a replaced HTDemucs separates again.
     const separationModel = !hasGiven && plan?.mode !== 'none' ? await modelIdentity(resolveModelFile(HTDEMUCS.id, HTDEMUCS.file, where)) : undefined;
+    // Whole graph or its consecutive parts (same weights, outputs equal within float rounding): in the key and the record.
+    const sepGraph = separationModel
+      ? await separationGraph(separationModel.file, rt.config)
+      : undefined;
     const separated = await runner.run<{ engine: string; provider?: 'cpu' | 'cuda' }>(
       'separation',
       {
@@ -177,6 +182,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null,
         plan: planned?.key ?? null,
         ...(separationModel ? { model: separationModel.sha256 } : {}),
+        ...(sepGraph ? { graph: sepGraph.split ? `split-${sepGraph.split.parts.length}` : 'whole' } : {}),
       },
       async (out, ctx) => {
         const mix = await files.path(audio.files['mix.wav']!);
@@ -198,7 +204,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         const engine = rt.withLimit && plan?.mode !== 'none' ? await rt.withLimit('gpu', run) : await run();
         out.addFile('speech.wav', speech);
         out.addFile('background.wav', background);
-        const provider = separationModel ? providerOf(rt, separationModel.file) : undefined;
+        const provider = sepGraph ? providerOf(rt, sepGraph.sessionFile) : undefined;
         return { engine, ...(provider ? { provider } : {}) };
       },
     );
@@ -266,7 +272,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
       : { id: speakerEngine.id, selected: speakerEngine.selected, reason: speakerEngine.reason };
     const engines: EngineRecords = {
       separation: separationModel
-        ? await modelEngineRecord(separated.value.engine, separationModel.file, { selected: 'auto', reason: plan?.reason ?? 'the separation plan', provider: separated.value.provider })
+        ? await modelEngineRecord(separated.value.engine, separationModel.file, { selected: 'auto', reason: `${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}`, provider: separated.value.provider })
         : { id: separated.value.engine, selected: 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
       vad: await modelEngineRecord(SILERO.engine, vadModel.file, { selected: 'auto', reason: 'the only voice activity model', provider: providerOf(rt, vadModel.file) }),
       asr: asr.model?.[0]

@@ -10,6 +10,7 @@ export {
   type SeparationConfig,
   type GivenTracks,
 } from './options.js';
+export { resolveHtdemucsGraph, splitChoiceFromEnv, HTDEMUCS_SPLIT_FORMAT, type HtdemucsGraph, type HtdemucsGraphOptions, type SplitPlan, type SplitPart } from './engines/htdemucs-graph.js';
 export { separationEngines, createSeparationEngine, loadSeparationEngine, SEPARATION_ENGINE_IDS, type SeparationEngineId, type SeparationEngineModule } from './registry.js';
 export {
   isWavInput,

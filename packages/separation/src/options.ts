@@ -9,6 +9,7 @@ import { type SessionCache } from '@dub/onnx';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { SeparationEngine } from './types.js';
 import type { SeparationPlan } from './background.js';
+import { splitChoiceFromEnv } from './engines/htdemucs-graph.js';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './registry.js';
 
 export type SeparationConfig = Pick<DubConfig, 'modelsDir' | 'device' | 'onnxThreads' | 'tmpDir' | 'ffmpegPath' | 'ffprobePath'>;
@@ -38,6 +39,13 @@ export interface SeparationEngineOptions {
    * so the resident size between segments is higher and varies.
    */
   memPattern?: boolean;
+  /**
+   * HTDemucs as consecutive parts (scripts/split-htdemucs.py; ~1.0 GB peak per segment on CPU
+   * instead of ~2.5 GB, same outputs within float rounding): false runs the whole graph, true
+   * requires the parts, unset (default, or DUB_HTDEMUCS_SPLIT) uses them on CPU when they are
+   * present and match the model's sha256.
+   */
+  split?: boolean;
   /** Session cache to create the engine's session in (default: one owned by the engine). */
   sessions?: SessionCache;
   /** Where format conversions of WAV inputs go (default: config.tmpDir). */
@@ -55,6 +63,7 @@ export interface ResolvedEngineOptions {
   overlap: number;
   cpuMemArena: boolean;
   memPattern: boolean;
+  split: boolean | undefined;
   sessions: SessionCache | undefined;
   tmpDir: string;
   ffmpegPath: string;
@@ -74,6 +83,7 @@ export function resolveEngineOptions(opts: SeparationEngineOptions = {}): Resolv
     overlap,
     cpuMemArena: opts.cpuMemArena ?? false,
     memPattern: opts.memPattern ?? true,
+    split: opts.split ?? splitChoiceFromEnv(),
     sessions: opts.sessions,
     tmpDir: opts.tmpDir ?? config.tmpDir,
     ffmpegPath: opts.ffmpegPath ?? config.ffmpegPath,

