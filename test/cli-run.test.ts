@@ -96,7 +96,7 @@ describe('dub CLI', () => {
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--speakers', '0'], /--speakers must be a whole number >= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--anonymize', '2'], /--anonymize must be a number >= 0 <= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--log-format', 'xml'], /--log-format must be text or json/],
-      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper$/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, chatterbox$/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--lips-engine'], /^dub run: --lips-engine needs a value/],
     ];
     for (const [args, msg] of cases) {

@@ -29,3 +29,19 @@ export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } fr
 export { VOICE_CLONERS, type VoiceCloner, type SpeakerEmbedding } from './cloner.js';
 export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';
 export { ToneColorConverter, withToneConversion, openVoiceSpectrogram, readOpenVoiceConfig, OPENVOICE_MODEL_ID, OPENVOICE_FILES, TONE_SIZE, type OpenVoiceConfig, type OpenVoiceOptions } from './engines/openvoice.js';
+export {
+  ChatterboxEngine,
+  createChatterboxEngine,
+  applyRepetitionPenalty,
+  tokenCap,
+  CHATTERBOX_MODEL_ID,
+  CHATTERBOX_FILES,
+  CHATTERBOX_SAMPLE_RATE,
+  CHATTERBOX_TOKEN_RATE,
+  START_SPEECH_TOKEN,
+  STOP_SPEECH_TOKEN,
+  type ChatterboxOptions,
+  type ChatterboxFiles,
+  type GeneratedTokens,
+} from './engines/chatterbox.js';
+export { BpeTokenizer, prepareChatterboxText, puncNorm, koreanNormalize, chatterboxLanguage, CHATTERBOX_LANGUAGES, CHATTERBOX_UNPORTED_STEPS, type PreparedText } from './engines/chatterbox-text.js';

@@ -5,11 +5,13 @@
 import { ValidationError } from '@dub/core';
 import type { EspeakEngineOptions } from './engines/espeak-engine.js';
 import type { PiperEngineOptions } from './engines/piper-engine.js';
+import type { ChatterboxOptions } from './engines/chatterbox.js';
 import type { TtsEngine } from './types.js';
 
 export interface TtsEngineConfig {
   'espeak-ng'?: EspeakEngineOptions;
   piper?: PiperEngineOptions;
+  chatterbox?: ChatterboxOptions;
 }
 
 export type TtsEngineId = keyof TtsEngineConfig;
@@ -19,6 +21,7 @@ type Factory<K extends TtsEngineId> = (opts: TtsEngineConfig[K]) => Promise<TtsE
 export const TTS_ENGINES: { [K in TtsEngineId]-?: Factory<K> } = {
   'espeak-ng': async (o) => (await import('./engines/espeak-engine.js')).createEspeakEngine(o ?? {}),
   piper: async (o) => (await import('./engines/piper-engine.js')).createPiperEngine(o ?? {}),
+  chatterbox: async (o) => (await import('./engines/chatterbox.js')).createChatterboxEngine(o ?? {}),
 };
 
 export const TTS_ENGINE_IDS = Object.keys(TTS_ENGINES) as TtsEngineId[];

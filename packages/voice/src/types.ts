@@ -33,6 +33,13 @@ export interface VoiceSettings {
    * converted to when a converter is installed (withToneConversion). Absent: no conversion.
    */
   toneColor?: number[];
+  /**
+   * Voice cloning (engines with capabilities.voiceCloning: Chatterbox): the speaker's reference
+   * clip the line is spoken in the voice of: a local audio file, or in generation the blob key of
+   * the speaker's reference clip (the engine's referenceFile resolves it). Absent: the engine's
+   * default voice.
+   */
+  reference?: string;
 }
 
 export interface SynthesisRequest {
@@ -42,6 +49,11 @@ export interface SynthesisRequest {
   voice: VoiceSettings;
   /** Speed relative to the voice's natural rate (1 = natural, 1.2 = 20 % faster). */
   speed: number;
+  /**
+   * The longest the line may last in seconds (its time slot at the fitting's speed limit): engines
+   * that generate open-ended (Chatterbox) cap their new tokens there. Absent: the engine's own cap.
+   */
+  maxSeconds?: number;
 }
 
 export interface TtsCapabilities {
@@ -51,6 +63,8 @@ export interface TtsCapabilities {
   pitchControl: boolean;
   /** Sample rate of the audio it returns. */
   sampleRate: number;
+  /** The engine speaks in the voice of a reference clip (VoiceSettings.reference). */
+  voiceCloning?: boolean;
 }
 
 export interface TtsEngine {
