@@ -11,5 +11,6 @@ export * from './logger.js';
 export * from './context.js';
 export * from './models.js';
 export * from './engines.js';
+export * from './engine-registry.js';
 export * from './queue.js';
 export * from './net.js';

@@ -196,3 +196,20 @@ export function sessionCacheOf(store: SessionStore): SessionCache {
   if (!(store instanceof SessionCache)) throw new TypeError('the runtime\'s sessions are not a @dub/onnx SessionCache');
   return store;
 }
+
+/**
+ * The options every ONNX engine takes (Piper, Chatterbox, OpenVoice, Wav2Lip, BlazeFace, Whisper,
+ * WeSpeaker, Silero, HTDemucs): where its model files are looked up, the shared session cache,
+ * the device and the intra-op threads. Engines extend it with their own fields.
+ */
+export interface OnnxEngineOptions {
+  /** DUB_MODELS_DIR. */
+  modelsDir?: string;
+  /** Extra model directories searched after it (tests point here at fixtures). */
+  searchDirs?: string[];
+  /** Shared sessions (the worker's); the engine makes and disposes its own otherwise. */
+  sessions?: SessionCache;
+  device?: DeviceChoice;
+  /** Intra-op threads of the engine's sessions (0 = onnxruntime's default). */
+  threads?: number;
+}

@@ -12,7 +12,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { resolveContext, resolveModelFile, type DeviceChoice } from '@dub/core';
-import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
+import { SessionCache, tensorF32, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import { MelWindows } from '../audio/mel.js';
 import { speechWav } from '../audio/speech-envelope.js';
 import { clipRect, cropResize, sampleBilinear, type Rect, type RgbImage } from '../image/rgb-image.js';
@@ -26,14 +26,9 @@ export const WAV2LIP_MODEL_ID = 'wav2lip-gan-96';
 export const WAV2LIP_FILE = 'wav2lip_gan_96.onnx';
 export const WAV2LIP_SIZE = 96;
 
-export interface Wav2LipOptions {
+export interface Wav2LipOptions extends OnnxEngineOptions {
   /** Model file; default resolved from the manifest (`wav2lip-gan-96`). */
   modelPath?: string;
-  modelsDir?: string;
-  searchDirs?: string[];
-  sessions?: SessionCache;
-  device?: DeviceChoice;
-  threads?: number;
   /** Input names (defaults `source` for the mel window, `target` for the faces). */
   melInput?: string;
   faceInput?: string;

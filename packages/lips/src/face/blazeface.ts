@@ -9,7 +9,7 @@
  * default) and maps boxes and keypoints back to image pixels.
  */
 import { resolveModelFile, type DeviceChoice } from '@dub/core';
-import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
+import { SessionCache, tensorF32, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import { anchorLayers, BLAZEFACE_STRIDES, generateAnchors, type Anchor } from './anchors.js';
 import { decodeDetections, weightedNms, type Point } from './decode.js';
 import { letterboxTensor, type Rect, type RgbImage } from '../image/rgb-image.js';
@@ -31,7 +31,8 @@ export interface FaceDetection {
   score: number;
 }
 
-export interface BlazeFaceOptions {
+/** Shared sessions (the worker's) or a private cache, released by dispose(). */
+export interface BlazeFaceOptions extends OnnxEngineOptions {
   range?: BlazeFaceRange;
   /** Minimum face score (default 0.6). */
   minScore?: number;
@@ -39,12 +40,6 @@ export interface BlazeFaceOptions {
   iouThreshold?: number;
   /** Model file; default: resolved from the model manifest (`blazeface`). */
   modelPath?: string;
-  modelsDir?: string;
-  searchDirs?: string[];
-  /** Shared sessions (the worker's); a private cache otherwise, released by dispose(). */
-  sessions?: SessionCache;
-  device?: DeviceChoice;
-  threads?: number;
 }
 
 export class BlazeFaceDetector {

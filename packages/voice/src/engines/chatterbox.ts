@@ -28,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getLocale, ModelError, resolveModelFile, throwIfAborted, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
 import { readWav, resample, type MediaToolOptions, type PlanarAudio } from '@dub/media';
-import { ort, SessionCache, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { ort, SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
 import { BpeTokenizer, chatterboxLanguage, prepareChatterboxText } from './chatterbox-text.js';
 
@@ -51,16 +51,11 @@ export const STOP_SPEECH_TOKEN = 6562;
 /** The reference clip is cut to this length before the speech encoder (the graph itself uses 10 s for the mel, 6 s for the prompt tokens). */
 export const CHATTERBOX_MAX_REFERENCE_SECONDS = 30;
 
-export interface ChatterboxOptions {
+export interface ChatterboxOptions extends OnnxEngineOptions {
   /** Folder holding the export's files (default: resolved as manifest id chatterbox-multilingual). */
   dir?: string;
-  modelsDir?: string;
-  searchDirs?: string[];
   /** Language model graph (default language_model.onnx; language_model_fp16.onnx on CUDA hosts that have it). */
   languageModel?: string;
-  sessions?: SessionCache;
-  device?: DeviceChoice;
-  threads?: number;
   /** The export's exaggeration input (default 0.5). */
   exaggeration?: number;
   /** Repetition penalty (default 1.2, the export's inference script). */

@@ -17,7 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { ModelError, resolveModelFile, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
 import { Fft, readWav, resample, writeWav, type PlanarAudio } from '@dub/media';
-import { SessionCache, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { SynthesisRequest, TtsEngine } from '../types.js';
 
 export const OPENVOICE_MODEL_ID = 'openvoice-v2-tone-clone';
@@ -32,14 +32,9 @@ export interface OpenVoiceConfig {
   win: number;
 }
 
-export interface OpenVoiceOptions {
+export interface OpenVoiceOptions extends OnnxEngineOptions {
   /** Folder holding the three files (default: resolved as manifest id openvoice-v2-tone-clone). */
   dir?: string;
-  modelsDir?: string;
-  searchDirs?: string[];
-  sessions?: SessionCache;
-  device?: DeviceChoice;
-  threads?: number;
   /** Conversion strength (the export's tau, default 0.3). */
   tau?: number;
   tmpDir?: string;

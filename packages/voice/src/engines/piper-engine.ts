@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { getLocale, resolveModelFile, throwIfAborted, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
-import { SessionCache, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { PlanarAudio } from '@dub/media';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
 import { applyTimbre } from '../matching/timbre.js';
@@ -26,17 +26,9 @@ export const PIPER_DEFAULT_VOICES: Readonly<Record<string, string>> = Object.fre
   'pt-BR': 'pt_BR-faber-medium',
 });
 
-export interface PiperEngineOptions {
+export interface PiperEngineOptions extends OnnxEngineOptions {
   /** Voice per contract locale (voice names, or absolute paths of .onnx files). */
   voices?: Record<string, string>;
-  /** DUB_MODELS_DIR. */
-  modelsDir?: string;
-  /** Extra model directories (tests point here at fixtures). */
-  searchDirs?: string[];
-  /** Shared sessions (the worker's); the engine makes and disposes its own otherwise. */
-  sessions?: SessionCache;
-  device?: DeviceChoice;
-  threads?: number;
   espeakPath?: string;
   /** Silence between sentences in seconds (default 0.2). */
   sentenceSilence?: number;

@@ -1,0 +1,94 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createHash } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { defineEngineRegistry, engineRecordOf, modelSupport, type EngineHost } from './engine-registry.js';
+import { EngineUnavailableError, ModelMissingError, ValidationError } from './errors.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-registry-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+/** A stage with a model engine (best, needs big.onnx, speaks en and es), a tool engine that speaks en only, and an offline fallback. */
+function registry() {
+  return defineEngineRegistry<string, { tag: string }, EngineHost>({
+    stage: 'demo',
+    envVar: 'DUB_DEMO_ENGINE',
+    entries: [
+      {
+        id: 'neural',
+        installHint: 'npx dub models fetch neural-model',
+        supports: (locale, env) =>
+          locale === 'en-US' || locale === 'es-ES'
+            ? modelSupport('neural-model', ['big.onnx', 'big.json'], env.models, { ok: 'the neural model is installed', missing: 'no neural model here (npx dub models fetch neural-model)' })
+            : { ok: false, reason: `the neural model does not speak ${locale}` },
+        create: async (o) => `neural:${o.tag}`,
+      },
+      {
+        id: 'tool',
+        installHint: 'apt-get install demo-tool',
+        supports: (locale) => (locale === 'en-US' ? { ok: true, reason: 'the tool speaks en-US' } : { ok: false, reason: `the tool does not speak ${locale}` }),
+        create: async (o) => `tool:${o.tag}`,
+      },
+      { id: 'offline', fallbackNote: 'classical, no weights', supports: () => ({ ok: true }), create: async (o) => `offline:${o.tag}` },
+    ],
+  });
+}
+
+function install(): { sha: string; size: number } {
+  fs.mkdirSync(path.join(dir, 'neural-model'), { recursive: true });
+  const bytes = Buffer.from('not really onnx, but bytes with a hash');
+  fs.writeFileSync(path.join(dir, 'neural-model', 'big.onnx'), bytes);
+  fs.writeFileSync(path.join(dir, 'neural-model', 'big.json'), '{}');
+  return { sha: createHash('sha256').update(bytes).digest('hex'), size: bytes.length };
+}
+
+describe('EngineRegistry', () => {
+  const env: EngineHost = { models: { modelsDir: dir, manifest: { models: [] } } };
+
+  it('auto falls back to the next engine that supports the locale, with the reason the better one was passed over', async () => {
+    const r = registry();
+    const en = await r.resolve('auto', 'en-US', env);
+    expect(en).toMatchObject({ id: 'tool', selected: 'auto', reason: 'auto: no neural model here (npx dub models fetch neural-model)', models: [] });
+    expect(en.record).toEqual({ id: 'tool', selected: 'auto', reason: 'auto: no neural model here (npx dub models fetch neural-model)' });
+    const fr = await r.resolve('auto', 'fr-FR', env);
+    expect(fr.record).toEqual({ id: 'offline', selected: 'auto', reason: 'auto: the neural model does not speak fr-FR (classical, no weights)' });
+  });
+
+  it('an explicit engine whose model is missing throws the resolver error naming dub models fetch; one that cannot run otherwise throws engine_unavailable with its install hint', async () => {
+    const r = registry();
+    const e = await r.resolve('neural', 'en-US', env).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ModelMissingError);
+    expect((e as ModelMissingError).code).toBe('model_missing');
+    expect((e as Error).message).toMatch(/npx dub models fetch neural-model/);
+    const t = await r.resolve('tool', 'es-ES', env).catch((x: unknown) => x);
+    expect(t).toBeInstanceOf(EngineUnavailableError);
+    expect(t).toMatchObject({ code: 'engine_unavailable', message: 'DUB_DEMO_ENGINE=tool: the tool does not speak es-ES; apt-get install demo-tool' });
+    await expect(r.resolve('nope', 'en-US', env)).rejects.toBeInstanceOf(ValidationError);
+    await expect(r.resolve('nope', 'en-US', env)).rejects.toThrow('DUB_DEMO_ENGINE="nope" is not an engine: auto, neural, tool, offline');
+  });
+
+  it('once the model is installed auto picks it, and the record names file, sha256 and size (provider added by the stage)', async () => {
+    const { sha, size } = install();
+    const r = registry();
+    const a = await r.resolve('auto', 'es-ES', env);
+    expect(a.id).toBe('neural');
+    expect(a.record).toEqual({
+      id: 'neural', model: 'big.onnx', sha256: sha, size, selected: 'auto', reason: 'auto: the neural model is installed',
+      files: [{ name: 'big.onnx', sha256: sha, size }, { name: 'big.json', sha256: createHash('sha256').update('{}').digest('hex'), size: 2 }],
+    });
+    expect(engineRecordOf(a, 'cpu')).toMatchObject({ id: 'neural', provider: 'cpu' });
+    const x = await r.resolve('neural', 'en-US', env);
+    expect(x.record).toMatchObject({ id: 'neural', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=neural', sha256: sha });
+    expect(await x.entry.create({ tag: 'a' }, env)).toBe('neural:a');
+    expect(await r.create('offline', { tag: 'b' }, env)).toBe('offline:b');
+    // an engine without weights gets no provider
+    expect(engineRecordOf(await r.resolve('offline', 'en-US', env), 'cuda')).toEqual({ id: 'offline', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=offline' });
+  });
+
+  it('refuses duplicate ids and says why when no engine runs the locale', async () => {
+    expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', entries: [{ id: 'a', supports: () => ({ ok: true }), create: async () => 1 }, { id: 'a', supports: () => ({ ok: true }), create: async () => 2 }] })).toThrow(/duplicate/);
+    const none = defineEngineRegistry<number, void>({ stage: 'asr', envVar: 'DUB_ASR_ENGINE', entries: [{ id: 'a', supports: (l) => ({ ok: false, reason: `a does not speak ${l}` }), create: async () => 1 }] });
+    await expect(none.resolve('auto', 'ja-JP', env)).rejects.toMatchObject({ code: 'engine_unavailable', message: 'asr: no engine here runs ja-JP (a: a does not speak ja-JP)' });
+  });
+});

@@ -1,0 +1,170 @@
+/**
+ * One registry shape for every stage that has engines (separation, voice activity, speech
+ * recognition, speaker embedding, translation, speech synthesis, voice conversion, lips): an
+ * ordered list of entries `{ id, supports(locale, env), create(options, env), installHint }`,
+ * best first, and one `resolve(choice, locale, env)` that turns `auto` or an explicit id into the
+ * engine that runs, its model files' identity and the reason, as an EngineRecord.
+ *
+ * - `auto` picks the first entry that supports the locale here (its model files resolve, its tool
+ *   or service is present); the reason says why, or why the better ones were passed over.
+ * - An explicit id that cannot run throws: the resolver's ModelMissingError (naming
+ *   `npx dub models fetch <id>`) when a model file is missing, else EngineUnavailableError with
+ *   the entry's reason and install hint. It is never replaced by another engine.
+ * - An unknown id is a ValidationError naming the known ones.
+ */
+import { modelIdentity, type EngineRecord, type ModelIdentity } from './engines.js';
+import { DubError, EngineUnavailableError, ValidationError } from './errors.js';
+import { resolveModelFile, type ResolveOptions } from './models.js';
+
+/** What every registry's `supports` and `create` receive at least: where model files are looked up. */
+export interface EngineHost {
+  models: ResolveOptions;
+}
+
+/** Whether an engine can run a locale here. */
+export type EngineSupport =
+  | {
+      ok: true;
+      /** Why it runs when picked first by `auto` (e.g. "the Wav2Lip model is installed"). */
+      reason?: string;
+      /** Absolute paths of the model files it loads, first the main one (for the record and cache keys). */
+      files?: string[];
+    }
+  | {
+      ok: false;
+      /** Why not (e.g. "no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)"). */
+      reason: string;
+      /** The error an explicit choice of this engine throws (a ModelMissingError from the resolver). */
+      error?: DubError;
+    };
+
+export interface EngineEntry<E, O, Env extends EngineHost = EngineHost> {
+  readonly id: string;
+  /** Whether this engine can run `locale` (undefined: the stage has no locale) on this host. */
+  supports(locale: string | undefined, env: Env): EngineSupport | Promise<EngineSupport>;
+  /** A new engine instance (imported lazily: creating the registry loads no engine). */
+  create(options: O, env: Env): Promise<E>;
+  /** The command or step that makes it runnable (e.g. "npx dub models fetch wav2lip-gan-96"); none for engines that always run. */
+  readonly installHint?: string;
+  /** Said after the reason when `auto` falls back to this engine (e.g. "classical mouth warp"). */
+  readonly fallbackNote?: string;
+}
+
+/** The engine a stage runs, why, and its model files' identity. */
+export interface ResolvedEngine<E, O, Env extends EngineHost = EngineHost> {
+  id: string;
+  entry: EngineEntry<E, O, Env>;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  /** Identity (name, size, sha256) of each model file, the main one first; empty for engines without weights. */
+  models: ModelIdentity[];
+  /** The EngineRecord of this choice; the stage adds the provider the model ran on. */
+  record: EngineRecord;
+}
+
+export interface EngineRegistry<E, O, Env extends EngineHost = EngineHost> {
+  /** Stage name used in records and messages (tts, lips, speakers, ...). */
+  readonly stage: string;
+  /** Environment variable that names the engine (DUB_TTS_ENGINE, ...). */
+  readonly envVar: string;
+  /** Entries in order of preference, best first. */
+  readonly entries: readonly EngineEntry<E, O, Env>[];
+  readonly ids: readonly string[];
+  has(id: string): boolean;
+  /** The entry, or a ValidationError naming the known ids. */
+  get(id: string): EngineEntry<E, O, Env>;
+  /** `auto` or an id -> the engine that runs (throws for an explicit one that cannot run). */
+  resolve(choice: string, locale: string | undefined, env: Env): Promise<ResolvedEngine<E, O, Env>>;
+  /** Create engine `id` (no support check: `resolve` first where the choice matters). */
+  create(id: string, options: O, env: Env): Promise<E>;
+}
+
+/** The engine record of a resolved engine with the provider its model ran on. */
+export function engineRecordOf(r: { record: EngineRecord }, provider?: 'cpu' | 'cuda'): EngineRecord {
+  return provider && r.record.model ? { ...r.record, provider } : { ...r.record };
+}
+
+/**
+ * Support of an engine that loads model files: ok with their absolute paths when every file of
+ * `modelId` resolves, else not ok with the resolver's ModelMissingError (naming
+ * `npx dub models fetch <modelId>`) and `missingReason`.
+ */
+export function modelSupport(modelId: string, files: readonly string[], models: ResolveOptions, reasons: { ok?: string; missing: string }): EngineSupport {
+  try {
+    const paths = files.map((f) => resolveModelFile(modelId, f, models));
+    return { ok: true, files: paths, ...(reasons.ok ? { reason: reasons.ok } : {}) };
+  } catch (e) {
+    if (e instanceof DubError) return { ok: false, reason: reasons.missing, error: e };
+    throw e;
+  }
+}
+
+async function identities(files: readonly string[] | undefined): Promise<ModelIdentity[]> {
+  const out: ModelIdentity[] = [];
+  for (const f of files ?? []) out.push(await modelIdentity(f));
+  return out;
+}
+
+function recordOf(id: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[]): EngineRecord {
+  const [m] = models;
+  return {
+    id,
+    ...(m ? { model: m.model, sha256: m.sha256, size: m.size } : {}),
+    ...(models.length > 1 ? { files: models.map((x) => ({ name: x.model, sha256: x.sha256, size: x.size })) } : {}),
+    selected,
+    reason,
+  };
+}
+
+export interface EngineRegistryOptions<E, O, Env extends EngineHost> {
+  stage: string;
+  envVar: string;
+  entries: readonly EngineEntry<E, O, Env>[];
+}
+
+/** Build a registry from its entries (best first). */
+export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(o: EngineRegistryOptions<E, O, Env>): EngineRegistry<E, O, Env> {
+  const byId = new Map(o.entries.map((e) => [e.id, e] as const));
+  if (byId.size !== o.entries.length) throw new Error(`${o.stage}: duplicate engine ids`);
+  const ids = o.entries.map((e) => e.id);
+  const get = (id: string): EngineEntry<E, O, Env> => {
+    const e = byId.get(id);
+    if (!e) throw new ValidationError(`${o.envVar}="${id}" is not an engine: auto, ${ids.join(', ')}`, { field: o.envVar });
+    return e;
+  };
+  return Object.freeze({
+    stage: o.stage,
+    envVar: o.envVar,
+    entries: Object.freeze([...o.entries]),
+    ids: Object.freeze(ids),
+    has: (id: string) => byId.has(id),
+    get,
+    create: (id: string, options: O, env: Env) => get(id).create(options, env),
+    async resolve(choice: string, locale: string | undefined, env: Env): Promise<ResolvedEngine<E, O, Env>> {
+      if (choice !== 'auto') {
+        const entry = get(choice);
+        const s = await entry.supports(locale, env);
+        if (!s.ok) {
+          if (s.error) throw s.error;
+          throw new EngineUnavailableError(`${o.envVar}=${choice}: ${s.reason}${entry.installHint ? `; ${entry.installHint}` : ''}`, { details: { stage: o.stage, engine: choice } });
+        }
+        const models = await identities(s.files);
+        const reason = `${o.envVar}=${choice}`;
+        return { id: entry.id, entry, selected: 'explicit', reason, models, record: recordOf(entry.id, 'explicit', reason, models) };
+      }
+      const skipped: string[] = [];
+      for (const entry of o.entries) {
+        const s = await entry.supports(locale, env);
+        if (!s.ok) {
+          skipped.push(s.reason);
+          continue;
+        }
+        const why = skipped.length ? `${skipped[0]}${entry.fallbackNote ? ` (${entry.fallbackNote})` : ''}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
+        const reason = `auto: ${why}`;
+        const models = await identities(s.files);
+        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, 'auto', reason, models) };
+      }
+      throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${o.entries.map((e, i) => `${e.id}: ${skipped[i]}`).join('; ')})`, { details: { stage: o.stage } });
+    },
+  });
+}
