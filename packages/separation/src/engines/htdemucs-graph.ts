@@ -2,9 +2,9 @@
  * Which form of the HTDemucs graph runs: the whole graph, or the same graph split into consecutive
  * parts by scripts/split-htdemucs.py (made by scripts/fetch-npm-models.sh into
  * `<models>/htdemucs/split/`). The parts hold the same nodes and weights; run one after another,
- * each part's intermediates are freed when it returns, so one 7.8 s segment peaks at ~1.0 GB on
- * CPU instead of ~2.5 GB (bench/separation-fast.mjs), with outputs equal to the whole graph's
- * within float rounding.
+ * each part's intermediates are freed when it returns, so one 7.8 s segment peaks at ~0.9 GB on
+ * CPU instead of ~2.8 GB with the allocator setting `dub` uses (~1.5 GB without it; see
+ * bench/separation-fast.mjs), with outputs equal to the whole graph's within float rounding.
  *
  * The parts are used only when their plan names the sha256 of the very htdemucs.onnx that
  * resolves here and every part file has the size and sha256 the plan records; otherwise the whole
@@ -114,10 +114,10 @@ export async function resolveHtdemucsGraph(model: string, o: HtdemucsGraphOption
   if (choice === undefined && o.device !== undefined && o.device !== 'cpu') return whole(`whole graph (device ${o.device}: the parts are for bounded host memory on CPU)`);
   try {
     const split = await loadPlan(model, o.modelsDir);
-    return { model, split, reason: `${split.parts.length} consecutive parts of this graph (${path.dirname(split.file)}), ~1.0 GB peak per segment instead of ~2.5 GB`, sessionFile: split.parts[0]!.file };
+    return { model, split, reason: `${split.parts.length} consecutive parts of this graph (${path.dirname(split.file)}), bounded memory on CPU`, sessionFile: split.parts[0]!.file };
   } catch (e) {
     if (!(e instanceof SplitUnusable)) throw e;
     if (choice === true) throw new ModelMissingError('htdemucs', `DUB_HTDEMUCS_SPLIT=1 but the HTDemucs split parts cannot be used: ${e.message}`);
-    return whole(`whole graph (~2.5 GB peak per segment): ${e.message}`);
+    return whole(`whole graph (~2.8 GB peak per segment): ${e.message}`);
   }
 }
