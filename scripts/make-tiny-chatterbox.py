@@ -18,25 +18,29 @@ so the tests can check the plumbing exactly:
 - language_model: inputs_embeds, attention_mask, past_key_values.{0,1}.{key,value} f32[B,2,P,4] ->
   logits f32[B,S,6564], present.* = past concatenated with this step's embeddings [B,2,P+S,4]. With
   T = P + S (the length of the cache), every position's logits are 1.0 at speech token 10 + T mod 8,
-  0.9 at the next id, -1 elsewhere, and 2.0 at STOP (6562) once T >= 40: so the tokens depend on a
+  0.9 at the next id, -1 elsewhere, and 2.0 at STOP (6562) once T >= 100: so the tokens depend on a
   correctly carried cache, the repetition penalty changes which token wins, and the stop token comes
   at a known step.
 - conditional_decoder: speech_tokens i64[B,n], speaker_embeddings f32[B,192], speaker_features
   f32[B,F,80] -> waveform f32[B,(n - F/2) * 960] (the reference's part dropped, as the export does):
   0.1 * sin(0.05 * sample).
+- default_voice.wav: 1 s of a 140 Hz tone at 24 kHz (the export ships a real clip under that name).
 - tokenizer.json: a tiny BPE of the tokenizers format (26 letters, . , ', [SPACE], [en]/[es]/[ko],
   7 merges, Whitespace pre-tokenizer, the export's TemplateProcessing [6563, 255, $A, 0, 6561, 6561]).
 """
 import json
+import math
 import os
+import struct
 import sys
+import wave
 import onnx
 from onnx import helper, TensorProto as TP
 
 out = sys.argv[1] if len(sys.argv) > 1 else "chatterbox-tiny"
 os.makedirs(out, exist_ok=True)
 H, L, KVH, HD, V = 8, 2, 2, 4, 6564
-STOP, STOP_AT = 6562, 40
+STOP, STOP_AT = 6562, 100
 
 
 def const(name, values, dtype=TP.FLOAT, dims=None):
@@ -221,4 +225,9 @@ tok = {
 }
 with open(os.path.join(out, "tokenizer.json"), "w") as f:
     json.dump(tok, f, indent=1, ensure_ascii=False)
+with wave.open(os.path.join(out, "default_voice.wav"), "wb") as w:
+    w.setnchannels(1)
+    w.setsampwidth(2)
+    w.setframerate(24000)
+    w.writeframes(b"".join(struct.pack("<h", int(0.3 * 32767 * math.sin(2 * math.pi * 140 * i / 24000))) for i in range(24000)))
 print("wrote", out)

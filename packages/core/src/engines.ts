@@ -10,7 +10,7 @@ import path from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
 
 export const EngineRecordSchema = Type.Object({
-  /** Engine id (htdemucs, silero, whisper, pocketsphinx, wespeaker, mfcc, apertium, espeak-ng, piper, wav2lip, viseme-warp, ...). */
+  /** Engine id (htdemucs, silero, whisper, pocketsphinx, wespeaker, mfcc, apertium, espeak-ng, piper, chatterbox, wav2lip, viseme-warp, ...). */
   id: Type.String(),
   /** File name of the engine's model, where it has one. */
   model: Type.Optional(Type.String()),

@@ -8,7 +8,7 @@
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
 import { embeddingWindowOf } from '@dub/asr';
-import { isModelAvailable, modelIdentity, resolveModelFile, ValidationError, type ModelIdentity } from '@dub/core';
+import { isModelAvailable, modelIdentity, resolveModelFile, ValidationError, type DeviceChoice, type ModelIdentity } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
@@ -124,7 +124,7 @@ export async function asrEngineIdentity(locale: string, modelsDir: string | unde
   return { engine, selected, reason, model: files };
 }
 
-/** The speech synthesis engine a generate runs, why, and its voice model's identity (Piper). */
+/** The speech synthesis engine a generate runs, why, and its voice model's identity (Piper, Chatterbox). */
 export interface TtsEngineChoice {
   id: TtsEngineId;
   selected: 'auto' | 'explicit';
@@ -133,25 +133,38 @@ export interface TtsEngineChoice {
 }
 
 /**
- * auto: Piper when the locale's default Piper voice is installed (`piper-<voice>` in the models
- * dir), else espeak-ng (offline, every target locale). An explicit `piper` without the voice fails
- * with the resolver's error naming `dub models fetch piper-<voice>`, never replaced by espeak-ng.
+ * auto: Chatterbox Multilingual (zero-shot cloning of each speaker's voice) when its export is
+ * installed, it speaks the locale and the device is CUDA (on CPU it is far too slow for a dub:
+ * a 0.5 B-parameter language model decoding 25 tokens per second of speech); else Piper when the
+ * locale's default Piper voice is installed (`piper-<voice>` in the models dir); else espeak-ng
+ * (offline, every target locale). An explicit `piper` or `chatterbox` without its model fails
+ * with the resolver's error naming `dub models fetch ...`, never replaced by another engine.
  */
-export async function resolveTtsEngine(choice: EngineChoice['tts'], locale: string, modelsDir: string | undefined): Promise<TtsEngineChoice> {
-  const { PIPER_DEFAULT_VOICES } = await import('@dub/voice');
+export async function resolveTtsEngine(choice: EngineChoice['tts'], locale: string, modelsDir: string | undefined, device: DeviceChoice = 'cpu'): Promise<TtsEngineChoice> {
+  const { PIPER_DEFAULT_VOICES, ChatterboxEngine, chatterboxLanguage, CHATTERBOX_MODEL_ID, CHATTERBOX_FILES } = await import('@dub/voice');
   const where = modelsDir ? { modelsDir } : {};
   const voice = PIPER_DEFAULT_VOICES[locale];
   const files = voice ? { id: `piper-${voice}`, model: `${voice}.onnx`, config: `${voice}.onnx.json` } : undefined;
   if (choice === 'espeak-ng') return { id: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' };
+  if (choice === 'chatterbox') {
+    if (!chatterboxLanguage(locale)) throw new ValidationError(`DUB_TTS_ENGINE=chatterbox: Chatterbox Multilingual does not speak ${locale}`, { field: 'DUB_TTS_ENGINE' });
+    return { id: 'chatterbox', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox', model: await modelIdentity(ChatterboxEngine.files(where).languageModel) };
+  }
   if (choice === 'piper') {
     if (!files) throw new ValidationError(`DUB_TTS_ENGINE=piper: no Piper voice is listed for ${locale} (voices: ${Object.keys(PIPER_DEFAULT_VOICES).join(', ')})`, { field: 'DUB_TTS_ENGINE' });
     resolveModelFile(files.id, files.config, where);
     return { id: 'piper', selected: 'explicit', reason: 'DUB_TTS_ENGINE=piper', model: await modelIdentity(resolveModelFile(files.id, files.model, where)) };
   }
-  if (files && isModelAvailable(files.id, [files.model, files.config], where)) {
-    return { id: 'piper', selected: 'auto', reason: `auto: the Piper voice ${voice} is installed`, model: await modelIdentity(resolveModelFile(files.id, files.model, where)) };
+  const graphs = [CHATTERBOX_FILES.speechEncoder, CHATTERBOX_FILES.embedTokens, CHATTERBOX_FILES.languageModel, CHATTERBOX_FILES.decoder, CHATTERBOX_FILES.tokenizer];
+  const cloning = !!chatterboxLanguage(locale) && isModelAvailable(CHATTERBOX_MODEL_ID, graphs, where);
+  if (cloning && device !== 'cpu') {
+    return { id: 'chatterbox', selected: 'auto', reason: `auto: Chatterbox Multilingual is installed and the device is ${device} (each speaker's voice cloned from their reference clip)`, model: await modelIdentity(ChatterboxEngine.files(where).languageModel) };
   }
-  return { id: 'espeak-ng', selected: 'auto', reason: files ? `auto: no Piper voice here (npx dub models fetch ${files.id})` : `auto: no Piper voice is listed for ${locale}` };
+  const notCloning = cloning ? '; Chatterbox Multilingual is installed but auto uses it only on a CUDA device (DUB_DEVICE=cuda), it is far too slow on CPU (DUB_TTS_ENGINE=chatterbox forces it)' : '';
+  if (files && isModelAvailable(files.id, [files.model, files.config], where)) {
+    return { id: 'piper', selected: 'auto', reason: `auto: the Piper voice ${voice} is installed${notCloning}`, model: await modelIdentity(resolveModelFile(files.id, files.model, where)) };
+  }
+  return { id: 'espeak-ng', selected: 'auto', reason: (files ? `auto: no Piper voice here (npx dub models fetch ${files.id})` : `auto: no Piper voice is listed for ${locale}`) + notCloning };
 }
 
 export const VOICE_CONVERSION_IDS = ['openvoice', 'none'] as const;

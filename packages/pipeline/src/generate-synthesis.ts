@@ -106,7 +106,7 @@ export interface SynthesisResult {
   speedLimit: number;
   getEngine(): Promise<TtsEngine>;
   /** A text at speed 1 with a voice, through the `utterance` cache generation uses. */
-  utter(text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>>;
+  utter(text: string, voice: VoiceSettings, slot?: SegmentSlot): Promise<StageResult<UtteranceArtifact>>;
   /** Release the TTS engine (and converter). */
   dispose(): Promise<void>;
 }
@@ -116,17 +116,23 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   const anonymization = job.options.voice_anonymization ?? 0;
   const voiceOver = job.options.voice_over === true;
   // auto: Piper when the locale's voice is installed, else espeak-ng; explicit engines come in opts.
+  // An explicit Chatterbox is resolved here so a missing export fails before any stage runs.
   const ttsChoice: TtsEngineChoice = opts.tts?.engine
-    ? { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
-    : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir);
+    ? opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir
+      ? await resolveTtsEngine('chatterbox', job.locale, rt.config.modelsDir)
+      : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
+    : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir, rt.config.device);
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
-  const conversion = await resolveVoiceConversion(opts.voiceConversion ?? 'auto', rt.config.modelsDir);
+  const resolved = await resolveVoiceConversion(opts.voiceConversion ?? 'auto', rt.config.modelsDir);
+  // A cloning engine already speaks in each speaker's voice: auto converts nothing after it.
+  const conversion: VoiceConversionChoice =
+    engineId === 'chatterbox' && resolved.id === 'openvoice' && resolved.selected === 'auto' ? { id: 'none', selected: 'auto', reason: 'auto: Chatterbox clones each speaker\'s voice itself; no voice conversion after it' } : resolved;
   let converter: ToneColorConverter | undefined;
   let engine: TtsEngine | undefined;
   const getEngine = async (): Promise<TtsEngine> => {
     if (engine) return engine;
-    const base = await createEngine(engineId, opts.tts?.config, rt);
+    const base = await createEngine(engineId, opts.tts?.config, rt, { referenceFile: local, media });
     if (conversion.id !== 'openvoice') return (engine = base);
     converter = await ToneColorConverter.load({ dir: conversion.dir!, sessions: sessionCacheOf(rt.sessions), device: rt.config.device });
     return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
@@ -181,9 +187,12 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const speedCap = opts.placement?.speedCap ?? PLACEMENT_DEFAULTS.speedCap;
     const speedLimit = Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit);
     let allCached = true;
-    const utter = async (text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>> => {
-      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice }, synthCtx, async (out) => {
-        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1 }, synthCtx);
+    // Engines that generate open-ended (Chatterbox) stop at the longest the line's slot allows.
+    const capped = engineId === 'chatterbox';
+    const utter = async (text: string, voice: VoiceSettings, slot?: SegmentSlot): Promise<StageResult<UtteranceArtifact>> => {
+      const maxSeconds = capped && slot ? round6(maxLineSeconds(slot, speedLimit)) : undefined;
+      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx, async (out) => {
+        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx);
         const file = path.join(out.dir, 'utterance.wav');
         await writeWav(file, audio, { format: 'float32' });
         out.addFile('utterance.wav', file);
@@ -197,7 +206,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     for (const [i, slot] of slots.entries()) {
       throwIfAborted(synthCtx.signal);
       reportProgress(synthCtx, 'synthesis', (0.4 * i) / Math.max(1, slots.length));
-      utterances.set(slot.segment.id, await utter(slot.segment.target_text, voiceOf(slot)));
+      utterances.set(slot.segment.id, await utter(slot.segment.target_text, voiceOf(slot), slot));
       spokenText.set(slot.segment.id, slot.segment.target_text);
     }
 
@@ -221,7 +230,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
             shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
             return undefined;
           }
-          const u = await utter(asked.text, voiceOf(slot));
+          const u = await utter(asked.text, voiceOf(slot), slot);
           const applied = u.value.natural < line.natural;
           shortenings.set(line.id, {
             engine: shortener.engine,
@@ -300,7 +309,19 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   }
 }
 
-function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: JobRuntime): Promise<TtsEngine> {
+/**
+ * The longest a line may last: its slot at the fitting's speed limit, plus one second (placement
+ * may give it the gap after its slot). Chatterbox's cap on new tokens comes from it.
+ */
+export function maxLineSeconds(slot: SegmentSlot, speedLimit: number): number {
+  return (slot.end - slot.start) * Math.max(1, speedLimit) + 1;
+}
+
+function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: JobRuntime, io: { referenceFile(key: string): Promise<string>; media: MediaToolOptions }): Promise<TtsEngine> {
+  if (id === 'chatterbox') {
+    // a voice's reference is the speaker's reference clip key in the blob store
+    return createTtsEngine('chatterbox', { ...config?.chatterbox, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device, tmpDir: rt.config.tmpDir, referenceFile: io.referenceFile, media: io.media });
+  }
   if (id === 'piper') {
     return createTtsEngine('piper', { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device });
   }

@@ -26,7 +26,7 @@ import {
 export interface VoicePlan {
   /** Speaker id -> settings. */
   voices: Record<string, VoiceSettings>;
-  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre), "timbre" (a neural voice moved toward the speaker's envelope), "converted" (converted to the speaker's tone colour), "default". */
+  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre), "timbre" (a neural voice moved toward the speaker's envelope), "converted" (converted to the speaker's tone colour), "cloned" (a cloning engine speaks in the voice of the speaker's reference clip), "default". */
   sources: Record<string, string>;
 }
 
@@ -68,6 +68,14 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
     }
     const anonymization = choice?.source === 'anonymized' ? (choice.anonymization ?? 1) : choice?.source === 'speaker' ? 0 : req.anonymization;
     const one = { ...req, anonymization };
+    if (engine.capabilities.voiceCloning) {
+      // Cloning engines (Chatterbox) speak in the voice of the speaker's reference clip; an
+      // anonymized speaker, or one without a clip, gets the engine's default voice instead.
+      const clone = !!sp.reference_key && anonymization === 0;
+      voices[sp.id] = clone ? { ...DEFAULT_VOICE, reference: sp.reference_key! } : { ...DEFAULT_VOICE };
+      sources[sp.id] = clone ? 'cloned' : 'default';
+      continue;
+    }
     if (engine.capabilities.pitchControl) {
       matcher ??= new VoiceMatcher(engine);
       const r = await matchedVoice(engine, matcher, sp, i, one, ctx);

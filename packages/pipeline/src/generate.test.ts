@@ -15,7 +15,7 @@ import { medianPitch, semitones, speechExtent } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
-import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
+import { engineChoiceFromEnv, generateOptionsOf, resolveTtsEngine } from './engine-choice.js';
 
 const ASSET = 'ast_generatetest';
 const VERSION = 'ver_generatetest';
@@ -421,6 +421,41 @@ describe('voice conversion (OpenVoice V2) chosen by auto once installed', () => 
     expect(done(after, 'source')?.cached).toBe(true);
     expect(engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'none' }).voiceConversion).toBe('none');
     expect(() => engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'rvc' })).toThrow(/DUB_VOICE_CONVERSION="rvc" is not an engine: auto, openvoice, none/);
+  });
+});
+
+describe('voice cloning (Chatterbox Multilingual) by DUB_TTS_ENGINE=chatterbox', () => {
+  it('without the export it fails naming the fetch command; auto on CPU keeps espeak-ng and says why; with the stand-in (the export signature) every line is spoken from its speaker\'s reference clip at 24 kHz and the event names the model', async () => {
+    const modelsDir = path.join(dir, 'models-clone');
+    await fsp.mkdir(modelsDir, { recursive: true });
+    const rt = (events: EmittedEvent[], device = 'cpu'): JobRuntime => ({ ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir, DUB_DEVICE: device }) });
+    const options = generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'chatterbox' }));
+    expect(options).toEqual({ tts: { engine: 'chatterbox' } });
+    const missing: EmittedEvent[] = [];
+    await expect(generateVersion(job(40), rt(missing), options)).rejects.toThrow(/npx dub models fetch chatterbox-multilingual/);
+    expect(missing.some((x) => x.type === 'version_generated')).toBe(false);
+
+    // "Install" the export: the tiny stand-in with its signature.
+    const cbDir = path.join(modelsDir, 'chatterbox-multilingual');
+    await fsp.cp(path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'chatterbox-tiny'), cbDir, { recursive: true });
+    expect(await resolveTtsEngine('auto', 'es-ES', modelsDir, 'cuda')).toMatchObject({ id: 'chatterbox', selected: 'auto', reason: expect.stringMatching(/installed and the device is cuda/), model: { model: 'language_model.onnx' } });
+    expect(await resolveTtsEngine('auto', 'ca-ES', modelsDir, 'cuda')).toMatchObject({ id: 'espeak-ng' });
+    const auto: EmittedEvent[] = [];
+    await generateVersion(job(41), rt(auto));
+    expect(generated(auto).engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/Chatterbox Multilingual is installed but auto uses it only on a CUDA device/) });
+
+    const events: EmittedEvent[] = [];
+    await generateVersion(job(42), rt(events), options);
+    const { createHash } = await import('node:crypto');
+    const lm = path.join(cbDir, 'language_model.onnx');
+    const sha = createHash('sha256').update(await fsp.readFile(lm)).digest('hex');
+    expect(generated(events).engines?.tts).toEqual({ id: 'chatterbox', model: 'language_model.onnx', sha256: sha, size: (await fsp.stat(lm)).size, provider: 'cpu', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
+    const report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 42))).toString()) as { speakers: { found: { id: string; voice: string }[] } };
+    expect(report.speakers.found.map((f) => [f.id, f.voice])).toEqual([['S1', 'cloned'], ['S2', 'cloned']]);
+    // the timeline is the export's 24 kHz, and every line has speech where its slot is
+    const tl = await readWav(store.localPath(generated(events).speech_key!)!);
+    expect(tl.sampleRate).toBe(24000);
+    for (const [i, l] of LINES.entries()) expect(rmsDb(tl.channels[0]!, 24000, l.start + 0.1, l.start + 0.6), `line ${i}`).toBeGreaterThan(-40);
   });
 });
 

@@ -6,7 +6,7 @@
  * cache and the repetition penalty, the stop token, the cap from the line's time slot, the vocoder.
  *
  * The stand-in's language model scores speech token 10 + T mod 8 at 1.0 and the next id at 0.9
- * (T: the length of the KV cache after the step), and STOP at 2.0 once T >= 40; `expectedTokens`
+ * (T: the length of the KV cache after the step), and STOP at 2.0 once T >= 100; `expectedTokens`
  * replays the export's decoding on those scores.
  */
 import fs from 'node:fs';
@@ -19,6 +19,7 @@ import { writeWav } from '@dub/media';
 import { SessionCache } from '@dub/onnx';
 import { expectSignature, type Signature } from '../../../test/support/signature.js';
 import { applyRepetitionPenalty, ChatterboxEngine, tokenCap } from './engines/chatterbox.js';
+import { TTS_CONFORMANCE_CHECKS } from './testing/tts-conformance.js';
 import { DEFAULT_VOICE } from './types.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/chatterbox-tiny/', import.meta.url));
@@ -45,7 +46,7 @@ function expectedTokens(prompt: number, cap: number, p = 1.2): { tokens: number[
   for (let i = 0; i < cap; i++) {
     const T = prompt + i;
     const t = 10 + (T % 8);
-    const scores = new Map<number, number>([[t, 1], [t + 1, 0.9], [6562, T >= 40 ? 2 : -1]]);
+    const scores = new Map<number, number>([[t, 1], [t + 1, 0.9], [6562, T >= 100 ? 2 : -1]]);
     for (const id of new Set(generated)) if (scores.has(id)) scores.set(id, scores.get(id)! < 0 ? scores.get(id)! * p : scores.get(id)! / p);
     const next = [...scores.entries()].sort((a, b) => b[1] - a[1] || a[0] - b[0])[0]![0];
     generated.push(next);
@@ -104,18 +105,30 @@ describe('Chatterbox Multilingual (stand-in with the export signature)', () => {
     const longer = await engine.debugGenerate({ ...request, text: 'hello hello hello hello hello hello', maxSeconds: undefined }, ctx);
     expect(longer.tokens).toEqual(expectedTokens(3 + longer.ids.length, 1000).tokens);
     expect(longer.ids.length).toBe(18);
-    expect(longer.tokens.length).toBe(40 - 3 - 18);
+    expect(longer.tokens.length).toBe(100 - 3 - 18);
     await engine.dispose();
   });
 
   it('refuses what it cannot speak, and names the fetch command when the export is missing', async () => {
     const engine = new ChatterboxEngine({ dir: DIR, sessions, tmpDir: tmp });
     await expect(engine.synthesize({ text: 'Hola', locale: 'ca-ES', speed: 1, voice: { ...DEFAULT_VOICE, reference } }, ctx)).rejects.toThrow(/does not speak/);
-    // no reference and no default_voice.wav in the stand-in's folder
-    await expect(engine.synthesize({ text: 'Hola', locale: 'es-ES', speed: 1, voice: DEFAULT_VOICE }, ctx)).rejects.toThrow(/default_voice\.wav/);
+    // no reference: the export's default voice; without its default_voice.wav, an error naming it
+    expect((await engine.synthesize({ text: 'Hola', locale: 'es-ES', speed: 1, voice: DEFAULT_VOICE }, ctx)).channels[0]!.length).toBeGreaterThan(0);
+    const bare = path.join(tmp, 'no-default-voice');
+    fs.cpSync(DIR, bare, { recursive: true });
+    fs.rmSync(path.join(bare, 'default_voice.wav'));
+    const noDefault = new ChatterboxEngine({ dir: bare, sessions, tmpDir: tmp });
+    await expect(noDefault.synthesize({ text: 'Hola', locale: 'es-ES', speed: 1, voice: DEFAULT_VOICE }, ctx)).rejects.toThrow(/default_voice\.wav/);
+    await noDefault.dispose();
     expect((await engine.synthesize({ text: '  ', locale: 'es-ES', speed: 1, voice: DEFAULT_VOICE }, ctx)).channels[0]!.length).toBe(0);
     await engine.dispose();
     expect(() => ChatterboxEngine.files({ modelsDir: '/nonexistent' })).toThrow(/npx dub models fetch chatterbox-multilingual/);
     expect(await new ChatterboxEngine({ modelsDir: '/nonexistent' }).supportsLocale('es-ES')).toBe(false);
   });
+});
+
+describe('Chatterbox passes the TTS conformance checks (stand-in, default voice)', () => {
+  const engine = new ChatterboxEngine({ dir: DIR, sessions, tmpDir: os.tmpdir() });
+  afterAll(() => engine.dispose());
+  for (const c of TTS_CONFORMANCE_CHECKS) it(c.name, () => c.run(engine, { locale: 'es-ES', text: 'Hola, ¿cómo estás? Muy bien.' }));
 });

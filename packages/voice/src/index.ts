@@ -1,5 +1,5 @@
 /**
- * @dub/voice: speech synthesis (espeak-ng here, Piper/VITS ONNX on real hosts), classical voice
+ * @dub/voice: speech synthesis (espeak-ng here, Piper/VITS ONNX on real hosts, Chatterbox zero-shot cloning on GPU hosts), classical voice
  * matching, library voices, anonymization and duration fitting. Usable alone:
  *   import { synthesize } from '@dub/voice';
  */

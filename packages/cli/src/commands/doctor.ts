@@ -86,16 +86,32 @@ export async function run(argv: string[]): Promise<number> {
   const support = await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
   rows.push({ stage: 'translation', engine: pair.engine, why: `from ${pair.from}`, device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
 
-  const { PIPER_DEFAULT_VOICES } = await import('@dub/voice');
+  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID } = await import('@dub/voice');
   const piperVoice = PIPER_DEFAULT_VOICES[values.to];
   const piperId = piperVoice ? `piper-${piperVoice}` : undefined;
   const piperPresent = piperId ? modelPresent(piperId, dir) : false;
+  let ttsId = '';
   try {
-    const tts = await resolveTtsEngine(choice.tts, values.to, dir);
-    const why = tts.selected === 'explicit' ? 'DUB_TTS_ENGINE' : tts.id === 'piper' ? 'auto: its voice is installed' : 'auto: the offline default';
-    rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'piper' ? device : 'cpu', ok: true, ...(tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {}) });
-  } catch {
-    rows.push({ stage: 'speech synthesis', engine: 'piper', why: 'DUB_TTS_ENGINE', device, ok: false, fix: piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}` });
+    const tts = await resolveTtsEngine(choice.tts, values.to, dir, config.device);
+    ttsId = tts.id;
+    const why = tts.selected === 'explicit' ? 'DUB_TTS_ENGINE' : tts.id === 'chatterbox' ? 'auto: installed and the device is CUDA' : tts.id === 'piper' ? 'auto: its voice is installed' : 'auto: the offline default';
+    rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...(tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {}) });
+  } catch (e) {
+    const fix = choice.tts === 'chatterbox' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
+    rows.push({ stage: 'speech synthesis', engine: choice.tts, why: 'DUB_TTS_ENGINE', device, ok: false, fix });
+  }
+  // Zero-shot cloning (Chatterbox Multilingual): each line in the speaker's own voice, on GPU hosts.
+  if (chatterboxLanguage(values.to)) {
+    const installed = modelPresent(CHATTERBOX_MODEL_ID, dir);
+    const cloning = ttsId === 'chatterbox';
+    rows.push({
+      stage: 'voice cloning',
+      engine: cloning ? 'chatterbox' : 'none',
+      why: cloning ? "each line in the speaker's own voice (speech synthesis above)" : installed ? 'Chatterbox is installed; auto uses it only on a CUDA device' : 'Chatterbox Multilingual is not installed',
+      device: cloning ? device : '-',
+      ok: true,
+      ...(cloning ? {} : { fix: installed ? 'DUB_DEVICE=cuda on a GPU host (or DUB_TTS_ENGINE=chatterbox, far too slow on CPU)' : `${fetch(CHATTERBOX_MODEL_ID)} (GPU hosts: each line in the speaker's own voice, MIT)` }),
+    });
   }
 
   try {
