@@ -20,7 +20,7 @@ so the tests can check the plumbing exactly:
   T = P + S (the length of the cache), every position's logits are 1.0 at speech token 10 + T mod 8,
   0.9 at the next id, -1 elsewhere, and 2.0 at STOP (6562) once T >= 100: so the tokens depend on a
   correctly carried cache, the repetition penalty changes which token wins, and the stop token comes
-  at a known step.
+  at a known step. language_model_fp16.onnx: the same with a float16 cache, as the export's fp16 graph.
 - conditional_decoder: speech_tokens i64[B,n], speaker_embeddings f32[B,192], speaker_features
   f32[B,F,80] -> waveform f32[B,(n - F/2) * 960] (the reference's part dropped, as the export does):
   0.1 * sin(0.05 * sample).
@@ -163,6 +163,21 @@ nodes += [
     helper.make_node("Expand", ["row", "lshape"], ["logits"]),
 ]
 save(helper.make_graph(nodes, "language_model", inputs, outputs), "language_model.onnx")
+
+# language_model_fp16: the same with a float16 KV cache (inputs_embeds and logits stay float32, as
+# in the export's fp16 graph)
+is_present = [n.op_type == "Concat" and n.output[0].startswith("present.") for n in nodes]
+at = is_present.index(True)
+cache16 = [helper.make_node("Cast", ["knew"], ["knew16"], to=TP.FLOAT16), helper.make_node("Cast", ["vnew"], ["vnew16"], to=TP.FLOAT16)]
+inputs16, outputs16 = inputs[:2], outputs[:1]
+for l in range(L):
+    for kv, src in (("key", "knew16"), ("value", "vnew16")):
+        cache16.append(helper.make_node("Concat", [f"past_key_values.{l}.{kv}", src], [f"present.{l}.{kv}"], axis=2))
+        inputs16.append(helper.make_tensor_value_info(f"past_key_values.{l}.{kv}", TP.FLOAT16, ["batch_size", KVH, "past_sequence_length", HD]))
+        outputs16.append(helper.make_tensor_value_info(f"present.{l}.{kv}", TP.FLOAT16, ["batch_size", KVH, "total_sequence_length", HD]))
+rest = [n for n, p in zip(nodes, is_present) if not p]
+nodes16 = rest[:at] + cache16 + rest[at:]
+save(helper.make_graph(nodes16, "language_model_fp16", inputs16, outputs16), "language_model_fp16.onnx")
 
 # conditional_decoder
 nodes = [

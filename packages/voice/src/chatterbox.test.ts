@@ -56,9 +56,9 @@ function expectedTokens(prompt: number, cap: number, p = 1.2): { tokens: number[
 }
 
 describe('Chatterbox Multilingual (stand-in with the export signature)', () => {
-  it('the stand-in has exactly the export\'s four graphs: names, dtypes, ranks (per-layer KV cache)', async () => {
+  it('the stand-in has exactly the export\'s four graphs: names, dtypes, ranks (per-layer KV cache; float16 cache in the fp16 language model)', async () => {
     expect(JSON.stringify(sig.source)).toMatch(/VladOS95-cyber\/onnx_conversion_scripts/);
-    for (const file of ['speech_encoder.onnx', 'embed_tokens.onnx', 'language_model.onnx', 'conditional_decoder.onnx']) {
+    for (const file of ['speech_encoder.onnx', 'embed_tokens.onnx', 'language_model.onnx', 'language_model_fp16.onnx', 'conditional_decoder.onnx']) {
       expectSignature((await sessions.get(path.join(DIR, file))).session, sig.files[file]!, file);
     }
   });
@@ -86,6 +86,11 @@ describe('Chatterbox Multilingual (stand-in with the export signature)', () => {
     const plain = await new ChatterboxEngine({ dir: DIR, sessions, tmpDir: tmp, repetitionPenalty: 1 }).debugGenerate(request, ctx);
     expect(plain.tokens).toEqual(expectedTokens(15, 1000, 1).tokens);
     expect(plain.tokens).not.toEqual(g.tokens);
+
+    // the fp16 graph (float16 KV cache, read from the session) decodes the same tokens
+    const fp16 = new ChatterboxEngine({ dir: DIR, tmpDir: tmp, languageModel: 'language_model_fp16.onnx' });
+    expect((await fp16.debugGenerate(request, ctx)).tokens).toEqual(want.tokens);
+    await fp16.dispose();
 
     const audio = await engine.synthesize(request, ctx);
     expect(audio.sampleRate).toBe(24000);
