@@ -18,7 +18,7 @@
  * position i + 1, the KV cache carried from present.* to past_key_values.* (its dtype, float32 or
  * float16, and its head count and size are read from the session). The vocoder gets the reference's
  * audio_tokens followed by the generated ones (tokens >= 6561 dropped, as the reference's
- * drop_invalid_tokens does).
+ * drop_invalid_tokens does); the last token's 40 ms are cut from the waveform (mtl_tts.py).
  *
  * onnxruntime-node runs every graph in native threads (the event loop keeps running), as the other
  * ONNX engines; the sessions come from @dub/onnx's SessionCache.
@@ -326,7 +326,11 @@ export class ChatterboxEngine implements TtsEngine {
     all.set(cond.audioTokens, 0);
     speech.forEach((t, i) => (all[cond.audioTokens.length + i] = BigInt(t)));
     const out = await l.decoder.run({ speech_tokens: tensorI64(all, [1, all.length]), speaker_embeddings: cond.speakerEmbeddings, speaker_features: cond.speakerFeatures });
-    return { sampleRate: CHATTERBOX_SAMPLE_RATE, channels: [Float32Array.from(out.waveform!.data as Float32Array)] };
+    // The last token's audio is dropped, as mtl_tts.py does since resemble-ai/chatterbox 3f35dfc
+    // ("emitted just before EOS with degraded attention and decodes to ~40 ms of noise").
+    const wave = out.waveform!.data as Float32Array;
+    const keep = Math.max(1, speech.length - 1) * (CHATTERBOX_SAMPLE_RATE / CHATTERBOX_TOKEN_RATE);
+    return { sampleRate: CHATTERBOX_SAMPLE_RATE, channels: [Float32Array.from(wave.subarray(0, Math.min(wave.length, keep)))] };
   }
 
   /** For tests and benches: the loaded graphs, and the generation of one line's tokens. */
