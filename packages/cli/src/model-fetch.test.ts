@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const DUB = fileURLToPath(new URL('../bin/dub.js', import.meta.url));
 const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex');
+const md5 = (b: Buffer) => createHash('md5').update(b).digest('hex');
 
 describe('dub models fetch and verify', () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-models-fetch-'));
@@ -57,6 +58,10 @@ describe('dub models fetch and verify', () => {
         { id: 'm-flaky', description: 't', license: 't', source: 't', files: [{ name: 'f.onnx', url: `${base}/flaky.onnx`, size: other.length, sha256: sha(other) }] },
         { id: 'm-unpinned', description: 't', license: 't', source: 't', files: [{ name: 'u.onnx', url: `${base}/unpinned.onnx`, pin: 'first-fetch' }] },
         { id: 'm-nohash', description: 't', license: 't', source: 't', files: [{ name: 'n.onnx', url: `${base}/good.onnx` }] },
+        // md5 and size published (as Piper's voices.json does), no sha256: first-fetch records the sha256
+        { id: 'm-md5', description: 't', license: 't', source: 't', files: [{ name: 'p.onnx', url: `${base}/good.onnx`, size: good.length, md5: md5(good), pin: 'first-fetch' }] },
+        { id: 'm-md5-bad', description: 't', license: 't', source: 't', files: [{ name: 'q.onnx', url: `${base}/corrupt.onnx`, size: good.length, md5: md5(good), pin: 'first-fetch' }] },
+        { id: 'm-md5-short', description: 't', license: 't', source: 't', files: [{ name: 's.onnx', url: `${base}/good.onnx`, size: good.length + 1, md5: md5(good), pin: 'first-fetch' }] },
       ],
     };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest));
@@ -132,5 +137,38 @@ describe('dub models fetch and verify', () => {
     const changed = await dub(['verify', 'm-unpinned']);
     expect(changed.status).toBe(1);
     expect(changed.stdout).toMatch(/MISMATCH/);
+  });
+
+  it('a published md5 and size are checked: a corrupted or wrong-sized download is discarded and nothing is locked; a good one records its sha256', async () => {
+    const bad = await dub(['fetch', 'm-md5-bad']);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toMatch(/m-md5-bad\/q\.onnx: fetch failed .*md5 [0-9a-f]{32}, expected [0-9a-f]{32} \(the download was discarded\)/);
+    expect(fs.existsSync(path.join(models(), 'm-md5-bad', 'q.onnx'))).toBe(false);
+    expect(fs.existsSync(path.join(models(), 'm-md5-bad', 'q.onnx.part'))).toBe(false);
+    const short = await dub(['fetch', 'm-md5-short']);
+    expect(short.status).toBe(1);
+    expect(short.stderr).toMatch(/size 300000 bytes, expected 300001/);
+    expect(fs.existsSync(path.join(models(), 'm-md5-short', 's.onnx'))).toBe(false);
+    const lockFile = path.join(models(), 'models.lock.json');
+    const before = fs.existsSync(lockFile) ? (JSON.parse(fs.readFileSync(lockFile, 'utf8')) as Record<string, unknown>) : {};
+    expect(before['m-md5-bad/q.onnx']).toBeUndefined();
+    const ok = await dub(['fetch', 'm-md5']);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/m-md5\/p\.onnx: fetched to .*, size and published md5 verified, first fetch: sha256 [0-9a-f]{64} recorded/);
+    const lock = JSON.parse(fs.readFileSync(lockFile, 'utf8')) as Record<string, { sha256: string; size: number }>;
+    expect(lock['m-md5/p.onnx']).toMatchObject({ sha256: sha(good), size: good.length });
+    // verify checks md5, size and the locked sha256; a file replaced by other bytes of the same size fails on md5
+    expect((await dub(['verify', 'm-md5'])).status).toBe(0);
+    fs.mkdirSync(path.join(models(), 'm-md5-bad'), { recursive: true });
+    const swapped = Buffer.from(good);
+    swapped[5] ^= 0x01;
+    fs.writeFileSync(path.join(models(), 'm-md5-bad', 'q.onnx'), swapped);
+    const v = await dub(['verify', 'm-md5-bad', '--json']);
+    expect(v.status).toBe(1);
+    expect(JSON.parse(v.stdout)).toEqual([expect.objectContaining({ model: 'm-md5-bad', state: 'mismatch', detail: expect.stringMatching(/^md5 [0-9a-f]{32}, expected /), sha256_ok: false })]);
+    fs.writeFileSync(path.join(models(), 'm-md5-bad', 'q.onnx'), good);
+    const v2 = await dub(['verify', 'm-md5-bad', '--json']);
+    expect(v2.status).toBe(0);
+    expect(JSON.parse(v2.stdout)).toEqual([expect.objectContaining({ state: 'ok', sha256_ok: null, detail: '(published md5 and size; no sha256 yet)' })]);
   });
 });

@@ -15,8 +15,12 @@ export interface ModelFile {
   sha256?: string;
   url?: string;
   size?: number;
-  /** `first-fetch`: no hash is published; the first fetch records sha256 and size in the lock file and later fetches and verifies check against it. */
+  /** md5 published by the model's host where it gives no sha256 (rhasspy/piper-voices' voices.json): fetch and verify check it with the size. */
+  md5?: string;
+  /** `first-fetch`: no sha256 is published; the first fetch records sha256 and size in the lock file and later fetches and verifies check against it. */
   pin?: 'first-fetch';
+  /** Why the file is not pinned further (no sha256 found, URL not at a fixed revision), and what was looked for. */
+  pin_note?: string;
 }
 
 export interface ModelEntry {

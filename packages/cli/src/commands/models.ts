@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommand, UsageError } from '../cli-args.js';
-import { CheckError, downloadVerified, ModelLock, sha256File } from '../model-fetch.js';
+import { CheckError, checkFile, downloadVerified, ModelLock, sha256File } from '../model-fetch.js';
 import { loadConfig, loadManifest, REPO_MODELS_DIR, resolveModelFile, type ModelEntry } from '@dub/core';
 
 const run_ = promisify(execFile);
@@ -99,6 +99,7 @@ export async function run(argv: string[]): Promise<number> {
         let where: string | null = null;
         let state: 'missing' | 'present' | 'ok' | 'mismatch' | 'unverified' = 'missing';
         let detail = '';
+        let shaChecked = false;
         try {
           where = resolveModelFile(m.id, f.name, { modelsDir: cfg.modelsDir });
           state = 'present';
@@ -109,23 +110,29 @@ export async function run(argv: string[]): Promise<number> {
           const locked = lock.get(`${m.id}/${f.name}`);
           const want = f.sha256 ?? locked?.sha256;
           const size = f.size ?? locked?.size;
-          if (!want) state = 'unverified';
+          if (!want && !f.md5) state = 'unverified';
           else {
-            const got = await sha256(where);
-            const gotSize = (await fsp.stat(where)).size;
-            state = got === want && (size === undefined || gotSize === size) ? 'ok' : 'mismatch';
-            if (state === 'mismatch') detail = got !== want ? `sha256 ${got}, expected ${want}` : `size ${gotSize}, expected ${size}`;
+            try {
+              await checkFile(where, { ...(want ? { sha256: want } : {}), ...(f.md5 ? { md5: f.md5 } : {}), ...(size !== undefined ? { size } : {}) });
+              state = 'ok';
+              shaChecked = !!want;
+              if (!want) detail = '(published md5 and size; no sha256 yet)';
+            } catch (e) {
+              if (!(e instanceof CheckError)) throw e;
+              state = 'mismatch';
+              detail = e.message;
+            }
           }
         }
         if (where === null || state === 'mismatch') bad++;
         if (state === 'unverified') unverified++;
-        rows.push({ model: m.id, file: f.name, license: m.license, present: where !== null, path: where, state, ...(detail ? { detail } : {}), sha256_ok: state === 'ok' ? true : state === 'mismatch' ? false : null });
+        rows.push({ model: m.id, file: f.name, license: m.license, present: where !== null, path: where, state, ...(detail ? { detail } : {}), sha256_ok: state === 'ok' ? (shaChecked ? true : null) : state === 'mismatch' ? false : null });
       }
     }
     if (values.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
     else {
       const label: Record<string, string> = { missing: 'missing', present: 'present', ok: 'present (sha256 ok)', mismatch: 'present (MISMATCH)', unverified: 'present (unverified: no published or locked sha256)' };
-      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}\n`);
+      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.state === 'ok' && r.sha256_ok === null ? 'present (md5 and size ok)' : label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}\n`);
     }
     return action === 'verify' && (bad > 0 || (values.strict === true && unverified > 0)) ? 1 : 0;
   }
@@ -171,7 +178,7 @@ export async function run(argv: string[]): Promise<number> {
           const target = path.join(dest, m.id, f.name);
           const key = `${m.id}/${f.name}`;
           const locked = lock.get(key);
-          const expected = { ...(f.sha256 ?? locked?.sha256 ? { sha256: f.sha256 ?? locked!.sha256 } : {}), ...(f.size ?? locked?.size ? { size: f.size ?? locked!.size } : {}) };
+          const expected = { ...(f.sha256 ?? locked?.sha256 ? { sha256: f.sha256 ?? locked!.sha256 } : {}), ...(f.md5 ? { md5: f.md5 } : {}), ...(f.size ?? locked?.size ? { size: f.size ?? locked!.size } : {}) };
           if (!expected.sha256 && f.pin !== 'first-fetch') {
             process.stderr.write(`${key}: the manifest has no sha256 for it and does not mark it "pin": "first-fetch"; not fetched\n`);
             failed++;
@@ -192,7 +199,7 @@ export async function run(argv: string[]): Promise<number> {
             });
             if (tty) process.stderr.write('\r\x1b[K');
             if (!expected.sha256) await lock.set(key, { sha256: r.sha256, size: r.size, url: f.url, fetched_at: new Date().toISOString() });
-            process.stdout.write(`${key}: fetched to ${target}${r.resumedFrom ? ` (resumed at ${r.resumedFrom} bytes)` : ''}, ${expected.sha256 ? 'sha256 verified' : `first fetch: sha256 ${r.sha256} recorded in ${lock.file}`}\n`);
+            process.stdout.write(`${key}: fetched to ${target}${r.resumedFrom ? ` (resumed at ${r.resumedFrom} bytes)` : ''}, ${expected.sha256 ? 'sha256 verified' : `${expected.md5 ? 'size and published md5 verified, ' : ''}first fetch: sha256 ${r.sha256} recorded in ${lock.file}`}\n`);
           } catch (e) {
             if (tty) process.stderr.write('\r\x1b[K');
             process.stderr.write(`${key}: fetch failed from ${f.url}: ${(e as Error).message}${e instanceof CheckError ? ' (the download was discarded)' : ''}\n`);
