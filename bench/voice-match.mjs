@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { silentLogger } from '@dub/core';
 import { readWav, resample } from '@dub/media';
 import { EMBEDDING_ENGINES, resolveMfccStatsOptions } from '@dub/asr';
-import { analyzeVoice, createTtsEngine, spectralEnvelope, VoiceMatcher } from '@dub/voice';
+import { analyzeVoice, spectralEnvelope, TTS_ENGINES, VoiceMatcher } from '@dub/voice';
 import { MEDIA } from './lib/clips.mjs';
 
 const SPEAKERS = [
@@ -43,7 +43,7 @@ if (missing.length) {
 
 const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-voice-'));
 const ctx = { logger: silentLogger };
-const engine = await createTtsEngine('espeak-ng', { tmpDir: dir });
+const engine = await TTS_ENGINES.create('espeak-ng', { 'espeak-ng': { tmpDir: dir } }, { models: {} });
 const matcher = new VoiceMatcher(engine);
 const embedder = await (await EMBEDDING_ENGINES.mfcc())(resolveMfccStatsOptions(), {});
 

@@ -86,6 +86,32 @@ describe('EngineRegistry', () => {
     expect(engineRecordOf(await r.resolve('offline', 'en-US', env), 'cuda')).toEqual({ id: 'offline', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=offline' });
   });
 
+  it('auto tries only the preference list: an engine left out runs only when named', async () => {
+    const r = defineEngineRegistry<string, void>({
+      stage: 's', envVar: 'DUB_S_ENGINE', preference: ['b'],
+      entries: [{ id: 'a', supports: () => ({ ok: true, reason: 'a runs' }), create: async () => 'a' }, { id: 'b', supports: () => ({ ok: true, reason: 'b runs' }), create: async () => 'b' }],
+    });
+    expect(r.ids).toEqual(['a', 'b']);
+    expect((await r.resolve('auto', 'en-US', env)).record).toEqual({ id: 'b', selected: 'auto', reason: 'auto: b runs' });
+    expect((await r.resolve('a', 'en-US', env)).id).toBe('a');
+    expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', preference: ['z'], entries: [{ id: 'a', supports: () => ({ ok: true }), create: async () => 1 }] })).toThrow(/unknown engine z/);
+  });
+
+  it('an engine auto passes over on this host is said in a note; a silent one (not installed, optional) is not the reason', async () => {
+    const r = defineEngineRegistry<string, void>({
+      stage: 's', envVar: 'DUB_S_ENGINE',
+      entries: [
+        { id: 'gpu', supports: (l) => (l === 'en-US' ? { ok: true, auto: false, note: 'gpu is installed but auto uses it only on CUDA' } : { ok: false, silent: true, reason: 'gpu is not installed' }), create: async () => 'gpu' },
+        { id: 'model', supports: () => ({ ok: false, reason: 'no model here (npx dub models fetch m)' }), create: async () => 'model' },
+        { id: 'offline', supports: () => ({ ok: true }), create: async () => 'offline' },
+      ],
+    });
+    expect((await r.resolve('auto', 'en-US', env)).reason).toBe('auto: no model here (npx dub models fetch m); gpu is installed but auto uses it only on CUDA');
+    expect((await r.resolve('auto', 'fr-FR', env)).reason).toBe('auto: no model here (npx dub models fetch m)');
+    expect((await r.resolve('gpu', 'en-US', env)).record).toEqual({ id: 'gpu', selected: 'explicit', reason: 'DUB_S_ENGINE=gpu' });
+    await expect(r.resolve('gpu', 'fr-FR', env)).rejects.toMatchObject({ code: 'engine_unavailable', message: 'DUB_S_ENGINE=gpu: gpu is not installed' });
+  });
+
   it('refuses duplicate ids and says why when no engine runs the locale', async () => {
     expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', entries: [{ id: 'a', supports: () => ({ ok: true }), create: async () => 1 }, { id: 'a', supports: () => ({ ok: true }), create: async () => 2 }] })).toThrow(/duplicate/);
     const none = defineEngineRegistry<number, void>({ stage: 'asr', envVar: 'DUB_ASR_ENGINE', entries: [{ id: 'a', supports: (l) => ({ ok: false, reason: `a does not speak ${l}` }), create: async () => 1 }] });

@@ -1,8 +1,8 @@
 /**
  * One registry shape for every stage that has engines (separation, voice activity, speech
  * recognition, speaker embedding, translation, speech synthesis, voice conversion, lips): an
- * ordered list of entries `{ id, supports(locale, env), create(options, env), installHint }`,
- * best first, and one `resolve(choice, locale, env)` that turns `auto` or an explicit id into the
+ * list of entries `{ id, supports(locale, env), create(options, env), installHint }` with the
+ * order `auto` tries them in (best first), and one `resolve(choice, locale, env)` that turns `auto` or an explicit id into the
  * engine that runs, its model files' identity and the reason, as an EngineRecord.
  *
  * - `auto` picks the first entry that supports the locale here (its model files resolve, its tool
@@ -29,6 +29,10 @@ export type EngineSupport =
       reason?: string;
       /** Absolute paths of the model files it loads, first the main one (for the record and cache keys). */
       files?: string[];
+      /** false: it runs when named, but `auto` passes over it here (e.g. Chatterbox on a CPU host). */
+      auto?: boolean;
+      /** Said after the reason `auto` gives when it passes over this engine. */
+      note?: string;
     }
   | {
       ok: false;
@@ -36,6 +40,10 @@ export type EngineSupport =
       reason: string;
       /** The error an explicit choice of this engine throws (a ModelMissingError from the resolver). */
       error?: DubError;
+      /** `auto` passes over it without giving this as its reason (an optional engine that is not installed). */
+      silent?: boolean;
+      /** Said after the reason `auto` gives when it passes over this engine. */
+      note?: string;
     };
 
 export interface EngineEntry<E, O, Env extends EngineHost = EngineHost> {
@@ -67,8 +75,10 @@ export interface EngineRegistry<E, O, Env extends EngineHost = EngineHost> {
   readonly stage: string;
   /** Environment variable that names the engine (DUB_TTS_ENGINE, ...). */
   readonly envVar: string;
-  /** Entries in order of preference, best first. */
+  /** Every entry, in the order the registry lists them. */
   readonly entries: readonly EngineEntry<E, O, Env>[];
+  /** Ids `auto` tries, best first (an engine left out runs only when named). */
+  readonly preference: readonly string[];
   readonly ids: readonly string[];
   has(id: string): boolean;
   /** The entry, or a ValidationError naming the known ids. */
@@ -120,13 +130,18 @@ export interface EngineRegistryOptions<E, O, Env extends EngineHost> {
   stage: string;
   envVar: string;
   entries: readonly EngineEntry<E, O, Env>[];
+  /** Ids `auto` tries, best first (default: every entry in order). */
+  preference?: readonly string[];
 }
 
-/** Build a registry from its entries (best first). */
+/** Build a registry from its entries. */
 export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(o: EngineRegistryOptions<E, O, Env>): EngineRegistry<E, O, Env> {
   const byId = new Map(o.entries.map((e) => [e.id, e] as const));
   if (byId.size !== o.entries.length) throw new Error(`${o.stage}: duplicate engine ids`);
   const ids = o.entries.map((e) => e.id);
+  const preference = o.preference ?? ids;
+  for (const id of preference) if (!byId.has(id)) throw new Error(`${o.stage}: preference names an unknown engine ${id}`);
+  const preferred = preference.map((id) => byId.get(id)!);
   const get = (id: string): EngineEntry<E, O, Env> => {
     const e = byId.get(id);
     if (!e) throw new ValidationError(`${o.envVar}="${id}" is not an engine: auto, ${ids.join(', ')}`, { field: o.envVar });
@@ -137,6 +152,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
     envVar: o.envVar,
     entries: Object.freeze([...o.entries]),
     ids: Object.freeze(ids),
+    preference: Object.freeze([...preference]),
     has: (id: string) => byId.has(id),
     get,
     create: (id: string, options: O, env: Env) => get(id).create(options, env),
@@ -153,18 +169,22 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         return { id: entry.id, entry, selected: 'explicit', reason, models, record: recordOf(entry.id, 'explicit', reason, models) };
       }
       const skipped: string[] = [];
-      for (const entry of o.entries) {
+      const passed: string[] = [];
+      const notes: string[] = [];
+      for (const entry of preferred) {
         const s = await entry.supports(locale, env);
-        if (!s.ok) {
-          skipped.push(s.reason);
+        if (!s.ok || s.auto === false) {
+          if (!s.ok) skipped.push(s.reason);
+          if (!s.ok && !s.silent) passed.push(s.reason);
+          if (s.note) notes.push(s.note);
           continue;
         }
-        const why = skipped.length ? `${skipped[0]}${entry.fallbackNote ? ` (${entry.fallbackNote})` : ''}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
-        const reason = `auto: ${why}`;
+        const why = passed.length ? `${passed[0]}${entry.fallbackNote ? ` (${entry.fallbackNote})` : ''}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
+        const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
         const models = await identities(s.files);
         return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, 'auto', reason, models) };
       }
-      throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${o.entries.map((e, i) => `${e.id}: ${skipped[i]}`).join('; ')})`, { details: { stage: o.stage } });
+      throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${skipped.join('; ')})`, { details: { stage: o.stage } });
     },
   });
 }

@@ -28,7 +28,7 @@ import {
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
 import { VOICE_OVER_DEFAULTS } from '@dub/mix';
-import { createTtsEngine, detectStretchers, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { detectStretchers, TTS_ENGINES, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -37,7 +37,23 @@ import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './ge
 import { placeLines, type Placement } from './generate-placement.js';
 import type { Shortening } from './generate-quality.js';
 import { shortenerFor, type Shortener } from './generate-shorten.js';
-import { resolveTtsEngine, resolveVoiceConversion, type TtsEngineChoice, type VoiceConversionChoice } from './engine-choice.js';
+import { engineHost } from './engine-choice.js';
+
+/** The TTS engine a generate runs, why, and its voice model's identity (Piper). */
+export interface TtsEngineChoice {
+  id: TtsEngineId;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  models: ModelIdentity[];
+}
+
+/** The voice conversion a generate runs after synthesis (openvoice or none), why, and its files' identity (tone_clone_model first). */
+export interface VoiceConversionChoice {
+  id: string;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  models: ModelIdentity[];
+}
 import type { GenerateVersionOptions } from './generate.js';
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
@@ -119,27 +135,27 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   // An explicit Chatterbox is resolved here so a missing export fails before any stage runs.
   const ttsChoice: TtsEngineChoice = opts.tts?.engine
     ? opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir
-      ? await resolveTtsEngine('chatterbox', job.locale, rt.config.modelsDir)
-      : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}` }
-    : await resolveTtsEngine('auto', job.locale, rt.config.modelsDir, rt.config.device);
+      ? await resolveTts('chatterbox', job.locale, rt)
+      : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
+    : await resolveTts('auto', job.locale, rt);
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
-  const resolved = await resolveVoiceConversion(opts.voiceConversion ?? 'auto', rt.config.modelsDir);
+  const resolved: VoiceConversionChoice = await VOICE_CONVERSION_ENGINES.resolve(opts.voiceConversion ?? 'auto', job.locale, engineHost(rt.config.modelsDir));
   // A cloning engine already speaks in each speaker's voice: auto converts nothing after it.
   const conversion: VoiceConversionChoice =
-    engineId === 'chatterbox' && resolved.id === 'openvoice' && resolved.selected === 'auto' ? { id: 'none', selected: 'auto', reason: 'auto: Chatterbox clones each speaker\'s voice itself; no voice conversion after it' } : resolved;
+    engineId === 'chatterbox' && resolved.id === 'openvoice' && resolved.selected === 'auto' ? { id: 'none', selected: 'auto', reason: 'auto: Chatterbox clones each speaker\'s voice itself; no voice conversion after it', models: [] } : resolved;
   let converter: ToneColorConverter | undefined;
   let engine: TtsEngine | undefined;
   const getEngine = async (): Promise<TtsEngine> => {
     if (engine) return engine;
     const base = await createEngine(engineId, opts.tts?.config, rt, { referenceFile: local, media });
     if (conversion.id !== 'openvoice') return (engine = base);
-    converter = await ToneColorConverter.load({ dir: conversion.dir!, sessions: sessionCacheOf(rt.sessions), device: rt.config.device });
+    converter = (await VOICE_CONVERSION_ENGINES.create('openvoice', { dir: path.dirname(conversion.models[0]!.file), sessions: sessionCacheOf(rt.sessions), device: rt.config.device }, engineHost(rt.config.modelsDir)))!;
     return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
   };
   try {
     // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
-    const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.model?.file ?? (await getEngine()).modelFile?.(job.locale));
+    const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.models[0]?.file ?? (await getEngine()).modelFile?.(job.locale));
     const ttsModel = ttsModelFile ? await modelIdentity(ttsModelFile) : undefined;
     const loaded = await loadScript(rt.store, job.script_key);
     const script = input.editScript ? input.editScript(loaded) : loaded;
@@ -163,7 +179,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const speakers = speakersOf(transcript, script);
     const voices = await runner.run<VoicePlan>(
       'voices',
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.model?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
       async (out, ctx) => {
         const e = await getEngine();
         return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, ...(converter ? { converter } : {}) }, ctx);
@@ -191,7 +207,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const capped = engineId === 'chatterbox';
     const utter = async (text: string, voice: VoiceSettings, slot?: SegmentSlot): Promise<StageResult<UtteranceArtifact>> => {
       const maxSeconds = capped && slot ? round6(maxLineSeconds(slot, speedLimit)) : undefined;
-      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx, async (out) => {
+      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx, async (out) => {
         const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx);
         const file = path.join(out.dir, 'utterance.wav');
         await writeWav(file, audio, { format: 'float32' });
@@ -262,7 +278,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       if (!(p.seconds > 0)) continue; // cut entirely at the end of the video (said in the report)
       if (input.only !== undefined && p.id !== input.only) continue; // one line (re-dub): the others are placed, not fitted
       const fitSeconds = p.seconds + p.truncated;
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.model?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
       placed.result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
         const natural = await readWav(await local(u.files['utterance.wav']!));
         const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
@@ -318,14 +334,21 @@ export function maxLineSeconds(slot: SegmentSlot, speedLimit: number): number {
 }
 
 function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: JobRuntime, io: { referenceFile(key: string): Promise<string>; media: MediaToolOptions }): Promise<TtsEngine> {
+  const host = engineHost(rt.config.modelsDir);
   if (id === 'chatterbox') {
     // a voice's reference is the speaker's reference clip key in the blob store
-    return createTtsEngine('chatterbox', { ...config?.chatterbox, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device, tmpDir: rt.config.tmpDir, referenceFile: io.referenceFile, media: io.media });
+    return TTS_ENGINES.create('chatterbox', { chatterbox: { ...config?.chatterbox, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device, tmpDir: rt.config.tmpDir, referenceFile: io.referenceFile, media: io.media } }, host);
   }
   if (id === 'piper') {
-    return createTtsEngine('piper', { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device });
+    return TTS_ENGINES.create('piper', { piper: { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device } }, host);
   }
-  return createTtsEngine(id, { tmpDir: rt.config.tmpDir, ...config?.[id] } as never);
+  return TTS_ENGINES.create(id, { [id]: { tmpDir: rt.config.tmpDir, ...config?.[id] } } as TtsEngineConfig, host);
+}
+
+/** The TTS engine of a generate: the registry's choice on this host's models and device. */
+async function resolveTts(choice: string, locale: string, rt: JobRuntime): Promise<TtsEngineChoice> {
+  const r = await TTS_ENGINES.resolve(choice, locale, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
+  return { id: r.id as TtsEngineId, selected: r.selected, reason: r.reason, models: r.models };
 }
 
 export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;

@@ -11,11 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobKeys, FsBlobStore, loadConfig, silentLogger, type EmittedEvent, type GenerateVersionJob, type JobRuntime, type Transcript, type VersionScript } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, writeWav } from '@dub/media';
-import { medianPitch, semitones, speechExtent } from '@dub/voice';
+import { medianPitch, semitones, speechExtent, TTS_ENGINES } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
-import { engineChoiceFromEnv, generateOptionsOf, resolveTtsEngine } from './engine-choice.js';
+import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
 
 const ASSET = 'ast_generatetest';
 const VERSION = 'ver_generatetest';
@@ -438,8 +438,8 @@ describe('voice cloning (Chatterbox Multilingual) by DUB_TTS_ENGINE=chatterbox',
     // "Install" the export: the tiny stand-in with its signature.
     const cbDir = path.join(modelsDir, 'chatterbox-multilingual');
     await fsp.cp(path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'chatterbox-tiny'), cbDir, { recursive: true });
-    expect(await resolveTtsEngine('auto', 'es-ES', modelsDir, 'cuda')).toMatchObject({ id: 'chatterbox', selected: 'auto', reason: expect.stringMatching(/installed and the device is cuda/), model: { model: 'language_model.onnx' } });
-    expect(await resolveTtsEngine('auto', 'ca-ES', modelsDir, 'cuda')).toMatchObject({ id: 'espeak-ng' });
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'chatterbox', selected: 'auto', reason: expect.stringMatching(/installed and the device is cuda/), model: 'language_model.onnx' });
+    expect((await TTS_ENGINES.resolve('auto', 'ca-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'espeak-ng' });
     const auto: EmittedEvent[] = [];
     await generateVersion(job(41), rt(auto));
     expect(generated(auto).engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/Chatterbox Multilingual is installed but auto uses it only on a CUDA device/) });

@@ -162,8 +162,8 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       tts: ttsModel
         ? await modelEngineRecord(engineId, ttsModel.file, { selected: ttsChoice.selected, reason: ttsChoice.reason, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })
         : { id: engineId, selected: ttsChoice.selected, reason: ttsChoice.reason },
-      voice_conversion: conversion.model
-        ? { ...(await modelEngineRecord('openvoice', conversion.model.file, { selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.model.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.files!.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
+      voice_conversion: conversion.models[0]
+        ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.models[0].file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
         : { id: 'none', selected: conversion.selected, reason: conversion.reason },
     };
     if (withLips) {

@@ -4,7 +4,7 @@
  *   import { synthesize } from '@dub/voice';
  */
 export { DEFAULT_VOICE, type VoiceSettings, type SynthesisRequest, type TtsCapabilities, type TtsEngine } from './types.js';
-export { TTS_ENGINES, TTS_ENGINE_IDS, DEFAULT_TTS_ENGINE, createTtsEngine, isTtsEngineId, type TtsEngineConfig, type TtsEngineId } from './registry.js';
+export { TTS_ENGINES, TTS_ENGINE_IDS, DEFAULT_TTS_ENGINE, isTtsEngineId, VOICE_CONVERSION_ENGINES, VOICE_CONVERSION_IDS, type TtsEngineConfig, type TtsEngineId } from './registry.js';
 export { synthesize, resolveSynthesizeOptions, type SynthesizeOptions, type ResolvedSynthesizeOptions } from './synthesize.js';
 export { EspeakEngine, createEspeakEngine, espeakArgs, espeakVoiceName, ESPEAK_SAMPLE_RATE, type EspeakEngineOptions } from './engines/espeak-engine.js';
 export { PiperEngine, createPiperEngine, PIPER_DEFAULT_VOICES, type PiperEngineOptions } from './engines/piper-engine.js';
@@ -26,7 +26,6 @@ export { anonymizedTarget, checkAnonymization, MAX_SHIFT_SEMITONES, type Anonymi
 export { listLibraryVoices, getLibraryVoice, libraryVoiceSettings, LIBRARY_FILE, type LibraryVoice } from './library.js';
 export { fitDuration, resolveFitOptions, type FitDurationOptions, type FitResult } from './fit-duration.js';
 export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } from './stretch.js';
-export { VOICE_CLONERS, type VoiceCloner, type SpeakerEmbedding } from './cloner.js';
 export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';
 export { ToneColorConverter, withToneConversion, openVoiceSpectrogram, readOpenVoiceConfig, OPENVOICE_MODEL_ID, OPENVOICE_FILES, TONE_SIZE, type OpenVoiceConfig, type OpenVoiceOptions } from './engines/openvoice.js';
 export {

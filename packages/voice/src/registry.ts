@@ -1,11 +1,21 @@
 /**
- * TTS engines by id, loaded lazily: importing @dub/voice loads neither onnxruntime nor any
- * model. Each factory gets its own section of TtsEngineConfig.
+ * The voice stage's engines in the one registry shape of @dub/core (EngineRegistry), loaded
+ * lazily: importing @dub/voice loads neither onnxruntime nor any model.
+ *
+ * - TTS_ENGINES (DUB_TTS_ENGINE): `auto` takes Chatterbox Multilingual when its export is installed,
+ *   it speaks the locale and the device is CUDA; else Piper when the locale's default voice is
+ *   installed; else espeak-ng (offline, every target locale). Each engine's `create` gets its own
+ *   section of TtsEngineConfig.
+ * - VOICE_CONVERSION_ENGINES (DUB_VOICE_CONVERSION): OpenVoice V2's tone-colour converter when
+ *   its export is installed, else none.
  */
-import { ValidationError } from '@dub/core';
-import type { EspeakEngineOptions } from './engines/espeak-engine.js';
-import type { PiperEngineOptions } from './engines/piper-engine.js';
+import { defineEngineRegistry, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
+import { chatterboxLanguage } from './engines/chatterbox-text.js';
 import type { ChatterboxOptions } from './engines/chatterbox.js';
+import type { EspeakEngineOptions } from './engines/espeak-engine.js';
+import type { OpenVoiceOptions, ToneColorConverter } from './engines/openvoice.js';
+import type { PiperEngineOptions } from './engines/piper-engine.js';
+import { PIPER_DEFAULT_VOICES } from './engines/piper-voices.js';
 import type { TtsEngine } from './types.js';
 
 export interface TtsEngineConfig {
@@ -16,26 +26,94 @@ export interface TtsEngineConfig {
 
 export type TtsEngineId = keyof TtsEngineConfig;
 
-type Factory<K extends TtsEngineId> = (opts: TtsEngineConfig[K]) => Promise<TtsEngine>;
-
-export const TTS_ENGINES: { [K in TtsEngineId]-?: Factory<K> } = {
-  'espeak-ng': async (o) => (await import('./engines/espeak-engine.js')).createEspeakEngine(o ?? {}),
-  piper: async (o) => (await import('./engines/piper-engine.js')).createPiperEngine(o ?? {}),
-  chatterbox: async (o) => (await import('./engines/chatterbox.js')).createChatterboxEngine(o ?? {}),
-};
-
-export const TTS_ENGINE_IDS = Object.keys(TTS_ENGINES) as TtsEngineId[];
-
 /** The default engine here: real offline synthesis for every target locale, no model download. */
 export const DEFAULT_TTS_ENGINE: TtsEngineId = 'espeak-ng';
 
-export function isTtsEngineId(id: string): id is TtsEngineId {
-  return (TTS_ENGINE_IDS as string[]).includes(id);
+/** What the TTS engines' `supports` see: where models are, and the device (Chatterbox runs in `auto` only on CUDA). */
+export interface TtsEngineHost extends EngineHost {
+  device?: DeviceChoice;
 }
 
-/** Build engine `id` with its options. */
-export function createTtsEngine<K extends TtsEngineId>(id: K, opts?: TtsEngineConfig[K]): Promise<TtsEngine> {
-  const f = TTS_ENGINES[id] as Factory<K> | undefined;
-  if (!f) return Promise.reject(new ValidationError(`unknown TTS engine "${String(id)}" (known: ${TTS_ENGINE_IDS.join(', ')})`, { field: 'engine' }));
-  return f(opts);
+const CHATTERBOX = { id: 'chatterbox-multilingual', graphs: ['language_model.onnx', 'speech_encoder.onnx', 'embed_tokens.onnx', 'conditional_decoder.onnx', 'tokenizer.json'] };
+
+/**
+ * Chatterbox Multilingual (zero-shot cloning of each speaker's voice): `auto` takes it when its
+ * export is installed, it speaks the locale and the device is CUDA (on CPU it is far too slow for
+ * a dub: a 0.5 B-parameter language model decoding 25 tokens per second of speech).
+ */
+function chatterboxSupport(locale: string | undefined, env: TtsEngineHost): EngineSupport {
+  const device = env.device ?? 'cpu';
+  if (!locale || !chatterboxLanguage(locale)) {
+    const reason = `Chatterbox Multilingual does not speak ${locale}`;
+    return { ok: false, silent: true, reason, error: new ValidationError(`DUB_TTS_ENGINE=chatterbox: ${reason}`, { field: 'DUB_TTS_ENGINE' }) };
+  }
+  const s = modelSupport(CHATTERBOX.id, CHATTERBOX.graphs, env.models, { ok: `Chatterbox Multilingual is installed and the device is ${device} (each speaker's voice cloned from their reference clip)`, missing: `no Chatterbox export here (npx dub models fetch ${CHATTERBOX.id})` });
+  if (!s.ok) return { ...s, silent: true };
+  // The record names the language model; the other graphs are checked, not recorded.
+  const files = s.files!.slice(0, 1);
+  if (device === 'cpu') return { ok: true, files, auto: false, note: 'Chatterbox Multilingual is installed but auto uses it only on a CUDA device (DUB_DEVICE=cuda), it is far too slow on CPU (DUB_TTS_ENGINE=chatterbox forces it)' };
+  return { ...s, files };
 }
+
+function piperSupport(locale: string | undefined, env: EngineHost): EngineSupport {
+  const voice = locale ? PIPER_DEFAULT_VOICES[locale] : undefined;
+  if (!voice) {
+    const reason = `no Piper voice is listed for ${locale}`;
+    return { ok: false, reason, error: new ValidationError(`DUB_TTS_ENGINE=piper: ${reason} (voices: ${Object.keys(PIPER_DEFAULT_VOICES).join(', ')})`, { field: 'DUB_TTS_ENGINE' }) };
+  }
+  const id = `piper-${voice}`;
+  const s = modelSupport(id, [`${voice}.onnx`, `${voice}.onnx.json`], env.models, { ok: `the Piper voice ${voice} is installed`, missing: `no Piper voice here (npx dub models fetch ${id})` });
+  // The record names the voice model; its config is checked, not recorded.
+  return s.ok ? { ...s, files: s.files!.slice(0, 1) } : s;
+}
+
+export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHost> = defineEngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHost>({
+  stage: 'tts',
+  envVar: 'DUB_TTS_ENGINE',
+  preference: ['chatterbox', 'piper', 'espeak-ng'],
+  entries: [
+    {
+      id: 'espeak-ng',
+      installHint: 'apt-get install espeak-ng',
+      supports: () => ({ ok: true, reason: 'espeak-ng speaks every target locale (offline, no weights)' }),
+      create: async (c) => (await import('./engines/espeak-engine.js')).createEspeakEngine(c['espeak-ng'] ?? {}),
+    },
+    {
+      id: 'piper',
+      installHint: 'npx dub models fetch piper-<voice>',
+      supports: piperSupport,
+      create: async (c) => (await import('./engines/piper-engine.js')).createPiperEngine(c.piper ?? {}),
+    },
+    {
+      id: 'chatterbox',
+      installHint: `npx dub models fetch ${CHATTERBOX.id}`,
+      supports: chatterboxSupport,
+      create: async (c) => (await import('./engines/chatterbox.js')).createChatterboxEngine(c.chatterbox ?? {}),
+    },
+  ],
+});
+
+export const TTS_ENGINE_IDS = TTS_ENGINES.ids as readonly TtsEngineId[];
+
+export function isTtsEngineId(id: string): id is TtsEngineId {
+  return TTS_ENGINES.has(id);
+}
+
+const OPENVOICE = { id: 'openvoice-v2-tone-clone', files: ['tone_clone_model.onnx', 'tone_color_extract_model.onnx', 'configuration.json'] };
+
+/** Voice conversion after synthesis: the engine is a loaded converter, or null for `none`. */
+export const VOICE_CONVERSION_ENGINES: EngineRegistry<ToneColorConverter | null, OpenVoiceOptions> = defineEngineRegistry<ToneColorConverter | null, OpenVoiceOptions>({
+  stage: 'voice_conversion',
+  envVar: 'DUB_VOICE_CONVERSION',
+  entries: [
+    {
+      id: 'openvoice',
+      installHint: `npx dub models fetch ${OPENVOICE.id}`,
+      supports: (_locale, env) => modelSupport(OPENVOICE.id, OPENVOICE.files, env.models, { ok: 'the OpenVoice V2 tone-colour converter is installed', missing: `no voice conversion model here (npx dub models fetch ${OPENVOICE.id})` }),
+      create: async (o) => (await import('./engines/openvoice.js')).ToneColorConverter.load(o),
+    },
+    { id: 'none', supports: () => ({ ok: true, reason: 'no voice conversion' }), create: async () => null },
+  ],
+});
+
+export const VOICE_CONVERSION_IDS = VOICE_CONVERSION_ENGINES.ids as readonly ('openvoice' | 'none')[];

@@ -5,7 +5,7 @@
  */
 import { getLocale, resolveContext, ValidationError, type PartialContext } from '@dub/core';
 import type { PlanarAudio } from '@dub/media';
-import { createTtsEngine, DEFAULT_TTS_ENGINE, type TtsEngineConfig, type TtsEngineId } from './registry.js';
+import { DEFAULT_TTS_ENGINE, TTS_ENGINES, type TtsEngineConfig, type TtsEngineId } from './registry.js';
 import { getLibraryVoice, libraryVoiceSettings } from './library.js';
 import { DEFAULT_VOICE, type TtsEngine, type VoiceSettings } from './types.js';
 
@@ -43,7 +43,7 @@ export function resolveSynthesizeOptions(o: SynthesizeOptions): ResolvedSynthesi
 export async function synthesize(text: string, options: SynthesizeOptions, context: PartialContext = {}): Promise<PlanarAudio> {
   const ctx = resolveContext(context);
   const o = resolveSynthesizeOptions(options);
-  const engine = options.engineInstance ?? (await createTtsEngine(o.engine, options.engineConfig?.[o.engine] as never));
+  const engine = options.engineInstance ?? (await TTS_ENGINES.create(o.engine, options.engineConfig ?? {}, { models: {} }));
   try {
     return await engine.synthesize({ text, locale: o.locale, voice: o.voice, speed: o.speed }, ctx);
   } finally {

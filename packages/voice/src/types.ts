@@ -1,7 +1,7 @@
 /**
  * The speech synthesis contract: text in one contract locale and a voice description in, mono
  * float audio out. Engines implement `TtsEngine`; callers use `synthesize()` or an engine from
- * `createTtsEngine()`.
+ * `TTS_ENGINES.create()`.
  */
 import type { PlanarAudio } from '@dub/media';
 import type { StageContext } from '@dub/core';

@@ -5,7 +5,7 @@
  * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, resolveModelFile, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, separationGraph, resolveSpeakerEngine, resolveTtsEngine, resolveVoiceConversion } from '@dub/pipeline';
+import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationGraph, resolveSpeakerEngine } from '@dub/pipeline';
 import { parseCommand, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -86,13 +86,13 @@ export async function run(argv: string[]): Promise<number> {
   const support = await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
   rows.push({ stage: 'translation', engine: pair.engine, why: `from ${pair.from}`, device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
 
-  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID } = await import('@dub/voice');
+  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
   const piperVoice = PIPER_DEFAULT_VOICES[values.to];
   const piperId = piperVoice ? `piper-${piperVoice}` : undefined;
   const piperPresent = piperId ? modelPresent(piperId, dir) : false;
   let ttsId = '';
   try {
-    const tts = await resolveTtsEngine(choice.tts, values.to, dir, config.device);
+    const tts = await TTS_ENGINES.resolve(choice.tts, values.to, { ...engineHost(dir), device: config.device });
     ttsId = tts.id;
     const why = tts.selected === 'explicit' ? 'DUB_TTS_ENGINE' : tts.id === 'chatterbox' ? 'auto: installed and the device is CUDA' : tts.id === 'piper' ? 'auto: its voice is installed' : 'auto: the offline default';
     rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...(tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {}) });
@@ -115,7 +115,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   try {
-    const vc = await resolveVoiceConversion(choice.voiceConversion, dir);
+    const vc = await VOICE_CONVERSION_ENGINES.resolve(choice.voiceConversion, values.to, engineHost(dir));
     rows.push({ stage: 'voice conversion', engine: vc.id, why: vc.reason.replace(/ \(npx dub models fetch [^)]*\)$/, ''), device: vc.id === 'openvoice' ? device : '-', ok: true, ...(vc.id === 'none' && choice.voiceConversion === 'auto' ? { fix: `${fetch('openvoice-v2-tone-clone')} (each line in the speaker's tone colour)` } : {}) });
   } catch (e) {
     rows.push({ stage: 'voice conversion', engine: 'openvoice', why: 'DUB_VOICE_CONVERSION', device, ok: false, fix: (e as Error).message.split('\n')[0]! });

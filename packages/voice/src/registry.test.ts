@@ -1,0 +1,44 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ModelMissingError, ValidationError, type EngineRegistry } from '@dub/core';
+import { TTS_ENGINES, VOICE_CONVERSION_ENGINES } from './registry.js';
+
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-voice-registry-'));
+afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+const host = { models: { modelsDir: dir } };
+
+describe('voice engine registries', () => {
+  it('are @dub/core EngineRegistry values with their stage and variable', () => {
+    const all: EngineRegistry<unknown, never>[] = [TTS_ENGINES as never, VOICE_CONVERSION_ENGINES as never];
+    expect(TTS_ENGINES.preference).toEqual(['chatterbox', 'piper', 'espeak-ng']);
+    expect(all.map((r) => [r.stage, r.envVar, r.ids])).toEqual([
+      ['tts', 'DUB_TTS_ENGINE', ['espeak-ng', 'piper', 'chatterbox']],
+      ['voice_conversion', 'DUB_VOICE_CONVERSION', ['openvoice', 'none']],
+    ]);
+  });
+
+  it('tts: auto is espeak-ng without a Piper voice (naming its fetch), Piper once the voice is in place; explicit piper without it fails naming the fetch', async () => {
+    const before = await TTS_ENGINES.resolve('auto', 'es-ES', host);
+    expect(before.record).toEqual({ id: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)' });
+    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', host)).record).toEqual({ id: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice is listed for ja-JP' });
+    const e = await TTS_ENGINES.resolve('piper', 'es-ES', host).catch((x: unknown) => x);
+    expect(e).toBeInstanceOf(ModelMissingError);
+    expect((e as Error).message).toMatch(/npx dub models fetch piper-es_ES-davefx-medium/);
+    await expect(TTS_ENGINES.resolve('piper', 'ja-JP', host)).rejects.toBeInstanceOf(ValidationError);
+    fs.mkdirSync(path.join(dir, 'piper-es_ES-davefx-medium'));
+    fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx'), 'voice');
+    fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx.json'), '{}');
+    const after = await TTS_ENGINES.resolve('auto', 'es-ES', host);
+    expect(after.record).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', size: 5, selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    expect(after.record.files).toBeUndefined();
+    expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
+  });
+
+  it('voice conversion: none with the fetch command when OpenVoice is absent; explicit openvoice fails naming it', async () => {
+    expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'none', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
+    expect((await VOICE_CONVERSION_ENGINES.resolve('none', 'es-ES', host)).record).toEqual({ id: 'none', selected: 'explicit', reason: 'DUB_VOICE_CONVERSION=none' });
+    await expect(VOICE_CONVERSION_ENGINES.resolve('openvoice', 'es-ES', host)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch openvoice-v2-tone-clone/) });
+  });
+});
