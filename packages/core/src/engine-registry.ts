@@ -155,7 +155,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
     preference: Object.freeze([...preference]),
     has: (id: string) => byId.has(id),
     get,
-    create: (id: string, options: O, env: Env) => get(id).create(options, env),
+    create: async (id: string, options: O, env: Env) => get(id).create(options, env),
     async resolve(choice: string, locale: string | undefined, env: Env): Promise<ResolvedEngine<E, O, Env>> {
       if (choice !== 'auto') {
         const entry = get(choice);
@@ -174,7 +174,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
       for (const entry of preferred) {
         const s = await entry.supports(locale, env);
         if (!s.ok || s.auto === false) {
-          if (!s.ok) skipped.push(s.reason);
+          if (!s.ok) skipped.push(`${entry.id}: ${s.reason}`);
           if (!s.ok && !s.silent) passed.push(s.reason);
           if (s.note) notes.push(s.note);
           continue;

@@ -6,7 +6,7 @@
 export type { PreparedLips, LipsEngine, LipsContext, FaceTrack, DubbedSpeech, TimedWord, LipsRenderOptions, LipsRenderResult, LipsEncodeOptions, WithLimit } from './types.js';
 export { lipSync, detectFaces, type LipSyncRequest, type LipSyncResult } from './lip-sync.js';
 export { resolveLipsOptions, LIPS_PROFILES, type LipsOptions, type ResolvedLipsOptions, type LipsEngineId, type LipsProfile } from './options.js';
-export { LIPS_ENGINES, LIPS_ENGINE_IDS, OFFLINE_LIPS_ENGINE, createLipsEngine, chooseLipsEngine, isLipsEngineId, hasWav2LipModel, type LipsEngineConfig } from './registry.js';
+export { LIPS_ENGINES, LIPS_ENGINE_IDS, OFFLINE_LIPS_ENGINE, isLipsEngineId, hasWav2LipModel, lipsEngineHost, type LipsEngineConfig, type LipsEngineHost } from './registry.js';
 export { BlazeFaceDetector, BLAZEFACE_MODEL_ID, BLAZEFACE_FILES, type BlazeFaceOptions, type BlazeFaceRange, type FaceDetection } from './face/blazeface.js';
 export { anchorLayers, generateAnchors, BLAZEFACE_STRIDES, type Anchor, type AnchorLayer } from './face/anchors.js';
 export { decodeDetections, weightedNms, iou, KEYPOINT, type Detection, type Point } from './face/decode.js';

@@ -7,7 +7,7 @@ import { silentLogger, ValidationError } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { lipSync } from './lip-sync.js';
 import { resolveLipsOptions, LIPS_PROFILES } from './options.js';
-import { chooseLipsEngine, createLipsEngine, LIPS_ENGINE_IDS } from './registry.js';
+import { LIPS_ENGINES, LIPS_ENGINE_IDS, lipsEngineHost } from './registry.js';
 import { dubbedSpeech, requireBlazeFace, TALKING_HEAD, TINY_WAV2LIP, trim } from './media.test-helper.js';
 import { describeWithMedia } from '../../../test/support/media.js';
 
@@ -44,10 +44,15 @@ describeWithMedia(['talking-head-480.mp4'], 'lipSync on a real talking head', ()
     });
 
     it('real_face picks wav2lip when its model resolves, viseme-warp otherwise; unknown engines are refused', async () => {
-      expect(await chooseLipsEngine(resolveLipsOptions({ searchDirs: [dir] }), silentLogger)).toBe('viseme-warp');
-      expect(await chooseLipsEngine(resolveLipsOptions({ wav2lip: { modelPath: TINY_WAV2LIP } }), silentLogger)).toBe('wav2lip');
-      expect(await chooseLipsEngine(resolveLipsOptions({ engine: 'viseme-warp', wav2lip: { modelPath: TINY_WAV2LIP } }), silentLogger)).toBe('viseme-warp');
-      await expect(createLipsEngine('nope' as never)).rejects.toBeInstanceOf(ValidationError);
+      const choose = async (o: Parameters<typeof resolveLipsOptions>[0]) => {
+        const r = resolveLipsOptions(o);
+        return LIPS_ENGINES.resolve(r.engine, 'es-ES', lipsEngineHost(r));
+      };
+      expect((await choose({ searchDirs: [dir] })).record).toEqual({ id: 'viseme-warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
+      expect((await choose({ wav2lip: { modelPath: TINY_WAV2LIP } })).record).toMatchObject({ id: 'wav2lip', selected: 'auto', reason: 'auto: the Wav2Lip model is installed', model: path.basename(TINY_WAV2LIP) });
+      expect((await choose({ engine: 'viseme-warp', wav2lip: { modelPath: TINY_WAV2LIP } })).id).toBe('viseme-warp');
+      await expect(choose({ engine: 'wav2lip', searchDirs: [dir] })).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch wav2lip-gan-96/) });
+      await expect(LIPS_ENGINES.create('nope', {}, lipsEngineHost({}))).rejects.toBeInstanceOf(ValidationError);
     });
   });
 

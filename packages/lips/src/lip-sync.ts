@@ -11,7 +11,7 @@ import { resolveContext, subContext } from '@dub/core';
 import { mux, type MuxAudioTrack } from '@dub/media';
 import { BlazeFaceDetector } from './face/blazeface.js';
 import { trackFaces } from './face/face-track.js';
-import { chooseLipsEngine, createLipsEngine } from './registry.js';
+import { LIPS_ENGINES, lipsEngineHost } from './registry.js';
 import { resolveLipsOptions, type LipsEngineId, type LipsOptions, type ResolvedLipsOptions } from './options.js';
 import { videoInfo } from './video/video-info.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsRenderResult } from './types.js';
@@ -87,8 +87,9 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
         trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
       ));
     const t1 = performance.now();
-    const engineId = await chooseLipsEngine(o, base.logger);
-    const engine = await createLipsEngine(engineId, engineId === 'wav2lip' ? o.wav2lip : o.visemeWarp);
+    const chosen = await LIPS_ENGINES.resolve(o.engine, req.speech.locale, lipsEngineHost(o));
+    base.logger.info({ lips_model: o.model, engine: chosen.id, reason: chosen.reason, ...(chosen.models[0] ? { model: chosen.models[0].file } : {}) }, `lips: ${chosen.id}`);
+    const engine = await LIPS_ENGINES.create(chosen.id, { wav2lip: o.wav2lip, 'viseme-warp': o.visemeWarp }, lipsEngineHost(o));
     const silent = path.join(work, 'lips.mp4');
     let rendered: LipsRenderResult;
     let chunked: ChunkedRenderResult | undefined;
@@ -115,10 +116,10 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
       const { copyFile } = await import('node:fs/promises');
       await copyFile(silent, req.output);
     });
-    base.logger.info({ engine: engineId, lips_model: o.model, frames: rendered.frames, changed: rendered.changedFrames, faces: faces.facesFound, detected: faces.detectedFrames }, 'lips done');
+    base.logger.info({ engine: chosen.id, lips_model: o.model, frames: rendered.frames, changed: rendered.changedFrames, faces: faces.facesFound, detected: faces.detectedFrames }, 'lips done');
     return {
       file: req.output,
-      engine: engineId,
+      engine: chosen.id as LipsEngineId,
       model: o.model,
       frames: rendered.frames,
       changedFrames: rendered.changedFrames,

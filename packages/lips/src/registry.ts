@@ -1,11 +1,12 @@
 /**
- * Lips engines by id, loaded lazily (importing @dub/lips loads no model), and the choice the
- * `real_face` models make: wav2lip when its model resolves on this host, else viseme-warp.
+ * Lips engines in the one registry shape of @dub/core (DUB_LIPS_ENGINE), loaded lazily (importing
+ * @dub/lips loads no model): `auto` takes wav2lip when its model resolves on this host (the
+ * manifest's `wav2lip-gan-96`, or an explicit `wav2lip.modelPath`), else the classical viseme-warp.
  */
-import { isModelAvailable, ValidationError, type Logger } from '@dub/core';
+import { DubError, defineEngineRegistry, isModelAvailable, type EngineHost, type EngineRegistry } from '@dub/core';
 import type { VisemeWarpOptions } from './engines/viseme-warp.js';
 import type { Wav2LipOptions } from './engines/wav2lip.js';
-import type { LipsEngineId, ResolvedLipsOptions } from './options.js';
+import type { LipsEngineId } from './options.js';
 import type { LipsEngine } from './types.js';
 
 export interface LipsEngineConfig {
@@ -13,44 +14,50 @@ export interface LipsEngineConfig {
   'viseme-warp'?: VisemeWarpOptions;
 }
 
-type Factory<K extends LipsEngineId> = (opts: LipsEngineConfig[K]) => Promise<LipsEngine>;
+/** What the lips engines' `supports` see: where models are, and Wav2Lip's own options (an explicit modelPath). */
+export interface LipsEngineHost extends EngineHost {
+  wav2lip?: Wav2LipOptions;
+}
 
-export const LIPS_ENGINES: { [K in LipsEngineId]-?: Factory<K> } = {
-  wav2lip: async (o) => (await import('./engines/wav2lip.js')).createWav2LipEngine(o ?? {}),
-  'viseme-warp': async (o) => (await import('./engines/viseme-warp.js')).createVisemeWarpEngine(o ?? {}),
-};
+export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngineHost> = defineEngineRegistry<LipsEngine, LipsEngineConfig, LipsEngineHost>({
+  stage: 'lips',
+  envVar: 'DUB_LIPS_ENGINE',
+  entries: [
+    {
+      id: 'wav2lip',
+      installHint: 'npx dub models fetch wav2lip-gan-96',
+      supports: async (_locale, env) => {
+        const { resolveWav2LipModel } = await import('./engines/wav2lip.js');
+        try {
+          return { ok: true, reason: 'the Wav2Lip model is installed', files: [resolveWav2LipModel({ ...env.models, ...env.wav2lip })] };
+        } catch (e) {
+          if (e instanceof DubError) return { ok: false, reason: 'no Wav2Lip model here', error: e };
+          throw e;
+        }
+      },
+      create: async (c) => (await import('./engines/wav2lip.js')).createWav2LipEngine(c.wav2lip ?? {}),
+    },
+    {
+      id: 'viseme-warp',
+      fallbackNote: 'classical mouth warp',
+      supports: () => ({ ok: true, reason: 'classical mouth warp (no weights)' }),
+      create: async (c) => (await import('./engines/viseme-warp.js')).createVisemeWarpEngine(c['viseme-warp'] ?? {}),
+    },
+  ],
+});
 
-export const LIPS_ENGINE_IDS = Object.keys(LIPS_ENGINES) as LipsEngineId[];
+export const LIPS_ENGINE_IDS = LIPS_ENGINES.ids as readonly LipsEngineId[];
 
 /** The engine that runs where no lips model is installed: classical, no weights. */
 export const OFFLINE_LIPS_ENGINE: LipsEngineId = 'viseme-warp';
 
+/** The registry host of resolved lips options: their model folders and Wav2Lip options. */
+export function lipsEngineHost(o: { modelsDir?: string | undefined; searchDirs?: string[] | undefined; wav2lip?: Wav2LipOptions | undefined }): LipsEngineHost {
+  return { models: { ...(o.modelsDir ? { modelsDir: o.modelsDir } : {}), ...(o.searchDirs ? { searchDirs: o.searchDirs } : {}) }, ...(o.wav2lip ? { wav2lip: o.wav2lip } : {}) };
+}
+
 export function isLipsEngineId(id: string): id is LipsEngineId {
-  return (LIPS_ENGINE_IDS as string[]).includes(id);
-}
-
-export function createLipsEngine<K extends LipsEngineId>(id: K, opts?: LipsEngineConfig[K]): Promise<LipsEngine> {
-  const f = LIPS_ENGINES[id] as Factory<K> | undefined;
-  if (!f) return Promise.reject(new ValidationError(`unknown lips engine "${String(id)}" (known: ${LIPS_ENGINE_IDS.join(', ')})`, { field: 'engine' }));
-  return f(opts);
-}
-
-/** Which engine these options run: the explicit one, else wav2lip when its model resolves, else viseme-warp (logged). */
-export async function chooseLipsEngine(o: ResolvedLipsOptions, logger: Logger): Promise<LipsEngineId> {
-  if (o.engine !== 'auto') return o.engine;
-  const { resolveWav2LipModel } = await import('./engines/wav2lip.js');
-  let modelPath: string | undefined;
-  try {
-    modelPath = resolveWav2LipModel(o.wav2lip);
-  } catch {
-    modelPath = undefined;
-  }
-  if (modelPath) {
-    logger.info({ lips_model: o.model, engine: 'wav2lip', model: modelPath }, 'lips: wav2lip model found');
-    return 'wav2lip';
-  }
-  logger.info({ lips_model: o.model, engine: OFFLINE_LIPS_ENGINE }, 'lips: no wav2lip model on this host (npx dub models fetch wav2lip-gan-96); using the classical viseme-warp engine');
-  return OFFLINE_LIPS_ENGINE;
+  return LIPS_ENGINES.has(id);
 }
 
 /** Whether the Wav2Lip model resolves with these options. */

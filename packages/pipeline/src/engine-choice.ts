@@ -8,7 +8,7 @@
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
 import { embeddingWindowOf } from '@dub/asr';
-import { isModelAvailable, modelIdentity, resolveModelFile, ValidationError, type EngineHost, type ModelIdentity } from '@dub/core';
+import { modelIdentity, resolveModelFile, ValidationError, type EngineHost, type ModelIdentity } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, VOICE_CONVERSION_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
@@ -48,8 +48,6 @@ export function engineChoiceFromEnv(env: Record<string, string | undefined> = pr
   };
 }
 
-const WESPEAKER = { id: 'wespeaker-resnet34', file: 'voxceleb_resnet34_LM.onnx' };
-
 /** The speaker engine a prepare runs: its id, the @dub/asr embedding it uses, and the identity of its model file (for cache keys). */
 export interface SpeakerEngine {
   id: SpeakerEngineId;
@@ -62,16 +60,16 @@ export interface SpeakerEngine {
 }
 
 /**
- * auto: WeSpeaker when its model is installed, else the MFCC statistics (no weights). An explicit
- * `wespeaker` whose model is missing throws the resolver's error naming `dub models fetch`.
+ * The speaker engine of SPEAKER_ENGINES (@dub/asr) for this choice, with what diarization needs
+ * of it (embedding kind, fbank window). An explicit `wespeaker` whose model is missing throws the
+ * resolver's error naming `dub models fetch`.
  */
-export async function resolveSpeakerEngine(choice: EngineChoice['speaker'], modelsDir: string | undefined): Promise<SpeakerEngine> {
-  const where = modelsDir ? { modelsDir } : {};
-  const selected = choice === 'auto' ? 'auto' : 'explicit';
-  const wespeaker = choice === 'wespeaker' || (choice === 'auto' && isModelAvailable(WESPEAKER.id, [WESPEAKER.file], where));
-  if (!wespeaker) return { id: 'mfcc', embedding: 'mfcc', selected, reason: choice === 'auto' ? 'auto: no WeSpeaker model here (MFCC statistics, no weights)' : 'DUB_SPEAKER_ENGINE=mfcc' };
-  const file = resolveModelFile(WESPEAKER.id, WESPEAKER.file, where);
-  return { id: 'wespeaker', embedding: 'onnx', selected, reason: choice === 'auto' ? 'auto: the WeSpeaker model is installed' : 'DUB_SPEAKER_ENGINE=wespeaker', model: await modelIdentity(file), window: embeddingWindowOf(WESPEAKER.id) };
+export async function speakerEngineOf(choice: EngineChoice['speaker'], modelsDir: string | undefined): Promise<SpeakerEngine> {
+  const { SPEAKER_ENGINES, SPEAKER_EMBEDDING_KIND, WESPEAKER_MODEL } = await import('@dub/asr');
+  // resolve reads only where models are; the embedding itself is created by diarization with its full env
+  const r = await SPEAKER_ENGINES.resolve(choice, undefined, engineHost(modelsDir) as Parameters<typeof SPEAKER_ENGINES.resolve>[2]);
+  const id = r.id as SpeakerEngineId;
+  return { id, embedding: SPEAKER_EMBEDDING_KIND[id]!, selected: r.selected, reason: r.reason, ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}) };
 }
 
 /** The generate-version options these choices make. */

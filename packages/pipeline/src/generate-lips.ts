@@ -7,9 +7,9 @@
  * `options.lips_model` of the job picks real_face or real_face_turbo.
  */
 import path from 'node:path';
-import { blobKeys, modelIdentity, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { blobKeys, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { chooseLipsEngine, detectFaces, lipSync, resolveLipsOptions, resolveWav2LipModel, type FaceTrack, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
+import { detectFaces, LIPS_ENGINES, lipsEngineHost, lipSync, resolveLipsOptions, type FaceTrack, type LipsEngineId, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
@@ -68,9 +68,11 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
   // The engine is chosen before the cache is consulted, and its model file (path, size, time) is
   // part of the key: installing or replacing the Wav2Lip model re-renders, it never serves the
   // classical engine's video again. An explicit engine whose model is missing fails here.
-  const engine = await chooseLipsEngine(resolveLipsOptions({ ...extra, ...where, model }), rt.ctx.logger);
-  const modelFile = engine === 'wav2lip' ? resolveWav2LipModel({ ...where, ...extra.wav2lip }) : null;
-  const modelId = modelFile ? await modelIdentity(modelFile) : undefined;
+  const lo = resolveLipsOptions({ ...extra, ...where, model });
+  const chosen = await LIPS_ENGINES.resolve(lo.engine, input.job.locale, lipsEngineHost(lo));
+  const engine = chosen.id as LipsEngineId;
+  const modelId = chosen.models[0];
+  const modelFile = modelId?.file ?? null;
   const inputs = {
     v: LIPS_STAGE_VERSION,
     source: input.sourceIdentity,

@@ -54,7 +54,7 @@ import { buildQualityReport, measureQuality, noBackTranscriberReason, type BackT
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { round6, STAGE_VERSION, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
-import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
@@ -342,7 +342,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
   } catch (e) {
     asr = { engine: null, reason: `${asrChoice}: ${(e as Error).message.split('\n')[0]}` };
   }
-  const speaker = await resolveSpeakerEngine(q.opts.quality?.speaker ?? choice.speaker, modelsDir);
+  const speaker = await speakerEngineOf(q.opts.quality?.speaker ?? choice.speaker, modelsDir);
   // Similarity to the speaker does not apply where the voice is meant to differ: a library voice or anonymization (the speaker's choice in the script, else the version's).
   const notApplicable: Record<string, string> = {};
   for (const sp of q.speakers) {

@@ -39,7 +39,7 @@ import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
 import { buildTranscript, separationRecord } from './transcript.js';
 import { separationGraph } from './separation-graph.js';
-import { asrEngineIdentity, engineChoiceFromEnv, resolveSpeakerEngine, type EngineChoice } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
 
 export interface PrepareAssetOptions {
   stages?: Partial<PrepareStages>;
@@ -235,7 +235,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         return { ...r, ...(provider ? { provider } : {}) };
       },
     );
-    const speakerEngine = await resolveSpeakerEngine(opts.speakerEngine ?? choice.speaker, rt.config.modelsDir);
+    const speakerEngine = await speakerEngineOf(opts.speakerEngine ?? choice.speaker, rt.config.modelsDir);
     const speakers = await runner.run<SpeakerTurns & { provider?: 'cpu' | 'cuda' }>(
       'speakers',
       // v2: the output records how the count was reached and the clusters folded or merged

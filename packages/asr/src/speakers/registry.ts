@@ -1,6 +1,8 @@
+import { defineEngineRegistry, modelSupport, type EngineRegistry } from '@dub/core';
+import type { EngineEnv } from '../engine-env.js';
 import type { ResolvedMfccStatsOptions } from './mfcc-stats.js';
 import type { ResolvedOnnxEmbeddingOptions } from './onnx-embedding.js';
-import type { SpeakerEmbeddingFactory } from './types.js';
+import type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './types.js';
 
 export interface ResolvedEmbeddingEngineOptions {
   mfcc: ResolvedMfccStatsOptions;
@@ -14,3 +16,33 @@ export const EMBEDDING_ENGINES: { readonly [K in EmbeddingEngineId]: () => Promi
   mfcc: () => import('./mfcc-stats.js').then((m) => m.createMfccStats),
   onnx: () => import('./onnx-embedding.js').then((m) => m.createOnnxEmbedding),
 };
+
+/** WeSpeaker ResNet34-LM (VoxCeleb), the ONNX speaker embedding `auto` takes when it is installed. */
+export const WESPEAKER_MODEL = Object.freeze({ id: 'wespeaker-resnet34', file: 'voxceleb_resnet34_LM.onnx' });
+
+/**
+ * Speaker engines of diarization and speaker similarity, in the one registry shape of @dub/core
+ * (DUB_SPEAKER_ENGINE): `auto` takes WeSpeaker's ONNX embedding when its model resolves, else the
+ * MFCC statistics (no weights). `create` builds the embedding from the resolved options of its kind.
+ */
+export const SPEAKER_ENGINES: EngineRegistry<SpeakerEmbeddingEngine, ResolvedEmbeddingEngineOptions, EngineEnv> = defineEngineRegistry<SpeakerEmbeddingEngine, ResolvedEmbeddingEngineOptions, EngineEnv>({
+  stage: 'speakers',
+  envVar: 'DUB_SPEAKER_ENGINE',
+  entries: [
+    {
+      id: 'wespeaker',
+      installHint: `npx dub models fetch ${WESPEAKER_MODEL.id}`,
+      supports: (_locale, env) => modelSupport(WESPEAKER_MODEL.id, [WESPEAKER_MODEL.file], env.models, { ok: 'the WeSpeaker model is installed', missing: 'no WeSpeaker model here' }),
+      create: async (o, env) => (await EMBEDDING_ENGINES.onnx())(o.onnx, env),
+    },
+    {
+      id: 'mfcc',
+      fallbackNote: 'MFCC statistics, no weights',
+      supports: () => ({ ok: true, reason: 'MFCC statistics (no weights)' }),
+      create: async (o, env) => (await EMBEDDING_ENGINES.mfcc())(o.mfcc, env),
+    },
+  ],
+});
+
+/** The embedding kind each speaker engine computes. */
+export const SPEAKER_EMBEDDING_KIND: Readonly<Record<string, EmbeddingEngineId>> = Object.freeze({ wespeaker: 'onnx', mfcc: 'mfcc' });

@@ -5,7 +5,7 @@
  * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, resolveModelFile, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationGraph, resolveSpeakerEngine } from '@dub/pipeline';
+import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationGraph, speakerEngineOf } from '@dub/pipeline';
 import { parseCommand, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -74,7 +74,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   try {
-    const sp = await resolveSpeakerEngine(choice.speaker, dir);
+    const sp = await speakerEngineOf(choice.speaker, dir);
     rows.push({ stage: 'speakers', engine: sp.id, why: sp.selected === 'explicit' ? 'DUB_SPEAKER_ENGINE' : sp.id === 'wespeaker' ? 'auto: its model is installed' : 'auto: no WeSpeaker model here', device: sp.id === 'wespeaker' ? device : 'cpu', ok: true, ...(sp.id === 'mfcc' ? { fix: `${fetch('wespeaker-resnet34')} (neural speaker embeddings)` } : {}) });
   } catch (e) {
     rows.push({ stage: 'speakers', engine: 'wespeaker', why: 'DUB_SPEAKER_ENGINE', device, ok: false, fix: (e as Error).message.split('\n')[0] });
