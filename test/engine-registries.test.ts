@@ -9,12 +9,13 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { SPEAKER_ENGINES } from '@dub/asr';
 import { LIPS_ENGINES } from '@dub/lips';
+import { TRANSLATE_ENGINES } from '@dub/translate';
 import { TTS_ENGINES, VOICE_CONVERSION_ENGINES } from '@dub/voice';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-registries-'));
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
-const registries = { tts: TTS_ENGINES, voice_conversion: VOICE_CONVERSION_ENGINES, speakers: SPEAKER_ENGINES, lips: LIPS_ENGINES } as const;
+const registries = { tts: TTS_ENGINES, voice_conversion: VOICE_CONVERSION_ENGINES, speakers: SPEAKER_ENGINES, lips: LIPS_ENGINES, translation: TRANSLATE_ENGINES } as const;
 
 describe('engine registries of the stages', () => {
   it('share one shape', () => {
@@ -40,5 +41,7 @@ describe('engine registries of the stages', () => {
     expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'fr-FR', host)).id).toBe('none');
     expect((await LIPS_ENGINES.resolve('auto', 'fr-FR', host)).record).toEqual({ id: 'viseme-warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
     await expect(LIPS_ENGINES.resolve('wav2lip', 'fr-FR', host)).rejects.toMatchObject({ code: 'model_missing' });
+    expect((await TRANSLATE_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'apertium', selected: 'auto', reason: 'auto: the offline default' });
+    expect((await TRANSLATE_ENGINES.resolve('deepl', 'es-ES', host)).record).toEqual({ id: 'deepl', selected: 'explicit', reason: 'DUB_TRANSLATE_ENGINE=deepl' });
   });
 });

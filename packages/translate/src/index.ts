@@ -13,7 +13,7 @@ export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions } from 
 export { charBudget, speakingRate } from './length-budget.js';
 export { ENGINE_IDS, type EngineId } from './engine-ids.js';
 export { loadTranslateConfig, engineForPair, pairVariable, type TranslateConfig } from './config.js';
-export { TRANSLATOR_REGISTRY, createTranslator } from './registry.js';
+export { TRANSLATE_ENGINES, TRANSLATE_HOST, createTranslator } from './registry.js';
 export { translatorForPair } from './select-translator.js';
 export { alignReferenceSrt, cleanCueText, type TimedSegment, type TimedCue } from './align-reference-srt.js';
 export type { ApertiumOptions, ApertiumTranslator } from './engines/apertium.js';
