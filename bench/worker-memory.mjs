@@ -97,7 +97,9 @@ const rows = [];
 for (const n of counts) {
   const dir = await fsp.mkdtemp(path.join(clips, `wmem-${n}-`));
   try {
-    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', clip, String(n), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+    // The allocator setting `dub worker` starts with (packages/cli/bin/dub.js), unless the caller set one.
+    const env = { ...process.env, MALLOC_MMAP_THRESHOLD_: process.env.MALLOC_MMAP_THRESHOLD_ ?? '1048576' };
+    const child = spawn(process.execPath, [fileURLToPath(import.meta.url), '--child', clip, String(n), dir], { stdio: ['ignore', 'pipe', 'inherit'], env });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     let peak = 0;
