@@ -4,10 +4,19 @@
  * language with its word error rate, cosine of its speaker vector and the speaker's reference
  * clip's) and of the outputs (EBU R128 loudness of the dubbed track, durations against the
  * source), joined with how each line was placed, the stage times, the engines and the speakers.
+ *
+ * A line's measurements are a function of what they read, and are kept per line (LineCache, keyed
+ * by `lineMeasurementKeys`): a generation measures only the lines whose key is new (after a
+ * one-line edit, that line and the lines its placement moved), and takes the others from an
+ * earlier generation. The back-transcription of a line reads the speech timeline over its decode
+ * unit (pocketsphinx: the line's own region, one utterance each; Whisper: the 30 s chunk(s) the
+ * engine groups it into), so its key holds the unit's lines and any other line sounding there.
+ * The outputs (loudness of the dubbed track, durations) are measured every generation.
  */
 import {
   getLocale,
   reportProgress,
+  silentLogger,
   subContext,
   QUALITY_REPORT_SCHEMA,
   QUALITY_THRESHOLDS,
@@ -27,6 +36,7 @@ import type { SessionCache } from '@dub/onnx';
 import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
 import { measureLoudness } from '@dub/mix';
 import { speechExtent, toMono } from '@dub/voice';
+import type { ArtifactCache } from './artifacts.js';
 import type { Placement } from './generate-placement.js';
 
 export type Shortening = NonNullable<QualitySegment['shortening']>;
@@ -36,20 +46,22 @@ export interface QualityLine {
   placement: Placement;
   spokenText: string;
   shortening: Shortening | null;
-  /** The fitted line (local WAV) as placed; absent when nothing of it fits before the end of the video. */
-  fitted?: { file: string; speechSeconds: number; speedFactor: number; cutSeconds: number };
+  /** The fitted line (local WAV) as placed (`key`: its blob key, what the line cache keys it by); absent when nothing of it fits before the end of the video. */
+  fitted?: { file: string; speechSeconds: number; speedFactor: number; cutSeconds: number; key?: string };
   /** Whether this generation synthesized or fitted the line anew (false: both came from the cache of an earlier one). */
   regenerated: boolean;
 }
 
-/** Back-transcription engine for the target locale: an ASR engine id, or null with the reason. */
-export type BackTranscriber = { engine: string; reason?: undefined } | { engine: null; reason: string };
+/** Back-transcription engine for the target locale: an ASR engine id (`model`: the identity of its weights), or null with the reason. */
+export type BackTranscriber = { engine: string; model?: unknown; reason?: undefined } | { engine: null; reason: string };
 
 export interface SimilarityEngine {
   /** Engine id as the speakers stage names it (wespeaker, mfcc). */
   id: string;
   embedding: 'mfcc' | 'onnx';
   modelFile?: string;
+  /** The identity of the model (its sha256), for the line cache's keys. */
+  model?: unknown;
   /** Speaker id -> why the threshold does not apply to their lines (a library voice, anonymization). */
   notApplicable: Readonly<Record<string, string>>;
 }
@@ -75,6 +87,35 @@ export interface QualityMeasureInput {
   references: Readonly<Record<string, string>>;
   asr: BackTranscriber;
   similarity: SimilarityEngine;
+  /** Measurements of earlier generations, per line; without it every line is measured. */
+  lineCache?: LineCacheInput;
+}
+
+/** Stored measurements of lines, by key (lineMeasurementKeys). */
+export interface LineCache {
+  get(key: unknown): Promise<LineMeasurement | undefined>;
+  put(key: unknown, measurement: LineMeasurement): Promise<void>;
+}
+
+/** Stage name of one line's measurements in the ArtifactCache. */
+export const QUALITY_LINE_STAGE = 'quality-line';
+
+/** A LineCache in the pipeline's ArtifactCache: one manifest per line key (stage `quality-line`). */
+export function artifactLineCache(cache: ArtifactCache, ctx: StageContext): LineCache {
+  // one stored value per line: no files, no log line each
+  const quiet: StageContext = { logger: silentLogger, ...(ctx.signal ? { signal: ctx.signal } : {}) };
+  return {
+    get: async (key) => (await cache.lookup<LineMeasurement>(QUALITY_LINE_STAGE, key))?.value,
+    put: async (key, m) => void (await cache.run(QUALITY_LINE_STAGE, key, quiet, async () => m)),
+  };
+}
+
+export interface LineCacheInput {
+  store: LineCache;
+  /** Speaker id -> blob key of the reference clip (the identity of `references`). */
+  referenceKeys: Readonly<Record<string, string>>;
+  /** Sample rate of the speech timeline. */
+  sampleRate: number;
 }
 
 export interface LineMeasurement {
@@ -89,6 +130,8 @@ export interface QualityMeasurements {
   durations: QualityReport['durations'];
   similarityThreshold: number | null;
   similarityKind: string;
+  /** Ids of the lines measured by this generation (the others came from the line cache). */
+  measuredLines: string[];
 }
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -116,50 +159,160 @@ export function wordsByLine(spans: readonly { id: string; start: number; end: nu
   return out;
 }
 
-async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<Map<string, QualitySegment['back_transcription']>> {
-  const out = new Map<string, QualitySegment['back_transcription']>();
+/** Lines that one ASR call decodes together, and the span of the speech timeline it reads for them. */
+interface DecodeUnit {
+  lines: QualityLine[];
+  start: number;
+  end: number;
+}
+
+/**
+ * The decode units of the placed lines, as the engine decodes them: pocketsphinx decodes every
+ * region as its own utterance (a line decoded alone gives the words it gives inside the batch);
+ * Whisper decodes chunks of up to `chunkSeconds` grouped from the regions in order (a line longer
+ * than that is split in equal parts first), so a unit is one chunk, or the chunks a split line
+ * spans. A unit starts where a chunk starts, so decoding any set of whole units groups them into
+ * the same chunks.
+ */
+export function decodeUnits(lines: readonly QualityLine[], engine: string, chunkSeconds: number): DecodeUnit[] {
+  const heard = lines.filter((l) => l.fitted);
+  if (engine !== 'whisper') return heard.map((l) => ({ lines: [l], start: l.placement.start, end: l.placement.end }));
+  const units: DecodeUnit[] = [];
+  let chunkStart = Number.NaN;
+  for (const l of heard) {
+    const { start, end } = l.placement;
+    const len = end - start;
+    const parts = Math.max(1, Math.ceil(len / chunkSeconds - 1e-9));
+    for (let i = 0; i < parts; i++) {
+      const pEnd = start + (len * (i + 1)) / parts;
+      const unit = units[units.length - 1];
+      if (unit && pEnd - chunkStart <= chunkSeconds) {
+        // same chunk
+        if (unit.lines[unit.lines.length - 1] !== l) unit.lines.push(l);
+        unit.end = pEnd;
+      } else if (unit && i > 0) {
+        // a new chunk inside a split line: the line ties it to the unit
+        chunkStart = start + (len * i) / parts;
+        unit.end = pEnd;
+      } else {
+        chunkStart = start;
+        units.push({ lines: [l], start, end: pEnd });
+      }
+    }
+  }
+  return units;
+}
+
+const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
+/** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
+const CONTEXT_SECONDS = 0.05;
+/** Version of the per-line measurements (bump when what they compute changes). */
+export const LINE_MEASUREMENT_VERSION = 1;
+
+/**
+ * The cache key of every line's measurements: what they read. Its fitted audio (blob key), spoken
+ * text, speaker and the note saying similarity does not apply to them, its placement; the ASR
+ * engine and model (or why there is none) and the decode unit it is heard in (its lines and any
+ * other line sounding within the unit's span, the timeline's sample rate); the speaker-embedding
+ * engine and model and every reference clip (the closest speaker is among all of them).
+ */
+export function lineMeasurementKeys(input: Pick<QualityMeasureInput, 'lines' | 'asr' | 'similarity'>, cache: Pick<LineCacheInput, 'referenceKeys' | 'sampleRate'>, chunkSeconds: number): Map<string, unknown> {
+  const ident = (l: QualityLine) => [l.fitted?.key ?? null, r6(l.placement.start), r6(l.placement.end)];
+  const heardIn = new Map<string, unknown>();
+  if (input.asr.engine !== null) {
+    const heard = input.lines.filter((l) => l.fitted);
+    for (const u of decodeUnits(input.lines, input.asr.engine, chunkSeconds)) {
+      const from = u.start - CONTEXT_SECONDS;
+      const to = u.end + CONTEXT_SECONDS;
+      const others = heard.filter((l) => !u.lines.includes(l) && l.placement.start < to && l.placement.end > from);
+      const unit = { span: [r6(u.start), r6(u.end)], lines: u.lines.map(ident), others: others.map(ident), sampleRate: cache.sampleRate };
+      for (const l of u.lines) heardIn.set(l.segment.id, unit);
+    }
+  }
+  const asr = input.asr.engine === null ? { engine: null, reason: input.asr.reason } : { engine: input.asr.engine, model: input.asr.model ?? null };
+  const similarity = { id: input.similarity.id, embedding: input.similarity.embedding, model: input.similarity.model ?? null, references: cache.referenceKeys };
+  const keys = new Map<string, unknown>();
+  for (const l of input.lines) {
+    keys.set(l.segment.id, {
+      v: LINE_MEASUREMENT_VERSION,
+      audio: l.fitted?.key ?? null,
+      placed: [r6(l.placement.start), r6(l.placement.end)],
+      text: l.spokenText,
+      speaker: l.segment.speaker,
+      notApplicable: input.similarity.notApplicable[l.segment.speaker] ?? null,
+      asr,
+      heard: heardIn.get(l.segment.id) ?? null,
+      similarity,
+    });
+  }
+  return keys;
+}
+
+/** Chunk length of the Whisper engine as back-transcription runs it (its default). */
+async function whisperChunkSeconds(): Promise<number> {
+  const { resolveWhisperOptions } = await import('@dub/asr');
+  return resolveWhisperOptions().chunkSeconds;
+}
+
+type BackTranscription = QualitySegment['back_transcription'];
+
+/** Back-transcription of `input.lines`; `failed`: lines whose measurement failed (not to be kept). */
+async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<{ byLine: Map<string, BackTranscription>; failed: Set<string> }> {
+  const out = new Map<string, BackTranscription>();
+  const failed = new Set<string>();
   const heard = input.lines.filter((l) => l.fitted);
   const none = (reason: string) => ({ engine: input.asr.engine, text: null, wer: null, reason });
   for (const l of input.lines) if (!l.fitted) out.set(l.segment.id, none('nothing of the line was placed (cut at the end of the video)'));
   if (input.asr.engine === null) {
     for (const l of heard) out.set(l.segment.id, { engine: null, text: null, wer: null, reason: input.asr.reason });
-    return out;
+    return { byLine: out, failed };
   }
+  if (!heard.length) return { byLine: out, failed };
+  const engine = input.asr.engine;
   const { transcribe, wordErrorRate } = await import('@dub/asr');
-  const spans = heard.map((l) => ({ id: l.segment.id, start: l.placement.start, end: l.placement.end }));
-  let words: { text: string; start: number; end: number }[] = [];
-  try {
-    const t = await transcribe(
-      input.speechFile,
-      {
-        locale: input.locale,
-        engine: input.asr.engine as 'whisper' | 'pocketsphinx',
-        // the placed lines are the regions: every line is decoded on its own
-        speech: { engine: 'placement', duration: Math.max(0, ...spans.map((s) => s.end)), frameSeconds: 0.032, probabilities: new Float32Array(0), regions: spans.map((s) => ({ start: s.start, end: s.end, probability: 1 })) },
-        sessions: env.sessions,
-        device: env.device,
-        threads: env.threads,
-        models: env.models,
-        tmpDir: env.tmpDir,
-      },
-      ctx,
-    );
-    words = t.segments.flatMap((s) => s.words);
-  } catch (e) {
-    // An engine that heard no word at all: every line's transcription is empty (WER 1).
-    if ((e as { code?: string }).code !== 'empty_transcript') {
-      const reason = `back-transcription with ${input.asr.engine} failed: ${(e as Error).message.split('\n')[0]}`;
-      ctx.logger.warn({ err: (e as Error).message }, 'back-transcription failed');
-      for (const l of heard) out.set(l.segment.id, none(reason));
-      return out;
+  // pocketsphinx: every line in one process (each its own utterance); Whisper: one call per unit,
+  // so a unit's chunks are decoded the same (seeds included) whatever else is decoded with it
+  const units = decodeUnits(input.lines, engine, engine === 'whisper' ? await whisperChunkSeconds() : 0);
+  const calls = engine === 'whisper' ? units.map((u) => u.lines) : [heard];
+  for (const [i, lines] of calls.entries()) {
+    const spans = lines.map((l) => ({ id: l.segment.id, start: l.placement.start, end: l.placement.end }));
+    let words: { text: string; start: number; end: number }[] = [];
+    try {
+      const t = await transcribe(
+        input.speechFile,
+        {
+          locale: input.locale,
+          engine: engine as 'whisper' | 'pocketsphinx',
+          // the placed lines are the regions: every line is decoded on its own
+          speech: { engine: 'placement', duration: Math.max(0, ...spans.map((s) => s.end)), frameSeconds: 0.032, probabilities: new Float32Array(0), regions: spans.map((s) => ({ start: s.start, end: s.end, probability: 1 })) },
+          sessions: env.sessions,
+          device: env.device,
+          threads: env.threads,
+          models: env.models,
+          tmpDir: env.tmpDir,
+        },
+        subContext(ctx, 'asr', i / calls.length, (i + 1) / calls.length),
+      );
+      words = t.segments.flatMap((s) => s.words);
+    } catch (e) {
+      // An engine that heard no word at all: every line's transcription is empty (WER 1).
+      if ((e as { code?: string }).code !== 'empty_transcript') {
+        const reason = `back-transcription with ${engine} failed: ${(e as Error).message.split('\n')[0]}`;
+        ctx.logger.warn({ err: (e as Error).message }, 'back-transcription failed');
+        for (const l of lines) {
+          out.set(l.segment.id, none(reason));
+          failed.add(l.segment.id);
+        }
+        continue;
+      }
+    }
+    const byLine = wordsByLine(spans, words);
+    for (const l of lines) {
+      const text = byLine.get(l.segment.id)!.join(' ');
+      out.set(l.segment.id, { engine, text, wer: r3(wordErrorRate(l.spokenText, text).wer) });
     }
   }
-  const byLine = wordsByLine(spans, words);
-  for (const l of heard) {
-    const text = byLine.get(l.segment.id)!.join(' ');
-    out.set(l.segment.id, { engine: input.asr.engine, text, wer: r3(wordErrorRate(l.spokenText, text).wer) });
-  }
-  return out;
+  return { byLine: out, failed };
 }
 
 async function similarities(
@@ -167,27 +320,34 @@ async function similarities(
   samples: Map<string, { x: Float32Array; sampleRate: number }>,
   env: QualityEnv,
   ctx: StageContext,
-): Promise<{ byLine: Map<string, QualitySegment['speaker_similarity']>; threshold: number | null; kind: string }> {
-  const { createSpeakerEmbedder, cosineSimilarity } = await import('@dub/asr');
+): Promise<Map<string, QualitySegment['speaker_similarity']>> {
+  const { createSpeakerEmbedder, cosineSimilarity, SIMILARITY_KINDS, SIMILARITY_THRESHOLDS } = await import('@dub/asr');
+  const kind = SIMILARITY_KINDS[input.similarity.embedding];
+  const threshold = SIMILARITY_THRESHOLDS[input.similarity.embedding];
+  const noThreshold = threshold === null ? `${input.similarity.id}: MFCC statistics have no same-speaker threshold (not a verification score); not flagged` : undefined;
+  const byLine = new Map<string, QualitySegment['speaker_similarity']>();
+  const toEmbed: QualityLine[] = [];
+  for (const l of input.lines) {
+    const na = input.similarity.notApplicable[l.segment.speaker];
+    const base = { engine: input.similarity.id, kind, threshold: na ? null : threshold };
+    const s = samples.get(l.segment.id);
+    if (s && input.references[l.segment.speaker]) toEmbed.push(l);
+    else byLine.set(l.segment.id, { ...base, cosine: null, closest_speaker: null, reason: !s ? 'no speech of the line was placed' : `speaker ${l.segment.speaker} has no reference clip` });
+  }
+  // the embedder, and every reference's vector, only when some line is compared
+  if (!toEmbed.length) return byLine;
   const embedder = await createSpeakerEmbedder(
     { embedding: input.similarity.embedding, ...(input.similarity.modelFile ? { onnx: { file: input.similarity.modelFile } } : {}), sessions: env.sessions, device: env.device, threads: env.threads, models: env.models, tmpDir: env.tmpDir },
     ctx,
   );
-  const byLine = new Map<string, QualitySegment['speaker_similarity']>();
   try {
     const refs = new Map<string, Float32Array>();
     for (const [id, file] of Object.entries(input.references)) refs.set(id, await embedder.embed(file, ctx));
-    const noThreshold = embedder.threshold === null ? `${input.similarity.id}: MFCC statistics have no same-speaker threshold (not a verification score); not flagged` : undefined;
-    for (const l of input.lines) {
+    for (const l of toEmbed) {
       const na = input.similarity.notApplicable[l.segment.speaker];
       const base = { engine: input.similarity.id, kind: embedder.kind, threshold: na ? null : embedder.threshold };
       const note = na ?? noThreshold;
-      const s = samples.get(l.segment.id);
-      const ref = refs.get(l.segment.speaker);
-      if (!s || !ref) {
-        byLine.set(l.segment.id, { ...base, cosine: null, closest_speaker: null, reason: !s ? 'no speech of the line was placed' : `speaker ${l.segment.speaker} has no reference clip` });
-        continue;
-      }
+      const s = samples.get(l.segment.id)!;
       const v = await embedder.embed({ samples: s.x, sampleRate: s.sampleRate }, ctx);
       const scores = [...refs.entries()].map(([id, r]) => [id, cosineSimilarity(v, r)] as const);
       const own = scores.find(([id]) => id === l.segment.speaker)![1];
@@ -197,15 +357,11 @@ async function similarities(
   } finally {
     await embedder.close();
   }
-  return { byLine, threshold: embedder.threshold, kind: embedder.kind };
+  return byLine;
 }
 
-function durationsOf(info: MediaInfo | undefined): QualityReport['durations']['source'] {
-  return { container: finite(info?.duration), video: finite(info?.video?.duration), audio: finite(info?.audio[0]?.duration) };
-}
-
-/** Measure every line and the outputs. */
-export async function measureQuality(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<QualityMeasurements> {
+/** Measure `input.lines` (every one): loudness of its speech, back-transcription, speaker similarity. */
+async function measureLines(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<{ lines: Map<string, LineMeasurement>; failed: Set<string> }> {
   // Each line's speech as placed: loudness here, and the vector for similarity.
   const samples = new Map<string, { x: Float32Array; sampleRate: number }>();
   const rms = new Map<string, number | null>();
@@ -222,11 +378,39 @@ export async function measureQuality(input: QualityMeasureInput, env: QualityEnv
   reportProgress(ctx, 'quality', 0.6);
   const sim = await similarities(input, samples, env, subContext(ctx, 'quality', 0.6, 0.8));
   reportProgress(ctx, 'quality', 0.8);
-  const lines: Record<string, LineMeasurement> = {};
+  const lines = new Map<string, LineMeasurement>();
   for (const l of input.lines) {
-    lines[l.segment.id] = { rms_dbfs: rms.get(l.segment.id) ?? null, back_transcription: asr.get(l.segment.id)!, speaker_similarity: sim.byLine.get(l.segment.id)! };
+    lines.set(l.segment.id, { rms_dbfs: rms.get(l.segment.id) ?? null, back_transcription: asr.byLine.get(l.segment.id)!, speaker_similarity: sim.get(l.segment.id)! });
   }
+  return { lines, failed: asr.failed };
+}
 
+function durationsOf(info: MediaInfo | undefined): QualityReport['durations']['source'] {
+  return { container: finite(info?.duration), video: finite(info?.video?.duration), audio: finite(info?.audio[0]?.duration) };
+}
+
+/**
+ * Measure every line and the outputs. With `input.lineCache`, a line whose key (lineMeasurementKeys)
+ * was measured before is taken from it, and only the others are measured (and then kept, unless
+ * their back-transcription failed).
+ */
+export async function measureQuality(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<QualityMeasurements> {
+  const cache = input.lineCache;
+  const keys = cache ? lineMeasurementKeys(input, cache, input.asr.engine === 'whisper' ? await whisperChunkSeconds() : 0) : undefined;
+  const found = new Map<string, LineMeasurement>();
+  if (cache && keys) {
+    for (const l of input.lines) {
+      const m = await cache.store.get(keys.get(l.segment.id));
+      if (m) found.set(l.segment.id, m);
+    }
+  }
+  const todo = input.lines.filter((l) => !found.has(l.segment.id));
+  const measured = todo.length ? await measureLines({ ...input, lines: todo }, env, ctx) : { lines: new Map<string, LineMeasurement>(), failed: new Set<string>() };
+  if (cache && keys) for (const [id, m] of measured.lines) if (!measured.failed.has(id)) await cache.store.put(keys.get(id), m);
+  ctx.logger.info({ lines: input.lines.length, measured: todo.length, cached: found.size }, 'quality: lines measured');
+  const lines: Record<string, LineMeasurement> = {};
+  for (const l of input.lines) lines[l.segment.id] = found.get(l.segment.id) ?? measured.lines.get(l.segment.id)!;
+  const { SIMILARITY_KINDS, SIMILARITY_THRESHOLDS } = await import('@dub/asr');
   const loud = await measureLoudness(input.resultAudio, env.media, ctx);
   const [source, video, audio] = await Promise.all([probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
   const diff = (x: number | null, from: number | null): number | null => (x !== null && from !== null ? Math.round((x - from) * 1000) : null);
@@ -243,8 +427,9 @@ export async function measureQuality(input: QualityMeasureInput, env: QualityEnv
       // containers and the dubbed audio against the source container; the video stream against the source's video stream
       diff_ms: { result_video: diff(v.container, src.container), result_video_stream: diff(v.video, src.video), result_video_audio: diff(v.audio, src.container), result_audio: diff(a.container, src.container) },
     },
-    similarityThreshold: sim.threshold,
-    similarityKind: sim.kind,
+    similarityThreshold: SIMILARITY_THRESHOLDS[input.similarity.embedding],
+    similarityKind: SIMILARITY_KINDS[input.similarity.embedding],
+    measuredLines: todo.map((l) => l.segment.id),
   };
 }
 

@@ -50,7 +50,7 @@ import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements } from './generate-quality.js';
+import { artifactLineCache, buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { round6, STAGE_VERSION, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
@@ -93,7 +93,7 @@ const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, backgroun
 const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['faces', 3], ['lips', 9], [k, w]] : [[k, w]])));
 
 /** The quality stage's own version (its measurements). */
-const QUALITY_VERSION = 1;
+const QUALITY_VERSION = 2;
 
 
 export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions = {}): Promise<GenerateVersionResult> {
@@ -327,6 +327,8 @@ interface QualityStageInput {
 /**
  * The measurements of the report, as a cached stage keyed by what it reads: the placed lines, the
  * outputs, the reference clips and the engines (ASR for the target locale, speaker embedding).
+ * Inside it, each line's measurements are cached on their own (`quality-line`, keyed by what the
+ * line's measurements read), so after an edit only the lines whose key changed are measured again.
  */
 async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string }> {
   const choice = engineChoiceFromEnv(process.env);
@@ -337,8 +339,8 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
   let asrModel: unknown = null;
   try {
     const id = await asrEngineIdentity(q.job.locale, modelsDir, asrChoice);
-    asr = id.engine === 'none' ? { engine: null, reason: await noBackTranscriberReason(q.job.locale) } : { engine: id.engine };
     asrModel = id.model?.map((m) => [m.model, m.sha256]) ?? null;
+    asr = id.engine === 'none' ? { engine: null, reason: await noBackTranscriberReason(q.job.locale) } : { engine: id.engine, model: asrModel };
   } catch (e) {
     asr = { engine: null, reason: `${asrChoice}: ${(e as Error).message.split('\n')[0]}` };
   }
@@ -364,6 +366,9 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
     speaker: [speaker.id, speaker.model?.sha256 ?? null],
     notApplicable,
   };
+  // the timeline's sample rate, as the timeline stage chose it (a line's audio there depends on it)
+  const voicedRates = q.segments.flatMap((s) => (s.result ? [s.result.value.sampleRate] : []));
+  const lineCache = new ArtifactCache(rt.store, q.job.asset_id, { tmpDir: q.work });
   const r = await runner.run<QualityMeasurements>('quality', inputs, async (_out, ctx) => {
     const localRefs: Record<string, string> = {};
     for (const [id, key] of Object.entries(references)) localRefs[id] = await q.local(key);
@@ -375,10 +380,15 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
           sourceVideo: await q.local(q.sourceKey),
           resultVideo: await q.local(q.videoKey),
           resultAudio: await q.local(q.audioKey),
-          lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, file: await q.local(l.fitted.file) } } : l))),
+          lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, key: l.fitted.file, file: await q.local(l.fitted.file) } } : l))),
           references: localRefs,
           asr,
-          similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), notApplicable },
+          similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), model: speaker.model?.sha256 ?? null, notApplicable },
+          lineCache: {
+            store: artifactLineCache(lineCache, ctx),
+            referenceKeys: references,
+            sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0,
+          },
         },
         { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: rt.config.onnxThreads, models: modelsDir ? { modelsDir } : {}, tmpDir: q.work, media: q.media },
         ctx,

@@ -1,0 +1,234 @@
+/**
+ * The quality stage measures a line once: generate, edit one line, generate again, and the second
+ * generation measures only the edited line and the lines its placement moved; the other lines'
+ * entries in the report equal the first report's. The same edited script generated on a copy of
+ * the store where nothing of a generation is cached gives the same per-line entries: a line's
+ * figures do not depend on whether it was measured now, alone, or in an earlier generation.
+ * en-US target: back-transcription by pocketsphinx when it is installed (else null with the reason).
+ */
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  blobKeys,
+  FsBlobStore,
+  loadConfig,
+  silentLogger,
+  type EmittedEvent,
+  type GenerateVersionJob,
+  type JobRuntime,
+  type QualityReport,
+  type QualitySegment,
+  type Transcript,
+  type VersionScript,
+} from '@dub/core';
+import { SessionCache } from '@dub/onnx';
+import { readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
+import { loadTranslateConfig } from '@dub/translate';
+import { ArtifactCache } from './artifacts.js';
+import { generateVersion } from './generate.js';
+import { decodeUnits, lineMeasurementKeys, type QualityLine, type QualityMeasurements } from './generate-quality.js';
+
+const ASSET = 'ast_qualitycache';
+const VERSION = 'ver_qualitycache';
+const DURATION = 12;
+const SOURCE = [
+  { id: 'seg-0001', start: 0.4, end: 2.6, speaker: 'S1', voice: 'es+m1', pitch: '20', es: 'Buenos días y bienvenidos al programa.', en: 'Good morning and welcome to the show.' },
+  { id: 'seg-0002', start: 3.0, end: 4.6, speaker: 'S2', voice: 'es+f2', pitch: '70', es: 'Muchas gracias.', en: 'Thank you very much.' },
+  { id: 'seg-0003', start: 4.7, end: 6.2, speaker: 'S1', voice: 'es+m1', pitch: '20', es: 'Es un placer.', en: 'It is a pleasure.' },
+  { id: 'seg-0004', start: 9.0, end: 11.4, speaker: 'S2', voice: 'es+f2', pitch: '70', es: 'Empecemos con las noticias.', en: 'Let us begin with the news.' },
+];
+/** The edit: a line far longer than its slot, so it delays the next one. */
+const EDITED = { id: 'seg-0002', en: 'Thank you very much for having me here tonight, it is a real honour to be on this programme.' };
+
+let dir: string;
+let store: FsBlobStore;
+let script: VersionScript;
+let pristine: string;
+
+function runtime(s: FsBlobStore, events: EmittedEvent[]): JobRuntime {
+  return {
+    store: s,
+    ctx: { logger: silentLogger, onProgress: () => undefined },
+    config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp') }),
+    sessions: new SessionCache(),
+    emit: async (e) => void events.push(e),
+    enqueue: async () => undefined,
+    attempt: 1,
+  };
+}
+
+function job(generation: number): GenerateVersionJob {
+  return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'en-US', mode: 'no_lips', script_key: blobKeys.script(VERSION), generation, options: {} };
+}
+
+async function generate(s: FsBlobStore, generation: number): Promise<{ report: QualityReport; quality: QualityMeasurements }> {
+  const events: EmittedEvent[] = [];
+  const result = await generateVersion(job(generation), runtime(s, events), { translate: loadTranslateConfig({}) });
+  return { report: result.report, quality: await lastQualityValue(s) };
+}
+
+/** The value of the newest `quality` stage output in the store. */
+async function lastQualityValue(s: FsBlobStore): Promise<QualityMeasurements> {
+  const keys = (await s.list(`assets/${ASSET}/artifacts/quality-`)).filter((k) => !k.includes('/quality-line-') && k.endsWith('/manifest.json'));
+  const manifests = await Promise.all(keys.map(async (k) => JSON.parse((await s.getBuffer(k)).toString('utf8')) as { created_at: string; value: QualityMeasurements }));
+  return manifests.sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)!.value;
+}
+
+/** A segment's entry without what says whether this generation synthesized it. */
+const entry = (s: QualitySegment) => ({ ...s, regenerated: undefined });
+
+beforeAll(async () => {
+  dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'generate-quality-cache-test-'));
+  await fsp.mkdir(path.join(dir, 'tmp'));
+  store = new FsBlobStore(path.join(dir, 'store'));
+  const clips = [];
+  for (const [i, l] of SOURCE.entries()) {
+    const f = path.join(dir, `line-${i}.wav`);
+    await runProcess('espeak-ng', ['-v', l.voice, '-p', l.pitch, '-w', f, '--stdin'], { input: l.es });
+    clips.push({ file: f, audio: await readWav(f) });
+  }
+  const sr = clips[0]!.audio.sampleRate;
+  const speech = renderTimelineBuffer({ sampleRate: sr, channels: 1, frames: Math.round(DURATION * sr) }, SOURCE.map((l, i) => ({ atFrame: Math.round(l.start * sr), audio: clips[i]!.audio.channels })));
+  const speechFile = path.join(dir, 'speech.wav');
+  await writeWav(speechFile, { sampleRate: sr, channels: speech });
+  const sourceFile = path.join(dir, 'source.mp4');
+  await runFfmpeg([
+    '-f', 'lavfi', '-i', `testsrc=size=160x120:rate=25:duration=${DURATION}`, '-i', speechFile,
+    '-map', '0:v', '-map', '1:a', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', '-ac', '2', '-t', String(DURATION), sourceFile,
+  ]);
+  await store.putFile(blobKeys.sourceVideo(ASSET), sourceFile);
+  const refs: Record<string, string> = {};
+  for (const [i, l] of SOURCE.entries()) {
+    if (refs[l.speaker]) continue;
+    refs[l.speaker] = blobKeys.artifact(ASSET, 'speakers', 'test', `reference-${l.speaker}.wav`);
+    await store.putFile(refs[l.speaker]!, clips[i]!.file);
+  }
+  const cache = new ArtifactCache(store, ASSET, { tmpDir: dir });
+  const separated = await cache.run('separation', { mix: 'quality-cache-test' }, { logger: silentLogger }, async (out) => {
+    const bg = path.join(out.dir, 'background.wav');
+    await runFfmpeg(['-f', 'lavfi', '-i', `anoisesrc=d=${DURATION}:c=pink:a=0.005:r=44100`, '-ac', '2', bg]);
+    out.addFile('background.wav', bg);
+    out.addFile('speech.wav', speechFile);
+    return { engine: 'test' };
+  });
+  const transcript: Transcript = {
+    v: 1, locale: 'es-ES', engine: 'test', duration: DURATION,
+    speakers: [{ id: 'S1', reference_key: refs.S1!, speech_seconds: 3 }, { id: 'S2', reference_key: refs.S2!, speech_seconds: 3 }],
+    segments: SOURCE.map((l) => ({ id: l.id, start: l.start, end: l.end, speaker: l.speaker, text: l.es, words: [] })),
+    tracks: { speech: separated.files['speech.wav']!, background: separated.files['background.wav']! },
+  };
+  await store.put(blobKeys.transcript(ASSET), JSON.stringify(transcript));
+  script = {
+    v: 1, asset_id: ASSET, version_id: VERSION, source_locale: 'es-ES', target_locale: 'en-US', translation_engine: 'apertium',
+    speakers: transcript.speakers,
+    segments: SOURCE.map((l) => ({ id: l.id, start: l.start, end: l.end, speaker: l.speaker, source_text: l.es, target_text: l.en })),
+    updated_at: new Date().toISOString(),
+  };
+  await store.put(blobKeys.script(VERSION), JSON.stringify(script));
+  // the store as prepare left it: nothing of a generation in it
+  pristine = path.join(dir, 'pristine');
+  await fsp.cp(path.join(dir, 'store'), pristine, { recursive: true });
+}, 120_000);
+
+afterAll(async () => {
+  await fsp.rm(dir, { recursive: true, force: true });
+});
+
+describe('per-line quality measurements across generations', () => {
+  it('after a one-line edit only that line and the lines it moved are measured; the others keep their figures, equal to a generation with nothing cached', async () => {
+    const first = await generate(store, 1);
+    const ids = SOURCE.map((l) => l.id);
+    expect(first.quality.measuredLines).toEqual(ids);
+    expect(first.report.segments.map((s) => s.id)).toEqual(ids);
+    const heard = first.report.segments.filter((s) => s.back_transcription.engine !== null);
+    if (heard.length) {
+      // pocketsphinx is installed: every line is back-transcribed, words heard
+      for (const s of heard) expect(s.back_transcription, s.id).toMatchObject({ engine: 'pocketsphinx', text: expect.stringMatching(/\w/), wer: expect.any(Number) });
+    } else {
+      console.log(`back-transcription not measured here: ${first.report.segments[0]!.back_transcription.reason}`);
+    }
+
+    // The same script again: the whole quality stage is reused.
+    const again = await generate(store, 2);
+    expect(again.report.segments.map(entry)).toEqual(first.report.segments.map(entry));
+
+    // Edit one line.
+    const edited: VersionScript = { ...script, segments: script.segments.map((s) => (s.id === EDITED.id ? { ...s, target_text: EDITED.en } : s)), updated_at: new Date().toISOString() };
+    await store.put(blobKeys.script(VERSION), JSON.stringify(edited));
+    const second = await generate(store, 3);
+    const before = new Map(first.report.segments.map((s) => [s.id, s]));
+    const moved = second.report.segments.filter((s) => s.placed.start !== before.get(s.id)!.placed.start || s.placed.end !== before.get(s.id)!.placed.end).map((s) => s.id);
+    // the edit delays the next line, and leaves the first and the last where they were
+    expect(moved).toEqual(['seg-0002', 'seg-0003']);
+    expect(second.quality.measuredLines).toEqual(['seg-0002', 'seg-0003']);
+    // synthesized again: the edited line (the moved one too where its placed length changed)
+    expect(second.report.segments.filter((s) => s.regenerated).map((s) => s.id)).toContain('seg-0002');
+    expect(second.report.segments.filter((s) => s.regenerated && !moved.includes(s.id))).toEqual([]);
+    for (const id of ['seg-0001', 'seg-0004']) {
+      const a = before.get(id)!;
+      const b = second.report.segments.find((s) => s.id === id)!;
+      expect(entry(b), id).toEqual(entry(a));
+    }
+    expect(second.report.segments.find((s) => s.id === EDITED.id)!.spoken_text).toBe(EDITED.en);
+
+    // The edited script on the pristine copy: nothing cached, every line measured in one go.
+    const fresh = new FsBlobStore(pristine);
+    await fresh.put(blobKeys.script(VERSION), JSON.stringify(edited));
+    const full = await generate(fresh, 3);
+    expect(full.quality.measuredLines).toEqual(ids);
+    for (const [i, s] of full.report.segments.entries()) {
+      const r = second.report.segments[i]!;
+      expect({ loudness: r.loudness, back_transcription: r.back_transcription, speaker_similarity: r.speaker_similarity, flags: r.flags }, s.id).toEqual({ loudness: s.loudness, back_transcription: s.back_transcription, speaker_similarity: s.speaker_similarity, flags: s.flags });
+      expect(entry(r), s.id).toEqual(entry(s));
+    }
+    expect(second.report.summary).toEqual(full.report.summary);
+  }, 480_000);
+});
+
+describe('line measurement keys', () => {
+  const line = (id: string, start: number, end: number, key = `k-${id}`, speaker = 'S1'): QualityLine => ({
+    segment: { id, start, end, speaker, source_text: '', target_text: id },
+    placement: { start, end } as QualityLine['placement'],
+    spokenText: id,
+    shortening: null,
+    fitted: { file: `/tmp/${id}.wav`, key, speechSeconds: end - start, speedFactor: 1, cutSeconds: 0 },
+    regenerated: true,
+  });
+  const similarity = { id: 'mfcc', embedding: 'mfcc' as const, notApplicable: {} };
+  const cache = { referenceKeys: { S1: 'ref-1' }, sampleRate: 22050 };
+
+  it('pocketsphinx: a line\'s key changes with its own audio and placement and with a line sounding over it, not with other lines', () => {
+    const lines = [line('a', 0, 2), line('b', 2.5, 4), line('c', 6, 8)];
+    const asr = { engine: 'pocketsphinx' };
+    const k0 = lineMeasurementKeys({ lines, asr, similarity }, cache, 0);
+    const edited = lineMeasurementKeys({ lines: [lines[0]!, line('b', 2.5, 4.5, 'k-b2'), lines[2]!], asr, similarity }, cache, 0);
+    expect(edited.get('a')).toEqual(k0.get('a'));
+    expect(edited.get('c')).toEqual(k0.get('c'));
+    expect(edited.get('b')).not.toEqual(k0.get('b'));
+    // a line placed over the end of `a` is in a's audio
+    const overlapping = lineMeasurementKeys({ lines: [lines[0]!, line('b', 1.9, 4, 'k-b'), lines[2]!], asr, similarity }, cache, 0);
+    expect(overlapping.get('a')).not.toEqual(k0.get('a'));
+    // engine, model, references and the speaker's note are in every key
+    expect(lineMeasurementKeys({ lines, asr: { engine: 'whisper', model: 'x' }, similarity }, cache, 30).get('c')).not.toEqual(k0.get('c'));
+    expect(lineMeasurementKeys({ lines, asr, similarity }, { ...cache, referenceKeys: { S1: 'ref-2' } }, 0).get('c')).not.toEqual(k0.get('c'));
+    expect(lineMeasurementKeys({ lines, asr, similarity: { ...similarity, notApplicable: { S1: 'library voice' } } }, cache, 0).get('c')).not.toEqual(k0.get('c'));
+    expect(lineMeasurementKeys({ lines, asr: { engine: null, reason: 'none here' }, similarity }, cache, 0).get('a')).toMatchObject({ heard: null, asr: { engine: null, reason: 'none here' } });
+  });
+
+  it('Whisper: lines are grouped into the engine\'s 30 s chunks; an edit re-keys the lines of its chunk and the chunks after it that regroup', () => {
+    const lines = [line('a', 0, 10), line('b', 12, 25), line('c', 26, 40), line('d', 41, 50), line('e', 80, 150)];
+    expect(decodeUnits(lines, 'whisper', 30).map((u) => [u.lines.map((l) => l.segment.id), u.start, u.end])).toEqual([
+      [['a', 'b'], 0, 25],
+      [['c', 'd'], 26, 50],
+      // 70 s: three parts of 23.3 s, three chunks, one unit
+      [['e'], 80, 150],
+    ]);
+    expect(decodeUnits(lines, 'pocketsphinx', 0).map((u) => u.lines.map((l) => l.segment.id))).toEqual([['a'], ['b'], ['c'], ['d'], ['e']]);
+    const asr = { engine: 'whisper' };
+    const k0 = lineMeasurementKeys({ lines, asr, similarity }, cache, 30);
+    const k1 = lineMeasurementKeys({ lines: [line('a', 0, 10, 'k-a2'), ...lines.slice(1)], asr, similarity }, cache, 30);
+    expect(['a', 'b', 'c', 'd', 'e'].filter((id) => JSON.stringify(k0.get(id)) !== JSON.stringify(k1.get(id)))).toEqual(['a', 'b']);
+  });
+});
