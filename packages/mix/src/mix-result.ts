@@ -6,4 +6,10 @@ export interface MixResult {
   durationSeconds: number;
   /** Integrated loudness of the mix before normalisation, LUFS. */
   inputIntegrated: number;
+  /** Loudness gain applied before the limiter, dB (the previous gain when it was kept). */
+  gainDb: number;
+  /** Gain that would bring the mix exactly to the target, dB. */
+  exactGainDb: number;
+  /** True when the `previousGainDb` asked for was within the tolerance and kept. */
+  gainKept: boolean;
 }

@@ -94,8 +94,8 @@ export async function mixVoiceOver(options: MixVoiceOverOptions, context: Partia
     } finally {
       await speech.close();
     }
-    const n = await normalizeLoudness(path.join(dir, 'premix.wav'), o.output, { target: o.loudness, sampleRate: o.sampleRate, channels: o.channels, frames, format: o.format, media: o.media }, subContext(ctx, 'mix_loudness', 0.5, 1));
-    return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated: n.inputIntegrated };
+    const n = await normalizeLoudness(path.join(dir, 'premix.wav'), o.output, { target: o.loudness, sampleRate: o.sampleRate, channels: o.channels, frames, format: o.format, previousGainDb: o.previousGainDb, gainToleranceDb: o.gainToleranceDb, media: o.media }, subContext(ctx, 'mix_loudness', 0.5, 1));
+    return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated: n.inputIntegrated, gainDb: n.gainDb, exactGainDb: n.exactGainDb, gainKept: n.gainKept };
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }

@@ -114,6 +114,26 @@ describe('mixReplace', () => {
     expect((await readWav(output)).channels[0]!.length).toBe(4.5 * 48000);
   });
 
+  it('writes byte-identical output for the same inputs, and keeps a previous gain within the tolerance', async () => {
+    const a = path.join(dir, 'det-a.wav');
+    const b = path.join(dir, 'det-b.wav');
+    const ra = await mixReplace({ background, speech: speechFile, output: a });
+    const rb = await mixReplace({ background, speech: speechFile, output: b });
+    expect(Buffer.compare(await fsp.readFile(a), await fsp.readFile(b))).toBe(0);
+    expect(rb).toMatchObject({ gainDb: ra.gainDb, exactGainDb: ra.exactGainDb, gainKept: false });
+    expect(ra.gainDb).toBeCloseTo(-16 - ra.inputIntegrated, 9);
+    // louder background: the exact gain moves by less than the tolerance, the previous one is kept
+    const c = path.join(dir, 'det-c.wav');
+    const rc = await mixReplace({ background, speech: speechFile, output: c, backgroundGainDb: 1, previousGainDb: ra.gainDb, gainToleranceDb: 0.5 });
+    expect(rc.gainKept).toBe(true);
+    expect(rc.gainDb).toBe(ra.gainDb);
+    expect(Math.abs(rc.exactGainDb - ra.exactGainDb)).toBeGreaterThan(0);
+    expect(Math.abs(rc.exactGainDb - ra.exactGainDb)).toBeLessThanOrEqual(0.5);
+    const rd = await mixReplace({ background, speech: speechFile, output: c, backgroundGainDb: 1, previousGainDb: ra.gainDb, gainToleranceDb: 0 });
+    expect(rd.gainKept).toBe(false);
+    expect(rd.gainDb).toBe(rd.exactGainDb);
+  });
+
   it('mixes a plain tone over noise at a fractional length (ffmpeg layout renegotiation regression)', async () => {
     const tone = path.join(dir, 'tone.wav');
     await runFfmpeg(['-f', 'lavfi', '-i', 'sine=f=300:d=5.5:r=22050', '-c:a', 'pcm_f32le', tone]);

@@ -18,6 +18,13 @@ export interface MixOutputOptions {
   loudness?: Partial<LoudnessTarget>;
   /** Gain of the dubbed speech before mixing, dB (default 0). */
   speechGainDb?: number;
+  /**
+   * Loudness gain (dB, MixResult.gainDb) of a previous mix of this video: kept when the new exact
+   * gain is within `gainToleranceDb` (default 0.5 dB) of it, so that a re-dub of one line changes
+   * the mix only near that line.
+   */
+  previousGainDb?: number;
+  gainToleranceDb?: number;
   media?: MediaToolOptions;
   tmpDir?: string;
 }
@@ -30,6 +37,8 @@ export interface ResolvedMixOutput {
   format: 'pcm16' | 'float32';
   loudness: LoudnessTarget;
   speechGainDb: number;
+  previousGainDb: number | undefined;
+  gainToleranceDb: number | undefined;
   media: MediaToolOptions;
   tmpDir: string;
 }
@@ -42,6 +51,8 @@ export function resolveMixOutput(o: MixOutputOptions): ResolvedMixOutput {
   if (o.durationSeconds !== undefined && !(o.durationSeconds > 0)) throw new ValidationError(`durationSeconds must be positive`, { field: 'durationSeconds' });
   const loudness = { ...STREAMING_LOUDNESS, ...o.loudness };
   if (!(loudness.integrated <= -5 && loudness.integrated >= -70)) throw new ValidationError(`loudness target ${loudness.integrated} LUFS out of range`, { field: 'loudness' });
+  if (o.gainToleranceDb !== undefined && !(o.gainToleranceDb >= 0)) throw new ValidationError(`gainToleranceDb must be >= 0`, { field: 'gainToleranceDb' });
+  if (o.previousGainDb !== undefined && !Number.isFinite(o.previousGainDb)) throw new ValidationError(`previousGainDb must be a finite number`, { field: 'previousGainDb' });
   return {
     output: o.output,
     durationSeconds: o.durationSeconds,
@@ -50,6 +61,8 @@ export function resolveMixOutput(o: MixOutputOptions): ResolvedMixOutput {
     format: o.format ?? 'pcm16',
     loudness,
     speechGainDb: o.speechGainDb ?? 0,
+    previousGainDb: o.previousGainDb,
+    gainToleranceDb: o.gainToleranceDb,
     media: o.media ?? {},
     tmpDir: o.tmpDir ?? os.tmpdir(),
   };
