@@ -15,3 +15,4 @@ export { mux, encodeAudio, type MuxOptions, type MuxAudioTrack, type EncodeAudio
 export { thumbnail, type ThumbnailOptions, type ThumbnailResult } from './thumbnail.js';
 export { Fft, hannWindow, nextPow2 } from './fft.js';
 export { computeWaveform, WaveformBuilder, levelToDb, dbToLevel, WAVEFORM_FLOOR_DB, WAVEFORM_DEFAULT_RATE, WAVEFORM_SAMPLE_RATE, type Waveform, type WaveformOptions } from './waveform.js';
+export { encodeAudioChunked, splitAdts, adtsWindowSequence, windowsJoin, AAC_FRAME, AAC_PRIMING, AAC_CHUNK_FRAMES, AAC_CHUNK_MARGIN, type AacChunkStore, type EncodeAudioChunkedOptions, type EncodeAudioChunkedResult } from './aac-chunks.js';

@@ -283,6 +283,91 @@ describe('generateVersion', () => {
     }
   });
 
+  it('an edited line re-encodes only the AAC chunks whose mix samples changed; the video keeps the audio aligned and its duration', async () => {
+    const CHUNK = 8 * 1024;
+    const MARGIN = 8 * 1024;
+    const opts = { audio: { chunkFrames: CHUNK, wholeEncodeFraction: 1 } };
+    const manifests = async (stage: string) => (await store.list(`assets/${ASSET}/artifacts/${stage}-`)).filter((k) => k.endsWith('manifest.json'));
+    /** The manifest `stage` wrote during `run` (the stage ran, not from the cache). */
+    const ranDuring = async <T>(stage: string, run: () => Promise<unknown>): Promise<{ value: T; files: Record<string, string> }> => {
+      const before = new Set(await manifests(stage));
+      await run();
+      const added = (await manifests(stage)).filter((k) => !before.has(k));
+      expect(added).toHaveLength(1);
+      return JSON.parse((await store.getBuffer(added[0]!)).toString()) as { value: T; files: Record<string, string> };
+    };
+    type AudioValue = { chunks: { total: number; encoded: number; reused: number }; encode: string };
+    const chunkBlobs = async () => (await store.list(`assets/${ASSET}/artifacts/audio-chunk-`)).length;
+    const saved = (await store.getBuffer(blobKeys.script(VERSION))).toString();
+    const setText = async (i: number, text: string) => {
+      const script = JSON.parse((await store.getBuffer(blobKeys.script(VERSION))).toString()) as VersionScript;
+      script.segments[i]!.target_text = text;
+      await store.put(blobKeys.script(VERSION), JSON.stringify(script));
+    };
+    try {
+      await setText(1, 'Gracias a todos, es un gusto.');
+      let events: EmittedEvent[] = [];
+      let mix1 = '';
+      const a1 = await ranDuring<AudioValue>('audio', async () => {
+        mix1 = (await ranDuring('mix', () => generateVersion(job(20), runtime(events), opts))).files['mix.wav']!;
+      });
+      const total = a1.value.chunks.total;
+      expect(a1.value).toEqual({ chunks: { total, encoded: total, reused: 0 }, encode: 'whole' });
+
+      await setText(0, 'Hola a todos.');
+      events = [];
+      const blobsBefore = await chunkBlobs();
+      let mix2 = '';
+      const a2 = await ranDuring<AudioValue>('audio', async () => {
+        mix2 = (await ranDuring('mix', () => generateVersion(job(21), runtime(events), opts))).files['mix.wav']!;
+      });
+      // The chunks whose samples (with their margins) differ between the two mixes.
+      const x1 = await readWav(store.localPath(mix1)!);
+      const x2 = await readWav(store.localPath(mix2)!);
+      const frames = x2.channels[0]!.length;
+      expect(x1.channels[0]!.length).toBe(frames);
+      const changed: number[] = [];
+      for (let c = 0; c < total; c++) {
+        const from = Math.max(0, c * CHUNK - MARGIN);
+        const to = Math.min(frames, (c + 1) * CHUNK + MARGIN);
+        if (x1.channels.some((ch, k) => ch.subarray(from, to).some((v, i) => v !== x2.channels[k]![from + i]))) changed.push(c);
+      }
+      expect(a2.value.chunks).toEqual({ total, encoded: changed.length, reused: total - changed.length });
+      expect(await chunkBlobs()).toBe(blobsBefore + changed.length);
+      // The mix outside the edited line is sample-identical only once the mix is local (not
+      // normalised as a whole): then the re-dub encodes fewer chunks than the file has.
+      if (changed.length < total) expect(a2.value.encode).toBe('windows');
+      console.log(`audio chunks re-encoded after editing line 1: ${changed.length} of ${total}`);
+      // Another audio stage key on the same mix: every chunk comes from the blob store.
+      const a3 = await ranDuring<AudioValue>('audio', () => generateVersion(job(22), runtime([]), { audio: { ...opts.audio, wholeEncodeFraction: 0.99 } }));
+      expect(a3.value).toEqual({ chunks: { total, encoded: 0, reused: total }, encode: 'none' });
+
+      // The muxed video: the spliced track is copied, starts at 0 and lasts the video's duration.
+      const g = generated(events);
+      const video = await probe(store.localPath(g.result_video_key)!);
+      expect(video.audio[0]!.codec).toBe('aac');
+      expect(Math.abs(video.duration - DURATION)).toBeLessThan(0.05);
+      const report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 21))).toString()) as { durations: { diff_ms: Record<string, number | null> } };
+      console.log(JSON.stringify(report.durations));
+      for (const [k, v] of Object.entries(report.durations.diff_ms)) expect({ k, v: Math.abs(v!) < 30 }).toEqual({ k, v: true });
+      // The video's audio decodes to the mix, aligned to the sample (lag 0 of the best correlation).
+      const dec = path.join(dir, 'video-audio.wav');
+      await runFfmpeg(['-i', store.localPath(g.result_video_key)!, '-map', '0:a:0', '-c:a', 'pcm_f32le', dec]);
+      const y = (await readWav(dec)).channels[0]!;
+      const ref = x2.channels[0]!;
+      let best = 0;
+      let bestV = -Infinity;
+      for (let lag = -1500; lag <= 1500; lag++) {
+        let v = 0;
+        for (let i = 48000; i < 48000 + 96000; i++) v += (y[i + lag] ?? 0) * ref[i]!;
+        if (v > bestV) [best, bestV] = [lag, v];
+      }
+      expect(best).toBe(0);
+    } finally {
+      await store.put(blobKeys.script(VERSION), saved);
+    }
+  });
+
   it('previewSpeakerVoice speaks a line with the voice a choice gives the speaker, planned as generation plans it', async () => {
     const opts = generateOptionsOf(engineChoiceFromEnv({}));
     const text = 'Hola, esta es mi voz.';
