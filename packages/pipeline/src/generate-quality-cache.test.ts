@@ -4,11 +4,15 @@
  * entries in the report equal the first report's. The same edited script generated on a copy of
  * the store where nothing of a generation is cached gives the same per-line entries: a line's
  * figures do not depend on whether it was measured now, alone, or in an earlier generation.
- * en-US target: back-transcription by pocketsphinx when it is installed (else null with the reason).
+ * en-US target: back-transcription by pocketsphinx when it is installed (else null with the reason);
+ * then by Whisper (the tiny test model installed as whisper-base: it hears "hello world" at the
+ * start of every 30 s chunk it decodes), where an edit measures the lines of the edited line's
+ * chunk again and no other chunk's.
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   blobKeys,
@@ -32,12 +36,14 @@ import { decodeUnits, lineMeasurementKeys, type QualityLine, type QualityMeasure
 
 const ASSET = 'ast_qualitycache';
 const VERSION = 'ver_qualitycache';
-const DURATION = 12;
+const DURATION = 40;
 const SOURCE = [
   { id: 'seg-0001', start: 0.4, end: 2.6, speaker: 'S1', voice: 'es+m1', pitch: '20', es: 'Buenos días y bienvenidos al programa.', en: 'Good morning and welcome to the show.' },
   { id: 'seg-0002', start: 3.0, end: 4.6, speaker: 'S2', voice: 'es+f2', pitch: '70', es: 'Muchas gracias.', en: 'Thank you very much.' },
   { id: 'seg-0003', start: 4.7, end: 6.2, speaker: 'S1', voice: 'es+m1', pitch: '20', es: 'Es un placer.', en: 'It is a pleasure.' },
   { id: 'seg-0004', start: 9.0, end: 11.4, speaker: 'S2', voice: 'es+f2', pitch: '70', es: 'Empecemos con las noticias.', en: 'Let us begin with the news.' },
+  { id: 'seg-0005', start: 32.0, end: 34.4, speaker: 'S1', voice: 'es+m1', pitch: '20', es: 'Hoy hace buen tiempo en la ciudad.', en: 'The weather is fine in the city today.' },
+  { id: 'seg-0006', start: 35.0, end: 37.4, speaker: 'S2', voice: 'es+f2', pitch: '70', es: 'Mañana lloverá por la tarde.', en: 'Tomorrow it will rain in the afternoon.' },
 ];
 /** The edit: a line far longer than its slot, so it delays the next one. */
 const EDITED = { id: 'seg-0002', en: 'Thank you very much for having me here tonight, it is a real honour to be on this programme.' };
@@ -47,11 +53,17 @@ let store: FsBlobStore;
 let script: VersionScript;
 let pristine: string;
 
-function runtime(s: FsBlobStore, events: EmittedEvent[]): JobRuntime {
+/** A store as prepare left it (nothing of a generation in it), of its own. */
+async function pristineCopy(name: string): Promise<FsBlobStore> {
+  await fsp.cp(pristine, path.join(dir, name), { recursive: true });
+  return new FsBlobStore(path.join(dir, name));
+}
+
+function runtime(s: FsBlobStore, events: EmittedEvent[], modelsDir?: string): JobRuntime {
   return {
     store: s,
     ctx: { logger: silentLogger, onProgress: () => undefined },
-    config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp') }),
+    config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), ...(modelsDir ? { DUB_MODELS_DIR: modelsDir } : {}) }),
     sessions: new SessionCache(),
     emit: async (e) => void events.push(e),
     enqueue: async () => undefined,
@@ -63,9 +75,9 @@ function job(generation: number): GenerateVersionJob {
   return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'en-US', mode: 'no_lips', script_key: blobKeys.script(VERSION), generation, options: {} };
 }
 
-async function generate(s: FsBlobStore, generation: number): Promise<{ report: QualityReport; quality: QualityMeasurements }> {
+async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements }> {
   const events: EmittedEvent[] = [];
-  const result = await generateVersion(job(generation), runtime(s, events), { translate: loadTranslateConfig({}) });
+  const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}) });
   return { report: result.report, quality: await lastQualityValue(s) };
 }
 
@@ -132,6 +144,9 @@ beforeAll(async () => {
   await fsp.cp(path.join(dir, 'store'), pristine, { recursive: true });
 }, 120_000);
 
+/** The script with the edit applied. */
+const editedScript = (): VersionScript => ({ ...script, segments: script.segments.map((s) => (s.id === EDITED.id ? { ...s, target_text: EDITED.en } : s)), updated_at: new Date().toISOString() });
+
 afterAll(async () => {
   await fsp.rm(dir, { recursive: true, force: true });
 });
@@ -155,7 +170,7 @@ describe('per-line quality measurements across generations', () => {
     expect(again.report.segments.map(entry)).toEqual(first.report.segments.map(entry));
 
     // Edit one line.
-    const edited: VersionScript = { ...script, segments: script.segments.map((s) => (s.id === EDITED.id ? { ...s, target_text: EDITED.en } : s)), updated_at: new Date().toISOString() };
+    const edited = editedScript();
     await store.put(blobKeys.script(VERSION), JSON.stringify(edited));
     const second = await generate(store, 3);
     const before = new Map(first.report.segments.map((s) => [s.id, s]));
@@ -166,7 +181,7 @@ describe('per-line quality measurements across generations', () => {
     // synthesized again: the edited line (the moved one too where its placed length changed)
     expect(second.report.segments.filter((s) => s.regenerated).map((s) => s.id)).toContain('seg-0002');
     expect(second.report.segments.filter((s) => s.regenerated && !moved.includes(s.id))).toEqual([]);
-    for (const id of ['seg-0001', 'seg-0004']) {
+    for (const id of ['seg-0001', 'seg-0004', 'seg-0005', 'seg-0006']) {
       const a = before.get(id)!;
       const b = second.report.segments.find((s) => s.id === id)!;
       expect(entry(b), id).toEqual(entry(a));
@@ -174,7 +189,7 @@ describe('per-line quality measurements across generations', () => {
     expect(second.report.segments.find((s) => s.id === EDITED.id)!.spoken_text).toBe(EDITED.en);
 
     // The edited script on the pristine copy: nothing cached, every line measured in one go.
-    const fresh = new FsBlobStore(pristine);
+    const fresh = await pristineCopy('fresh');
     await fresh.put(blobKeys.script(VERSION), JSON.stringify(edited));
     const full = await generate(fresh, 3);
     expect(full.quality.measuredLines).toEqual(ids);
@@ -184,6 +199,31 @@ describe('per-line quality measurements across generations', () => {
       expect(entry(r), s.id).toEqual(entry(s));
     }
     expect(second.report.summary).toEqual(full.report.summary);
+  }, 480_000);
+
+  it('Whisper: an edit measures again the lines of the edited line\'s 30 s chunk, no other chunk\'s; the entries equal a generation with nothing cached', async () => {
+    const models = path.join(dir, 'models');
+    await fsp.cp(fileURLToPath(new URL('../../asr/fixtures/whisper-tiny-test', import.meta.url)), path.join(models, 'whisper-base'), { recursive: true });
+    const s = await pristineCopy('whisper');
+    const first = await generate(s, 1, models);
+    const ids = SOURCE.map((l) => l.id);
+    expect(first.quality.measuredLines).toEqual(ids);
+    // two chunks, lines 1-4 and 5-6: the tiny model's words go to the first line of each
+    expect(first.report.segments.map((x) => x.back_transcription.text)).toEqual(['hello world', '', '', '', 'hello world', '']);
+    for (const x of first.report.segments) expect(x.back_transcription.engine).toBe('whisper');
+
+    await s.put(blobKeys.script(VERSION), JSON.stringify(editedScript()));
+    const second = await generate(s, 2, models);
+    expect(second.quality.measuredLines).toEqual(['seg-0001', 'seg-0002', 'seg-0003', 'seg-0004']);
+    // the edited line was decoded inside its chunk, not alone (alone, it would have heard the words)
+    expect(second.report.segments.find((x) => x.id === EDITED.id)!.back_transcription.text).toBe('');
+    for (const id of ['seg-0005', 'seg-0006']) expect(entry(second.report.segments.find((x) => x.id === id)!), id).toEqual(entry(first.report.segments.find((x) => x.id === id)!));
+
+    const fresh = await pristineCopy('whisper-fresh');
+    await fresh.put(blobKeys.script(VERSION), JSON.stringify(editedScript()));
+    const full = await generate(fresh, 2, models);
+    expect(full.quality.measuredLines).toEqual(ids);
+    expect(second.report.segments.map(entry)).toEqual(full.report.segments.map(entry));
   }, 480_000);
 });
 

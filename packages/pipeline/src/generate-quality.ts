@@ -32,6 +32,7 @@ import {
   type Transcript,
   type DeviceChoice,
 } from '@dub/core';
+import type { SpeechAudio } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
 import { measureLoudness } from '@dub/mix';
@@ -269,17 +270,25 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
   }
   if (!heard.length) return { byLine: out, failed };
   const engine = input.asr.engine;
-  const { transcribe, wordErrorRate } = await import('@dub/asr');
+  const { transcribe, withSpeechAudio, wordErrorRate } = await import('@dub/asr');
+  const fail = (lines: readonly QualityLine[], e: unknown) => {
+    const reason = `back-transcription with ${engine} failed: ${(e as Error).message.split('\n')[0]}`;
+    ctx.logger.warn({ err: (e as Error).message }, 'back-transcription failed');
+    for (const l of lines) {
+      out.set(l.segment.id, none(reason));
+      failed.add(l.segment.id);
+    }
+  };
   // pocketsphinx: every line in one process (each its own utterance); Whisper: one call per unit,
   // so a unit's chunks are decoded the same (seeds included) whatever else is decoded with it
   const units = decodeUnits(input.lines, engine, engine === 'whisper' ? await whisperChunkSeconds() : 0);
   const calls = engine === 'whisper' ? units.map((u) => u.lines) : [heard];
-  for (const [i, lines] of calls.entries()) {
+  const decode = async (audio: SpeechAudio, lines: readonly QualityLine[], i: number) => {
     const spans = lines.map((l) => ({ id: l.segment.id, start: l.placement.start, end: l.placement.end }));
     let words: { text: string; start: number; end: number }[] = [];
     try {
       const t = await transcribe(
-        input.speechFile,
+        audio,
         {
           locale: input.locale,
           engine: engine as 'whisper' | 'pocketsphinx',
@@ -296,21 +305,21 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
       words = t.segments.flatMap((s) => s.words);
     } catch (e) {
       // An engine that heard no word at all: every line's transcription is empty (WER 1).
-      if ((e as { code?: string }).code !== 'empty_transcript') {
-        const reason = `back-transcription with ${engine} failed: ${(e as Error).message.split('\n')[0]}`;
-        ctx.logger.warn({ err: (e as Error).message }, 'back-transcription failed');
-        for (const l of lines) {
-          out.set(l.segment.id, none(reason));
-          failed.add(l.segment.id);
-        }
-        continue;
-      }
+      if ((e as { code?: string }).code !== 'empty_transcript') return fail(lines, e);
     }
     const byLine = wordsByLine(spans, words);
     for (const l of lines) {
       const text = byLine.get(l.segment.id)!.join(' ');
       out.set(l.segment.id, { engine, text, wer: r3(wordErrorRate(l.spokenText, text).wer) });
     }
+  };
+  try {
+    // the timeline is read (as 16 kHz mono) once for every call
+    await withSpeechAudio(input.speechFile, { tmpDir: env.tmpDir }, ctx, async (audio) => {
+      for (const [i, lines] of calls.entries()) await decode(audio, lines, i);
+    });
+  } catch (e) {
+    fail(heard.filter((l) => !out.has(l.segment.id)), e);
   }
   return { byLine: out, failed };
 }
@@ -395,6 +404,40 @@ function durationsOf(info: MediaInfo | undefined): QualityReport['durations']['s
  * their back-transcription failed).
  */
 export async function measureQuality(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<QualityMeasurements> {
+  // the outputs (ffmpeg, child processes) are measured while the lines are
+  const [measured, outputs] = await settled([measureOrRecall(input, env, ctx), measureOutputs(input, env, ctx)]);
+  const { loud, source, video, audio } = outputs;
+  const { SIMILARITY_KINDS, SIMILARITY_THRESHOLDS } = await import('@dub/asr');
+  const diff = (x: number | null, from: number | null): number | null => (x !== null && from !== null ? Math.round((x - from) * 1000) : null);
+  const src = durationsOf(source);
+  const v = durationsOf(video);
+  const a = durationsOf(audio);
+  return {
+    lines: measured.lines,
+    loudness: { integrated_lufs: finite(r1(loud.integrated)), true_peak_dbtp: finite(r1(loud.truePeak)), range_lu: finite(r1(loud.range)), measured_on: 'result_audio' },
+    durations: {
+      source: src,
+      result_video: v,
+      result_audio: a,
+      // containers and the dubbed audio against the source container; the video stream against the source's video stream
+      diff_ms: { result_video: diff(v.container, src.container), result_video_stream: diff(v.video, src.video), result_video_audio: diff(v.audio, src.container), result_audio: diff(a.container, src.container) },
+    },
+    similarityThreshold: SIMILARITY_THRESHOLDS[input.similarity.embedding],
+    similarityKind: SIMILARITY_KINDS[input.similarity.embedding],
+    measuredLines: measured.measuredLines,
+  };
+}
+
+/** Both results, once both have settled (no measurement left running when one fails). */
+async function settled<A, B>(p: [Promise<A>, Promise<B>]): Promise<[A, B]> {
+  const [a, b] = await Promise.allSettled(p);
+  if (a.status === 'rejected') throw a.reason;
+  if (b.status === 'rejected') throw b.reason;
+  return [a.value, b.value];
+}
+
+/** Every line's measurements: from the line cache where its key was measured before, else measured now (and kept). */
+async function measureOrRecall(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<{ lines: Record<string, LineMeasurement>; measuredLines: string[] }> {
   const cache = input.lineCache;
   const keys = cache ? lineMeasurementKeys(input, cache, input.asr.engine === 'whisper' ? await whisperChunkSeconds() : 0) : undefined;
   const found = new Map<string, LineMeasurement>();
@@ -410,27 +453,13 @@ export async function measureQuality(input: QualityMeasureInput, env: QualityEnv
   ctx.logger.info({ lines: input.lines.length, measured: todo.length, cached: found.size }, 'quality: lines measured');
   const lines: Record<string, LineMeasurement> = {};
   for (const l of input.lines) lines[l.segment.id] = found.get(l.segment.id) ?? measured.lines.get(l.segment.id)!;
-  const { SIMILARITY_KINDS, SIMILARITY_THRESHOLDS } = await import('@dub/asr');
-  const loud = await measureLoudness(input.resultAudio, env.media, ctx);
-  const [source, video, audio] = await Promise.all([probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
-  const diff = (x: number | null, from: number | null): number | null => (x !== null && from !== null ? Math.round((x - from) * 1000) : null);
-  const src = durationsOf(source);
-  const v = durationsOf(video);
-  const a = durationsOf(audio);
-  return {
-    lines,
-    loudness: { integrated_lufs: finite(r1(loud.integrated)), true_peak_dbtp: finite(r1(loud.truePeak)), range_lu: finite(r1(loud.range)), measured_on: 'result_audio' },
-    durations: {
-      source: src,
-      result_video: v,
-      result_audio: a,
-      // containers and the dubbed audio against the source container; the video stream against the source's video stream
-      diff_ms: { result_video: diff(v.container, src.container), result_video_stream: diff(v.video, src.video), result_video_audio: diff(v.audio, src.container), result_audio: diff(a.container, src.container) },
-    },
-    similarityThreshold: SIMILARITY_THRESHOLDS[input.similarity.embedding],
-    similarityKind: SIMILARITY_KINDS[input.similarity.embedding],
-    measuredLines: todo.map((l) => l.segment.id),
-  };
+  return { lines, measuredLines: todo.map((l) => l.segment.id) };
+}
+
+/** EBU R128 loudness of the dubbed track and the probes of the outputs and the source. */
+async function measureOutputs(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext) {
+  const [loud, source, video, audio] = await Promise.all([measureLoudness(input.resultAudio, env.media, ctx), probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
+  return { loud, source, video, audio };
 }
 
 export interface ReportInput {
