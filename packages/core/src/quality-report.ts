@@ -171,7 +171,28 @@ export const QualityReportSchema = Type.Object({
   }),
   segments: Type.Array(QualitySegmentSchema),
   /** EBU R128 of the dubbed audio track as delivered (result.m4a). */
-  loudness: Type.Object({ integrated_lufs: Nullable(Type.Number()), true_peak_dbtp: Nullable(Type.Number()), range_lu: Nullable(Type.Number()), measured_on: Type.Literal('result_audio') }),
+  loudness: Type.Object({
+    integrated_lufs: Nullable(Type.Number()),
+    true_peak_dbtp: Nullable(Type.Number()),
+    range_lu: Nullable(Type.Number()),
+    measured_on: Type.Literal('result_audio'),
+    /**
+     * How the mix was brought to the target: the one gain applied (dB), the gain that would bring
+     * this mix exactly to the target, and the generation whose gain was kept (a re-dub keeps the
+     * previous generation's gain while the exact one is within tolerance_db of it, so that only
+     * the edited lines' samples of the mix change), else null.
+     */
+    normalization: Type.Optional(
+      Type.Object({
+        target_lufs: Type.Number(),
+        premix_lufs: Nullable(Type.Number()),
+        gain_db: Type.Number(),
+        exact_gain_db: Type.Number(),
+        tolerance_db: Type.Number({ minimum: 0 }),
+        kept_from_generation: Type.Union([Type.Integer({ minimum: 1 }), Type.Null()]),
+      }),
+    ),
+  }),
   /**
    * Seconds of the source and the outputs (container, video stream, first audio stream), and the
    * differences in ms: result_video (container), result_video_audio (its dubbed track) and

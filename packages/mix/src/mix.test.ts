@@ -121,7 +121,7 @@ describe('mixReplace', () => {
     const rb = await mixReplace({ background, speech: speechFile, output: b });
     expect(Buffer.compare(await fsp.readFile(a), await fsp.readFile(b))).toBe(0);
     expect(rb).toMatchObject({ gainDb: ra.gainDb, exactGainDb: ra.exactGainDb, gainKept: false });
-    expect(ra.gainDb).toBeCloseTo(-16 - ra.inputIntegrated, 9);
+    expect(ra.gainDb).toBe(Math.round((-16 - ra.inputIntegrated) * 100) / 100);
     // louder background: the exact gain moves by less than the tolerance, the previous one is kept
     const c = path.join(dir, 'det-c.wav');
     const rc = await mixReplace({ background, speech: speechFile, output: c, backgroundGainDb: 1, previousGainDb: ra.gainDb, gainToleranceDb: 0.5 });
@@ -131,7 +131,7 @@ describe('mixReplace', () => {
     expect(Math.abs(rc.exactGainDb - ra.exactGainDb)).toBeLessThanOrEqual(0.5);
     const rd = await mixReplace({ background, speech: speechFile, output: c, backgroundGainDb: 1, previousGainDb: ra.gainDb, gainToleranceDb: 0 });
     expect(rd.gainKept).toBe(false);
-    expect(rd.gainDb).toBe(rd.exactGainDb);
+    expect(rd.gainDb).toBe(Math.round(rd.exactGainDb * 100) / 100);
   });
 
   it('mixes a plain tone over noise at a fractional length (ffmpeg layout renegotiation regression)', async () => {

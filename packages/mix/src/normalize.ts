@@ -55,7 +55,7 @@ export interface NormalizeOptions {
 export interface NormalizeResult {
   /** Integrated loudness of the input (BS.1770), LUFS; -Infinity for silence. */
   inputIntegrated: number;
-  /** Gain applied before the limiter, dB. */
+  /** Gain applied before the limiter, dB, in steps of GAIN_STEP_DB (so it can be stored and given back as previousGainDb exactly). */
   gainDb: number;
   /** Gain that brings the input exactly to the target, dB (0 for silence). */
   exactGainDb: number;
@@ -78,15 +78,20 @@ export const INTER_SAMPLE_MARGIN_DB = 0.5;
 /** Frames of output the limiter produces per chunk (it reads its reach more on each side). */
 const CHUNK_FRAMES = 1 << 17;
 
-/** The gain to apply: the exact one, or the previous one when it is close enough. */
+/** The applied gain's step (dB): the exact gain rounded to it is within 0.005 dB of the target. */
+export const GAIN_STEP_DB = 0.01;
+
+const toStep = (db: number): number => Math.round(db / GAIN_STEP_DB) / Math.round(1 / GAIN_STEP_DB);
+
+/** The gain to apply: the exact one (to GAIN_STEP_DB), or the previous one when it is close enough. */
 export function chooseGain(inputIntegrated: number, target: number, previousGainDb?: number, toleranceDb = DEFAULT_GAIN_TOLERANCE_DB): Omit<NormalizeResult, 'inputIntegrated'> {
   // Below -70 LUFS (silence: BS.1770's absolute gate) there is nothing to normalise.
   if (!(Number.isFinite(inputIntegrated) && inputIntegrated > ABSOLUTE_GATE_LUFS)) return { gainDb: 0, exactGainDb: 0, gainKept: false };
   const exactGainDb = target - inputIntegrated;
   if (previousGainDb !== undefined && Number.isFinite(previousGainDb) && Math.abs(exactGainDb - previousGainDb) <= toleranceDb) {
-    return { gainDb: previousGainDb, exactGainDb, gainKept: true };
+    return { gainDb: toStep(previousGainDb), exactGainDb, gainKept: true };
   }
-  return { gainDb: exactGainDb, exactGainDb, gainKept: false };
+  return { gainDb: toStep(exactGainDb), exactGainDb, gainKept: false };
 }
 
 /** Open `input` as a WAV at the rate and channel count asked, converting it with ffmpeg when it is not one. */

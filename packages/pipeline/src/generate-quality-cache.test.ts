@@ -75,10 +75,38 @@ function job(generation: number): GenerateVersionJob {
   return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'en-US', mode: 'no_lips', script_key: blobKeys.script(VERSION), generation, options: {} };
 }
 
-async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements }> {
+async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string }> {
   const events: EmittedEvent[] = [];
   const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}) });
-  return { report: result.report, quality: await lastQualityValue(s) };
+  const generated = events.find((e) => e.type === 'version_generated') as { speech_key: string } | undefined;
+  return { report: result.report, quality: await lastQualityValue(s), speechKey: generated!.speech_key, mixFile: s.localPath(await newestArtifact(s, 'mix', 'mix.wav'))! };
+}
+
+/** The blob key of file `name` of the newest output of `stage` in the store. */
+async function newestArtifact(s: FsBlobStore, stage: string, name: string): Promise<string> {
+  const keys = (await s.list(`assets/${ASSET}/artifacts/${stage}-`)).filter((k) => k.endsWith('/manifest.json'));
+  const manifests = await Promise.all(keys.map(async (k) => JSON.parse((await s.getBuffer(k)).toString('utf8')) as { created_at: string; files: Record<string, string> }));
+  return manifests.filter((m) => m.files[name]).sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)!.files[name]!;
+}
+
+/** First and last sample (in seconds) where two mono or multichannel WAVs differ; null when identical. */
+async function differingSpan(a: string, b: string): Promise<{ start: number; end: number } | null> {
+  const [x, y] = [await readWav(a), await readWav(b)];
+  expect(x.sampleRate).toBe(y.sampleRate);
+  let first = -1;
+  let last = -1;
+  for (let c = 0; c < x.channels.length; c++) {
+    const p = x.channels[c]!;
+    const q = y.channels[c]!;
+    expect(p.length).toBe(q.length);
+    for (let i = 0; i < p.length; i++) {
+      if (p[i] !== q[i]) {
+        if (first < 0 || i < first) first = i;
+        if (i > last) last = i;
+      }
+    }
+  }
+  return first < 0 ? null : { start: first / x.sampleRate, end: (last + 1) / x.sampleRate };
 }
 
 /** The value of the newest `quality` stage output in the store. */
@@ -199,6 +227,26 @@ describe('per-line quality measurements across generations', () => {
       expect(entry(r), s.id).toEqual(entry(s));
     }
     expect(second.report.summary).toEqual(full.report.summary);
+
+    // The mix: the first generation's gain is exact; the next ones keep it (within tolerance), so
+    // the re-dub's mix differs from the first only where its speech timeline does (plus the limiter's reach).
+    const n1 = first.report.loudness.normalization!;
+    expect(n1).toMatchObject({ target_lufs: -16, kept_from_generation: null, tolerance_db: 0.5 });
+    expect(n1.gain_db).toBe(n1.exact_gain_db);
+    expect(again.report.loudness.normalization).toMatchObject({ gain_db: n1.gain_db, kept_from_generation: 1 });
+    expect(second.report.loudness.normalization).toMatchObject({ gain_db: n1.gain_db, kept_from_generation: 2 });
+    expect(Math.abs(second.report.loudness.normalization!.exact_gain_db - n1.gain_db)).toBeLessThanOrEqual(0.5);
+    expect(full.report.loudness.normalization).toMatchObject({ kept_from_generation: null });
+    expect(full.report.loudness.normalization!.gain_db).toBe(full.report.loudness.normalization!.exact_gain_db);
+    const speechChanged = await differingSpan(store.localPath(first.speechKey)!, store.localPath(second.speechKey)!);
+    const mixChanged = await differingSpan(first.mixFile, second.mixFile);
+    expect(speechChanged).not.toBeNull();
+    expect(mixChanged).not.toBeNull();
+    // the limiter's reach: 2 x 20 ms hold and mean plus its interpolation taps, and one sample of the resampler either side
+    const reach = 0.05;
+    expect(mixChanged!.start).toBeGreaterThanOrEqual(speechChanged!.start - reach);
+    expect(mixChanged!.end).toBeLessThanOrEqual(speechChanged!.end + reach);
+    expect(mixChanged!.end - mixChanged!.start).toBeLessThan(DURATION / 2);
   }, 480_000);
 
   it('Whisper: an edit measures again the lines of the edited line\'s 30 s chunk, no other chunk\'s; the entries equal a generation with nothing cached', async () => {

@@ -476,6 +476,8 @@ export interface ReportInput {
   engines: EngineRecords;
   transcript: Transcript;
   voiceSources: Readonly<Record<string, string>>;
+  /** How the mix was normalised (gain, and whether a previous generation's was kept). */
+  normalization?: NonNullable<QualityReport['loudness']['normalization']>;
   now: Date;
 }
 
@@ -550,7 +552,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
     thresholds: { speed_factor: T.speedFactor, overflow_ms: T.overflowMs, wer: T.wer, similarity: simThreshold, similarity_engine: r.similarityEngine },
     placement: { speed_cap: r.speedCap, speed_limit: r.speedLimit, voice_over_delay_s: r.voiceOverDelay, shortening: r.shortening },
     segments,
-    loudness: r.measured.loudness,
+    loudness: { ...r.measured.loudness, ...(r.normalization ? { normalization: r.normalization } : {}) },
     durations: r.measured.durations,
     stages: r.stages,
     engines: r.engines,

@@ -45,7 +45,7 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { encodeAudioChunked, mux, type AacChunkStore, type MediaToolOptions } from '@dub/media';
-import { mixReplace, mixVoiceOver, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
+import { mixReplace, mixVoiceOver, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, type StageResult } from './artifacts.js';
@@ -94,6 +94,43 @@ const WEIGHTS = { source: 0.3, voices: 1, synthesis: 6, timeline: 0.5, backgroun
 /** with_lips: face tracking (once per source) and the lips stage (frame by frame, in reusable chunks) come before the mux. */
 const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entries(WEIGHTS).flatMap(([k, w]) => (k === 'video' ? [['faces', 3], ['lips', 9], [k, w]] : [[k, w]])));
 
+/**
+ * How far the gain that brings a re-dubbed mix exactly to the target may be from the previous
+ * generation's gain for that gain to be kept (dB; the integrated loudness then stays within this
+ * of the target, inside EBU R128's +-0.5 LU tolerance for file delivery).
+ */
+export const GAIN_TOLERANCE_DB = 0.5;
+
+type LoudnessNormalization = NonNullable<QualityReport['loudness']['normalization']>;
+
+interface MixStageValue {
+  inputIntegrated: number;
+  frames: number;
+  gainDb: number;
+  exactGainDb: number;
+  gainKept: boolean;
+}
+
+/**
+ * The normalization of the version's latest earlier generation that has a report (its gain is
+ * kept by a re-dub while within tolerance), when it aimed at the same target with the same mix
+ * (replace or voice-over); else undefined.
+ */
+async function previousNormalization(rt: JobRuntime, job: GenerateVersionJob, targetLufs: number): Promise<(LoudnessNormalization & { generation: number }) | undefined> {
+  for (let g = job.generation - 1; g >= Math.max(1, job.generation - 20); g--) {
+    const key = blobKeys.qualityReport(job.version_id, g);
+    if (!(await rt.store.has(key))) continue;
+    try {
+      const report = JSON.parse((await rt.store.getBuffer(key)).toString('utf8')) as QualityReport;
+      const n = report.loudness?.normalization;
+      return n && n.target_lufs === targetLufs && report.voice_over === (job.options.voice_over === true) ? { ...n, generation: g } : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** The quality stage's own version (its measurements). */
 const QUALITY_VERSION = 2;
 
@@ -136,15 +173,26 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       backgroundKey = await backgroundOf(job, transcript, rt, runner, sourceIdentity, local);
       mixInputs = { mode: 'replace', background: backgroundKey };
     }
-    const mixed = await runner.run('mix', { v: STAGE_VERSION, speech: speechKey, duration, loudness: opts.loudness ?? null, ...(mixInputs as object) }, async (out, ctx) => {
+    // A re-dub keeps the gain of the version's previous generation while it is within tolerance: only the edited lines' samples of the mix change.
+    const target = { ...STREAMING_LOUDNESS, ...opts.loudness }.integrated;
+    const previous = await previousNormalization(rt, job, target);
+    const mixed = await runner.run<MixStageValue>('mix', { v: STAGE_VERSION, speech: speechKey, duration, loudness: opts.loudness ?? null, previousGainDb: previous?.gain_db ?? null, ...(mixInputs as object) }, async (out, ctx) => {
       const file = path.join(out.dir, 'mix.wav');
-      const common = { speech: await local(speechKey), output: file, durationSeconds: duration, media, tmpDir: out.dir, ...(opts.loudness ? { loudness: opts.loudness } : {}) };
+      const common = { speech: await local(speechKey), output: file, durationSeconds: duration, media, tmpDir: out.dir, ...(opts.loudness ? { loudness: opts.loudness } : {}), ...(previous ? { previousGainDb: previous.gain_db, gainToleranceDb: GAIN_TOLERANCE_DB } : {}) };
       const r = voiceOver
         ? await mixVoiceOver({ ...common, original: await local(sourceKey), ...(opts.voiceOver?.duckDb !== undefined ? { duckDb: opts.voiceOver.duckDb } : {}), ...(opts.voiceOver?.delaySeconds !== undefined ? { delaySeconds: opts.voiceOver.delaySeconds } : {}) }, ctx)
         : await mixReplace({ ...common, background: await local(backgroundKey!) }, ctx);
       out.addFile('mix.wav', file);
-      return { inputIntegrated: r.inputIntegrated, frames: r.frames };
+      return { inputIntegrated: r.inputIntegrated, frames: r.frames, gainDb: r.gainDb, exactGainDb: r.exactGainDb, gainKept: r.gainKept };
     });
+    const normalization: LoudnessNormalization = {
+      target_lufs: target,
+      premix_lufs: Number.isFinite(mixed.value.inputIntegrated) ? Math.round(mixed.value.inputIntegrated * 100) / 100 : null,
+      gain_db: Math.round(mixed.value.gainDb * 100) / 100,
+      exact_gain_db: Math.round(mixed.value.exactGainDb * 100) / 100,
+      tolerance_db: GAIN_TOLERANCE_DB,
+      kept_from_generation: mixed.value.gainKept && previous ? previous.generation : null,
+    };
     const mixKey = mixed.files['mix.wav']!;
 
     // Dubbed track and video.
@@ -231,6 +279,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         engines,
         transcript,
         voiceSources: voices.value.sources,
+        normalization,
         now: new Date(),
       }),
       'quality report',
