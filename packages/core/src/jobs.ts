@@ -211,5 +211,7 @@ export const blobKeys = {
   resultAudio: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/result.m4a`,
   /** The quality report of a generation (dub.quality-report/1). */
   qualityReport: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/report.json`,
+  /** What the next generation's mix updates from (the mix, its speech timeline, gain and loudness hops): internal. */
+  mixState: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/mix-state.json`,
   resultPrefix: (versionId: string) => `versions/${versionId}/gen-`,
 };

@@ -8,6 +8,7 @@ export { frameCount, type PlanarAudio } from './audio.js';
 export { readWav, decodeWav, encodeWav, writeWav, type DecodedWav, type WavWriteOptions } from './wav.js';
 export { WavReader, type AudioSource } from './wav-reader.js';
 export { WavWriter, type WavWriterOptions } from './wav-writer.js';
+export { encodeFrames } from './wav-codec.js';
 export { WavFormatError, WAV_MAX_RIFF_SIZE, type WavSampleFormat, type WavWriteFormat, type WavFormat } from './wav-format.js';
 export { renderTimeline, renderTimelineBuffer, type Placement, type TimelineSpec, type RenderTimelineOptions, type TimelineResult } from './timeline.js';
 export { trim, startsOnKeyframe, type TrimOptions, type TrimResult } from './trim.js';

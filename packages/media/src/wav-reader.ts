@@ -24,6 +24,15 @@ export class WavReader implements AudioSource {
   ) {}
 
   /** Open `file` and parse its header; throws WavFormatError for a file that is not a readable WAV. */
+  /** Byte offset of the first frame in the file, and bytes per frame. */
+  get dataOffset(): number {
+    return this.layout.dataOffset;
+  }
+
+  get blockAlign(): number {
+    return this.layout.format.blockAlign;
+  }
+
   static async open(file: string): Promise<WavReader> {
     const fh = await open(file, 'r');
     try {

@@ -65,6 +65,8 @@ export interface Bs1770Measurement {
   /** Number of 400 ms blocks, and how many passed both gates. */
   blocks: number;
   gatedBlocks: number;
+  /** K-weighted energy of each complete 100 ms hop (measureWavBs1770 only): what a later update of a part of the signal starts from. */
+  hops?: Float64Array;
 }
 
 /**
@@ -89,7 +91,7 @@ export class LoudnessMeter {
     if (!Number.isInteger(channels) || channels < 1) throw new RangeError(`invalid channel count ${channels}`);
     this.filters = kWeightingFilters(sampleRate);
     this.state = Array.from({ length: channels }, () => new Float64Array(8));
-    this.hop = Math.round(sampleRate / 10);
+    this.hop = meterHopFrames(sampleRate);
   }
 
   /** Add planar frames (one array per channel, equal lengths). */
@@ -144,29 +146,44 @@ export class LoudnessMeter {
     return sum;
   }
 
+  /** K-weighted energy (sum of squares over the channels) of every complete 100 ms hop pushed so far. */
+  hopEnergies(): Float64Array {
+    return Float64Array.from(this.hops);
+  }
+
   /** Integrated loudness and sample peak of everything pushed so far (complete 400 ms blocks only). */
   result(): Bs1770Measurement {
-    const e = this.hops;
-    const blocks = Math.max(0, e.length - 3);
-    const norm = 4 * this.hop;
-    const block = new Float64Array(blocks);
-    for (let j = 0; j < blocks; j++) block[j] = (e[j]! + e[j + 1]! + e[j + 2]! + e[j + 3]!) / norm;
-    const gated = (threshold: number): { mean: number; count: number } => {
-      let sum = 0;
-      let count = 0;
-      for (let j = 0; j < blocks; j++) {
-        if (block[j]! > threshold) {
-          sum += block[j]!;
-          count++;
-        }
-      }
-      return { mean: count > 0 ? sum / count : 0, count };
-    };
-    const abs = gated(lufsToEnergy(ABSOLUTE_GATE_LUFS));
-    if (abs.count === 0) return { integrated: Number.NEGATIVE_INFINITY, samplePeak: this.peak, blocks, gatedBlocks: 0 };
-    const rel = gated(Math.max(lufsToEnergy(ABSOLUTE_GATE_LUFS), lufsToEnergy(energyToLufs(abs.mean) + RELATIVE_GATE_LU)));
-    return { integrated: rel.count > 0 ? energyToLufs(rel.mean) : Number.NEGATIVE_INFINITY, samplePeak: this.peak, blocks, gatedBlocks: rel.count };
+    return { ...integratedFromHops(this.hops, this.hop), samplePeak: this.peak };
   }
+}
+
+/** Frames per 100 ms hop of the meter at `sampleRate`. */
+export const meterHopFrames = (sampleRate: number): number => Math.round(sampleRate / 10);
+
+/**
+ * Integrated loudness from the K-weighted energies of consecutive 100 ms hops (LoudnessMeter's
+ * hopEnergies): 400 ms blocks every hop, gated at -70 LUFS and 10 LU under the first gate's mean.
+ */
+export function integratedFromHops(e: ArrayLike<number>, hop: number): Omit<Bs1770Measurement, 'samplePeak'> {
+  const blocks = Math.max(0, e.length - 3);
+  const norm = 4 * hop;
+  const block = new Float64Array(blocks);
+  for (let j = 0; j < blocks; j++) block[j] = (e[j]! + e[j + 1]! + e[j + 2]! + e[j + 3]!) / norm;
+  const gated = (threshold: number): { mean: number; count: number } => {
+    let sum = 0;
+    let count = 0;
+    for (let j = 0; j < blocks; j++) {
+      if (block[j]! > threshold) {
+        sum += block[j]!;
+        count++;
+      }
+    }
+    return { mean: count > 0 ? sum / count : 0, count };
+  };
+  const abs = gated(lufsToEnergy(ABSOLUTE_GATE_LUFS));
+  if (abs.count === 0) return { integrated: Number.NEGATIVE_INFINITY, blocks, gatedBlocks: 0 };
+  const rel = gated(Math.max(lufsToEnergy(ABSOLUTE_GATE_LUFS), lufsToEnergy(energyToLufs(abs.mean) + RELATIVE_GATE_LU)));
+  return { integrated: rel.count > 0 ? energyToLufs(rel.mean) : Number.NEGATIVE_INFINITY, blocks, gatedBlocks: rel.count };
 }
 
 /** BS.1770 integrated loudness and sample peak of planar audio in memory. */
@@ -180,5 +197,5 @@ export function measureBs1770(channels: readonly Float32Array[], sampleRate: num
 export async function measureWavBs1770(reader: WavReader, endFrame = reader.frames, windowFrames = 1 << 16): Promise<Bs1770Measurement> {
   const m = new LoudnessMeter(reader.sampleRate, reader.channelCount);
   for await (const w of reader.windows(windowFrames, 0, endFrame)) m.push(w.channels);
-  return m.result();
+  return { ...m.result(), hops: m.hopEnergies() };
 }

@@ -49,7 +49,7 @@ export async function mixReplace(options: MixReplaceOptions, context: PartialCon
       await speech.close();
     }
     const n = await normalizeLoudness(premix, o.output, { target: o.loudness, sampleRate: o.sampleRate, channels: o.channels, frames, format: o.format, previousGainDb: o.previousGainDb, gainToleranceDb: o.gainToleranceDb, media: o.media }, subContext(ctx, 'mix_loudness', 0.5, 1));
-    return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated: n.inputIntegrated, gainDb: n.gainDb, exactGainDb: n.exactGainDb, gainKept: n.gainKept };
+    return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated: n.inputIntegrated, gainDb: n.gainDb, exactGainDb: n.exactGainDb, gainKept: n.gainKept, ...(n.hops ? { hops: n.hops } : {}) };
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }

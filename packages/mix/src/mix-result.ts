@@ -12,4 +12,6 @@ export interface MixResult {
   exactGainDb: number;
   /** True when the `previousGainDb` asked for was within the tolerance and kept. */
   gainKept: boolean;
+  /** K-weighted energy of the premix per 100 ms hop: given back as `previous.hops` to updateMixReplace. */
+  hops?: Float64Array;
 }

@@ -61,6 +61,8 @@ export interface NormalizeResult {
   exactGainDb: number;
   /** True when `previousGainDb` was applied instead of the exact gain. */
   gainKept: boolean;
+  /** K-weighted energy of the input per 100 ms hop (what updateMixReplace starts from next time). */
+  hops?: Float64Array;
 }
 
 /** Largest difference (dB) between the exact gain and a previous one that keeps the previous one. */
@@ -154,7 +156,7 @@ export async function normalizeLoudness(input: string, output: string, o: Normal
       } finally {
         await writer.close();
       }
-      return { inputIntegrated: m.integrated, ...gain };
+      return { inputIntegrated: m.integrated, ...gain, ...(m.hops ? { hops: m.hops } : {}) };
     } finally {
       await reader.close();
     }

@@ -75,18 +75,21 @@ function job(generation: number): GenerateVersionJob {
   return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'en-US', mode: 'no_lips', script_key: blobKeys.script(VERSION), generation, options: {} };
 }
 
-async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string }> {
+async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string; mixUpdate: MixUpdate | undefined }> {
   const events: EmittedEvent[] = [];
   const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}) });
   const generated = events.find((e) => e.type === 'version_generated') as { speech_key: string } | undefined;
-  return { report: result.report, quality: await lastQualityValue(s), speechKey: generated!.speech_key, mixFile: s.localPath(await newestArtifact(s, 'mix', 'mix.wav'))! };
+  const mix = await newestManifest(s, 'mix', 'mix.wav');
+  return { report: result.report, quality: await lastQualityValue(s), speechKey: generated!.speech_key, mixFile: s.localPath(mix.files['mix.wav']!)!, mixUpdate: (mix.value as { update?: MixUpdate }).update };
 }
 
-/** The blob key of file `name` of the newest output of `stage` in the store. */
-async function newestArtifact(s: FsBlobStore, stage: string, name: string): Promise<string> {
+type MixUpdate = { used: true; from_generation: number; frames: number } | { used: false; reason: string };
+
+/** The newest manifest of `stage` in the store that has file `name`. */
+async function newestManifest(s: FsBlobStore, stage: string, name: string): Promise<{ files: Record<string, string>; value: unknown }> {
   const keys = (await s.list(`assets/${ASSET}/artifacts/${stage}-`)).filter((k) => k.endsWith('/manifest.json'));
-  const manifests = await Promise.all(keys.map(async (k) => JSON.parse((await s.getBuffer(k)).toString('utf8')) as { created_at: string; files: Record<string, string> }));
-  return manifests.filter((m) => m.files[name]).sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)!.files[name]!;
+  const manifests = await Promise.all(keys.map(async (k) => JSON.parse((await s.getBuffer(k)).toString('utf8')) as { created_at: string; files: Record<string, string>; value: unknown }));
+  return manifests.filter((m) => m.files[name]).sort((a, b) => a.created_at.localeCompare(b.created_at)).at(-1)!;
 }
 
 /** First and last sample (in seconds) where two mono or multichannel WAVs differ; null when identical. */
@@ -238,6 +241,10 @@ describe('per-line quality measurements across generations', () => {
     expect(Math.abs(second.report.loudness.normalization!.exact_gain_db - n1.gain_db)).toBeLessThanOrEqual(0.5);
     expect(full.report.loudness.normalization).toMatchObject({ kept_from_generation: null });
     expect(full.report.loudness.normalization!.gain_db).toBe(full.report.loudness.normalization!.exact_gain_db);
+    // generation 3's mix is generation 2's with the frames near the changed speech computed again
+    expect(second.mixUpdate).toMatchObject({ used: true, from_generation: 2 });
+    expect(second.mixUpdate!.frames).toBeLessThan(DURATION * 48000 * 0.75);
+    expect(first.mixUpdate).toEqual({ used: false, reason: 'no previous generation' });
     const speechChanged = await differingSpan(store.localPath(first.speechKey)!, store.localPath(second.speechKey)!);
     const mixChanged = await differingSpan(first.mixFile, second.mixFile);
     expect(speechChanged).not.toBeNull();

@@ -25,7 +25,7 @@
  * is re-rendered to follow the dubbed speech (re-encoded video), and that video is muxed with the
  * dubbed track instead of the source's.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys,
@@ -45,7 +45,7 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { encodeAudioChunked, mux, type AacChunkStore, type MediaToolOptions } from '@dub/media';
-import { mixReplace, mixVoiceOver, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
+import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget, type MixResult } from '@dub/mix';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, type StageResult } from './artifacts.js';
@@ -109,6 +109,20 @@ interface MixStageValue {
   gainDb: number;
   exactGainDb: number;
   gainKept: boolean;
+  /** Replace mixes: whether the previous generation's mix was updated near the changed speech (frames computed again), or why not. */
+  update?: { used: true; from_generation: number; frames: number } | { used: false; reason: string };
+}
+
+/** What a generation's mix leaves for the next one to update from (blobKeys.mixState). */
+interface MixState {
+  mix: string;
+  speech: string;
+  gainDb: number;
+  /** K-weighted premix energies per 100 ms hop (Float64 file), null for mixes that have none. */
+  hops: string | null;
+  /** The background track mixed (null: voice-over). */
+  background: string | null;
+  duration: number;
 }
 
 /**
@@ -116,14 +130,22 @@ interface MixStageValue {
  * kept by a re-dub while within tolerance), when it aimed at the same target with the same mix
  * (replace or voice-over); else undefined.
  */
-async function previousNormalization(rt: JobRuntime, job: GenerateVersionJob, targetLufs: number): Promise<(LoudnessNormalization & { generation: number }) | undefined> {
+async function previousNormalization(rt: JobRuntime, job: GenerateVersionJob, targetLufs: number): Promise<(LoudnessNormalization & { generation: number; mixState?: MixState }) | undefined> {
   for (let g = job.generation - 1; g >= Math.max(1, job.generation - 20); g--) {
     const key = blobKeys.qualityReport(job.version_id, g);
     if (!(await rt.store.has(key))) continue;
     try {
       const report = JSON.parse((await rt.store.getBuffer(key)).toString('utf8')) as QualityReport;
       const n = report.loudness?.normalization;
-      return n && n.target_lufs === targetLufs && report.voice_over === (job.options.voice_over === true) ? { ...n, generation: g } : undefined;
+      if (!(n && n.target_lufs === targetLufs && report.voice_over === (job.options.voice_over === true))) return undefined;
+      const stateKey = blobKeys.mixState(job.version_id, g);
+      let mixState: MixState | undefined;
+      if (await rt.store.has(stateKey)) {
+        const st = JSON.parse((await rt.store.getBuffer(stateKey)).toString('utf8')) as MixState;
+        // usable only while its blobs are there and it applied the gain the report says
+        if (st.gainDb === n.gain_db && (await rt.store.has(st.mix)) && (await rt.store.has(st.speech)) && (!st.hops || (await rt.store.has(st.hops)))) mixState = st;
+      }
+      return { ...n, generation: g, ...(mixState ? { mixState } : {}) };
     } catch {
       return undefined;
     }
@@ -179,12 +201,36 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const mixed = await runner.run<MixStageValue>('mix', { v: STAGE_VERSION, speech: speechKey, duration, loudness: opts.loudness ?? null, previousGainDb: previous?.gain_db ?? null, ...(mixInputs as object) }, async (out, ctx) => {
       const file = path.join(out.dir, 'mix.wav');
       const common = { speech: await local(speechKey), output: file, durationSeconds: duration, media, tmpDir: out.dir, ...(opts.loudness ? { loudness: opts.loudness } : {}), ...(previous ? { previousGainDb: previous.gain_db, gainToleranceDb: GAIN_TOLERANCE_DB } : {}) };
-      const r = voiceOver
+      let r: MixResult | undefined;
+      let update: MixStageValue['update'];
+      if (!voiceOver) {
+        // A re-dub: the previous generation's mix with only the frames near the changed speech computed again (same bytes as a full mix).
+        const state = previous?.mixState;
+        if (!state) update = { used: false, reason: previous ? 'the previous generation left no mix state' : 'no previous generation' };
+        else if (state.background !== backgroundKey || state.duration !== duration || !state.hops) update = { used: false, reason: 'the previous mix had another background or length' };
+        else {
+          const hops = new Float64Array(new Uint8Array(await rt.store.getBuffer(state.hops)).buffer);
+          const u = await updateMixReplace({ ...common, background: await local(backgroundKey!), previous: { output: await local(state.mix), speech: await local(state.speech), gainDb: state.gainDb, hops } }, ctx);
+          if ('fallback' in u) update = { used: false, reason: u.fallback };
+          else {
+            r = u;
+            update = { used: true, from_generation: previous!.generation, frames: u.updated.reduce((a, s) => a + s.end - s.start, 0) };
+          }
+        }
+      }
+      r ??= voiceOver
         ? await mixVoiceOver({ ...common, original: await local(sourceKey), ...(opts.voiceOver?.duckDb !== undefined ? { duckDb: opts.voiceOver.duckDb } : {}), ...(opts.voiceOver?.delaySeconds !== undefined ? { delaySeconds: opts.voiceOver.delaySeconds } : {}) }, ctx)
         : await mixReplace({ ...common, background: await local(backgroundKey!) }, ctx);
       out.addFile('mix.wav', file);
-      return { inputIntegrated: r.inputIntegrated, frames: r.frames, gainDb: r.gainDb, exactGainDb: r.exactGainDb, gainKept: r.gainKept };
+      if (r.hops) {
+        const hopsFile = path.join(out.dir, 'hops.f64');
+        await writeFile(hopsFile, new Uint8Array(r.hops.buffer, r.hops.byteOffset, r.hops.byteLength));
+        out.addFile('hops.f64', hopsFile);
+      }
+      return { inputIntegrated: r.inputIntegrated, frames: r.frames, gainDb: r.gainDb, exactGainDb: r.exactGainDb, gainKept: r.gainKept, ...(update ? { update } : {}) };
     });
+    const mixState: MixState = { mix: mixed.files['mix.wav']!, speech: speechKey, gainDb: mixed.value.gainDb, hops: mixed.files['hops.f64'] ?? null, background: backgroundKey ?? null, duration };
+    await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(mixState)));
     const normalization: LoudnessNormalization = {
       target_lufs: target,
       premix_lufs: Number.isFinite(mixed.value.inputIntegrated) ? Math.round(mixed.value.inputIntegrated * 100) / 100 : null,

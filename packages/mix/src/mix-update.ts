@@ -1,0 +1,172 @@
+/**
+ * A replace mix updated in place: after a re-dub changed a few lines of the speech timeline, the
+ * new mix is the previous mix with only the frames near the changed speech computed again,
+ * byte for byte what mixReplace writes for the new speech with the previous gain.
+ *
+ * Why that holds: the premix (background + speech resampled to the mix rate) differs only within
+ * the changed speech plus the resampler's reach (RESAMPLER_REACH input samples, far more than
+ * ffmpeg's default 32-tap filter needs); the limiter's output at a frame depends only on the
+ * premix within limiterReachFrames of it; and the gain is the previous one. The gain must stay:
+ * the integrated loudness of the new premix is recomputed from the previous premix's K-weighted
+ * 100 ms hop energies, with the hops near the change measured again (the K-weighting filters
+ * settle within METER_SETTLE_SECONDS, so each recomputed stretch starts that far earlier from a
+ * zero state), and when the exact gain moves past the tolerance the caller mixes in full.
+ *
+ * Returns `{ fallback }` (and writes nothing) when it cannot apply: another length, rate,
+ * channel count or sample format, or a gain that is not kept.
+ */
+import fsp from 'node:fs/promises';
+import path from 'node:path';
+import { resolveContext, subContext, type PartialContext } from '@dub/core';
+import { encodeFrames, readWav, renderTimelineBuffer, resample, WavReader } from '@dub/media';
+import { integratedFromHops, LoudnessMeter, meterHopFrames } from './bs1770.js';
+import { limiterHoldFrames, PeakLimiter } from './limiter.js';
+import { chooseGain, DEFAULT_GAIN_TOLERANCE_DB, INTER_SAMPLE_MARGIN_DB } from './normalize.js';
+import { dbToGain, resolveMixOutput } from './options.js';
+import type { MixReplaceOptions } from './mix-replace.js';
+import type { MixResult } from './mix-result.js';
+
+/** Input samples of the speech timeline either side of a change that the resampler can carry it (ffmpeg's default filter reaches 16). */
+export const RESAMPLER_REACH = 256;
+/** Seconds the K-weighting filters need to forget their state (their impulse responses decay far below float precision). */
+export const METER_SETTLE_SECONDS = 0.5;
+/** Changed stretches of the speech closer than this (seconds) are updated as one. */
+const MERGE_SECONDS = 1;
+
+export interface MixPrevious {
+  /** The previous mix (mixReplace's or this function's output WAV). */
+  output: string;
+  /** The speech timeline it was made from. */
+  speech: string;
+  /** The gain it applied (dB, as MixResult.gainDb). */
+  gainDb: number;
+  /** K-weighted energies of its premix per 100 ms hop (MixResult.hops). */
+  hops: Float64Array;
+}
+
+export interface MixUpdateOptions extends MixReplaceOptions {
+  previous: MixPrevious;
+}
+
+export type MixUpdateResult = (MixResult & { hops: Float64Array; updated: { start: number; end: number }[] }) | { fallback: string };
+
+/** Stretches [start, end) of frames where two planar signals differ, merged when closer than `gap`. */
+export function changedStretches(a: readonly Float32Array[], b: readonly Float32Array[], gap: number): { start: number; end: number }[] {
+  const n = a[0]?.length ?? 0;
+  const out: { start: number; end: number }[] = [];
+  let i = 0;
+  while (i < n) {
+    let differs = false;
+    for (let c = 0; c < a.length; c++) if (a[c]![i] !== b[c]![i] && !(Number.isNaN(a[c]![i]) && Number.isNaN(b[c]![i]))) differs = true;
+    if (!differs) {
+      i++;
+      continue;
+    }
+    const last = out[out.length - 1];
+    if (last && i - last.end < gap) last.end = i + 1;
+    else out.push({ start: i, end: i + 1 });
+    i++;
+  }
+  return out;
+}
+
+export async function updateMixReplace(options: MixUpdateOptions, context: PartialContext = {}): Promise<MixUpdateResult> {
+  const ctx = resolveContext(context);
+  const o = resolveMixOutput(options);
+  const prev = options.previous;
+  const [now, before] = [await readWav(options.speech), await readWav(prev.speech)];
+  if (now.sampleRate !== before.sampleRate || now.channels.length !== before.channels.length || now.channels[0]!.length !== before.channels[0]!.length) {
+    return { fallback: 'the speech timeline changed its length, rate or channels' };
+  }
+  const frames = Math.round((o.durationSeconds ?? now.channels[0]!.length / now.sampleRate) * o.sampleRate);
+  const old = await WavReader.open(prev.output);
+  try {
+    const wantFormat = o.format === 'float32' ? 'float32' : 'pcm16';
+    if (old.sampleRate !== o.sampleRate || old.channelCount !== o.channels || old.frames !== frames || old.sampleFormat !== wantFormat) {
+      return { fallback: 'the previous mix has another rate, channel count, length or sample format' };
+    }
+  } finally {
+    await old.close();
+  }
+  const hop = meterHopFrames(o.sampleRate);
+  if (prev.hops.length !== Math.floor(frames / hop)) return { fallback: 'the previous loudness hops do not match the mix length' };
+
+  const ratio = o.sampleRate / now.sampleRate;
+  const speechChanged = changedStretches(now.channels, before.channels, Math.round(MERGE_SECONDS * now.sampleRate));
+  // premix frames that can differ
+  const premixChanged = speechChanged
+    .map((s) => ({ start: Math.max(0, Math.floor((s.start - RESAMPLER_REACH) * ratio)), end: Math.min(frames, Math.ceil((s.end + RESAMPLER_REACH) * ratio)) }))
+    .filter((s) => s.end > s.start);
+
+  const dir = await fsp.mkdtemp(path.join(o.tmpDir, 'dub-mix-update-'));
+  try {
+    const fmt = { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' as const };
+    const bgFile = path.join(dir, 'background.wav');
+    const spFile = path.join(dir, 'speech.wav');
+    await resample(options.background, bgFile, fmt, subContext(ctx, 'mix_prepare', 0, 0.3));
+    await resample(options.speech, spFile, fmt, subContext(ctx, 'mix_prepare', 0.3, 0.6));
+    const bg = await WavReader.open(bgFile);
+    const sp = await WavReader.open(spFile);
+    try {
+      const gains = { bg: dbToGain(options.backgroundGainDb ?? 0), speech: dbToGain(o.speechGainDb) };
+      /** The premix over [from, to), as mixReplace's renderTimeline sums it (background first, then speech). */
+      const premix = async (from: number, to: number): Promise<Float32Array[]> => {
+        const take = async (r: WavReader): Promise<Float32Array[]> => {
+          const end = Math.min(to, r.frames);
+          return end > from ? r.read(from, end - from) : Array.from({ length: r.channelCount }, () => new Float32Array(0));
+        };
+        return renderTimelineBuffer({ channels: o.channels, frames: to - from }, [
+          { atFrame: 0, audio: await take(bg), gain: gains.bg },
+          { atFrame: 0, audio: await take(sp), gain: gains.speech },
+        ]);
+      };
+
+      // Loudness: the hops near each change measured again, the others as before.
+      const hops = Float64Array.from(prev.hops);
+      const settle = Math.ceil((METER_SETTLE_SECONDS * o.sampleRate) / hop);
+      for (const s of premixChanged) {
+        const h0 = Math.floor(s.start / hop);
+        const h1 = Math.min(hops.length, Math.ceil(s.end / hop) + settle);
+        if (h1 <= h0) continue;
+        const start = Math.max(0, h0 - settle);
+        const meter = new LoudnessMeter(o.sampleRate, o.channels);
+        meter.push(await premix(start * hop, h1 * hop));
+        const e = meter.hopEnergies();
+        for (let h = h0; h < h1; h++) hops[h] = e[h - start]!;
+      }
+      const inputIntegrated = integratedFromHops(hops, hop).integrated;
+      const gain = chooseGain(inputIntegrated, o.loudness.integrated, prev.gainDb, o.gainToleranceDb ?? DEFAULT_GAIN_TOLERANCE_DB);
+      if (!gain.gainKept) return { fallback: `the exact gain ${gain.exactGainDb.toFixed(2)} dB is not within the tolerance of the previous ${prev.gainDb} dB` };
+
+      // Output: the previous mix, with the frames the change reaches limited again.
+      const limiter = new PeakLimiter(o.channels, { gain: dbToGain(gain.gainDb), ceiling: dbToGain(o.loudness.truePeak - INTER_SAMPLE_MARGIN_DB), hold: limiterHoldFrames(o.sampleRate) });
+      const reach = limiter.reach;
+      await fsp.copyFile(prev.output, o.output);
+      const out = await WavReader.open(o.output);
+      const { dataOffset, blockAlign } = out;
+      await out.close();
+      const fh = await fsp.open(o.output, 'r+');
+      const updated: { start: number; end: number }[] = [];
+      try {
+        for (const s of premixChanged) {
+          const from = Math.max(0, s.start - reach);
+          const to = Math.min(frames, s.end + reach);
+          const inStart = Math.max(0, from - reach);
+          const inEnd = Math.min(frames, to + reach);
+          const y = limiter.process(await premix(inStart, inEnd), inStart, frames, from, to);
+          const bytes = encodeFrames(y, o.format === 'float32' ? 'float32' : 'pcm16');
+          await fh.write(bytes, 0, bytes.length, dataOffset + from * blockAlign);
+          updated.push({ start: from, end: to });
+        }
+      } finally {
+        await fh.close();
+      }
+      return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated, ...gain, hops, updated };
+    } finally {
+      await bg.close();
+      await sp.close();
+    }
+  } finally {
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
+}
