@@ -8,7 +8,7 @@ export { mixReplace, type MixReplaceOptions } from './mix-replace.js';
 export { updateMixReplace, changedStretches, RESAMPLER_REACH, METER_SETTLE_SECONDS, type MixPrevious, type MixUpdateOptions, type MixUpdateResult } from './mix-update.js';
 export { mixVoiceOver, VOICE_OVER_DEFAULTS, type MixVoiceOverOptions } from './mix-voice-over.js';
 export type { MixResult } from './mix-result.js';
-export { resolveMixOutput, type MixOutputOptions, type ResolvedMixOutput } from './options.js';
+export { resolveMixOutput, mixInput, type MixOutputOptions, type ResolvedMixOutput } from './options.js';
 export { measureLoudness, parseEbur128Summary, STREAMING_LOUDNESS, EBU_R128_BROADCAST, type LoudnessTarget, type LoudnessMeasurement } from './loudness.js';
 export { normalizeLoudness, normalizeLoudnessFfmpeg, chooseGain, parseLoudnormJson, INTER_SAMPLE_MARGIN_DB, DEFAULT_GAIN_TOLERANCE_DB, type NormalizeOptions, type NormalizeResult } from './normalize.js';
 export { LoudnessMeter, measureBs1770, measureWavBs1770, integratedFromHops, meterHopFrames, kWeightingFilters, energyToLufs, ABSOLUTE_GATE_LUFS, RELATIVE_GATE_LU, type Bs1770Measurement, type Biquad } from './bs1770.js';

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { resolveContext, subContext, type PartialContext } from '@dub/core';
 import { renderTimeline, resample, WavReader } from '@dub/media';
 import { normalizeLoudness } from './normalize.js';
-import { dbToGain, resolveMixOutput, type MixOutputOptions } from './options.js';
+import { dbToGain, mixInput, resolveMixOutput, type MixOutputOptions } from './options.js';
 import type { MixResult } from './mix-result.js';
 
 export interface MixReplaceOptions extends MixOutputOptions {
@@ -28,11 +28,11 @@ export async function mixReplace(options: MixReplaceOptions, context: PartialCon
     const fmt = { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' as const };
     const bgFile = path.join(dir, 'background.wav');
     const spFile = path.join(dir, 'speech.wav');
-    await resample(options.background, bgFile, fmt, subContext(ctx, 'mix_prepare', 0, 0.1));
+    const bgInput = await mixInput(options.background, fmt, bgFile, subContext(ctx, 'mix_prepare', 0, 0.1));
     const sp = await resample(options.speech, spFile, fmt, subContext(ctx, 'mix_prepare', 0.1, 0.2));
     const frames = Math.round((o.durationSeconds ?? sp.duration) * o.sampleRate);
     const premix = path.join(dir, 'premix.wav');
-    const bg = await WavReader.open(bgFile);
+    const bg = await WavReader.open(bgInput);
     const speech = await WavReader.open(spFile);
     try {
       await renderTimeline(

@@ -22,7 +22,7 @@ import { encodeFrames, readWav, renderTimelineBuffer, resample, WavReader } from
 import { integratedFromHops, LoudnessMeter, meterHopFrames } from './bs1770.js';
 import { limiterHoldFrames, PeakLimiter } from './limiter.js';
 import { chooseGain, DEFAULT_GAIN_TOLERANCE_DB, INTER_SAMPLE_MARGIN_DB } from './normalize.js';
-import { dbToGain, resolveMixOutput } from './options.js';
+import { dbToGain, mixInput, resolveMixOutput } from './options.js';
 import type { MixReplaceOptions } from './mix-replace.js';
 import type { MixResult } from './mix-result.js';
 
@@ -103,9 +103,9 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
     const fmt = { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' as const };
     const bgFile = path.join(dir, 'background.wav');
     const spFile = path.join(dir, 'speech.wav');
-    await resample(options.background, bgFile, fmt, subContext(ctx, 'mix_prepare', 0, 0.3));
+    const bgInput = await mixInput(options.background, fmt, bgFile, subContext(ctx, 'mix_prepare', 0, 0.3));
     await resample(options.speech, spFile, fmt, subContext(ctx, 'mix_prepare', 0.3, 0.6));
-    const bg = await WavReader.open(bgFile);
+    const bg = await WavReader.open(bgInput);
     const sp = await WavReader.open(spFile);
     try {
       const gains = { bg: dbToGain(options.backgroundGainDb ?? 0), speech: dbToGain(o.speechGainDb) };

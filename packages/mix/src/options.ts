@@ -1,7 +1,7 @@
 /** Options shared by both mixes: public and partial, resolved once into complete ones. */
 import os from 'node:os';
-import { ValidationError } from '@dub/core';
-import type { MediaToolOptions } from '@dub/media';
+import { ValidationError, type PartialContext } from '@dub/core';
+import { resample, WavFormatError, WavReader, type MediaToolOptions } from '@dub/media';
 import { STREAMING_LOUDNESS, type LoudnessTarget } from './loudness.js';
 
 export interface MixOutputOptions {
@@ -69,3 +69,21 @@ export function resolveMixOutput(o: MixOutputOptions): ResolvedMixOutput {
 }
 
 export const dbToGain = (db: number): number => Math.pow(10, db / 20);
+
+/**
+ * `file` as an input of the mix at `fmt` (float32 WAV at its rate and channels): the file itself
+ * when it is one already (a background converted once and kept by the caller), else converted by
+ * ffmpeg into `dest` (what ffmpeg writes for a file already at that format is the file's samples).
+ */
+export async function mixInput(file: string, fmt: { sampleRate: number; channels: number } & MediaToolOptions, dest: string, context: PartialContext = {}): Promise<string> {
+  try {
+    const r = await WavReader.open(file);
+    const same = r.sampleRate === fmt.sampleRate && r.channelCount === fmt.channels && r.sampleFormat === 'float32';
+    await r.close();
+    if (same) return file;
+  } catch (e) {
+    if (!(e instanceof WavFormatError)) throw e;
+  }
+  await resample(file, dest, { ...fmt, format: 'float32' }, context);
+  return dest;
+}

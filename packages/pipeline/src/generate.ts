@@ -44,7 +44,7 @@ import {
   type VersionScript,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { encodeAudioChunked, mux, type AacChunkStore, type MediaToolOptions } from '@dub/media';
+import { encodeAudioChunked, mux, resample, type AacChunkStore, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget, type MixResult } from '@dub/mix';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
@@ -198,6 +198,16 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     // A re-dub keeps the gain of the version's previous generation while it is within tolerance: only the edited lines' samples of the mix change.
     const target = { ...STREAMING_LOUDNESS, ...opts.loudness }.integrated;
     const previous = await previousNormalization(rt, job, target);
+    // The background at the mix's rate and format, converted once per background and kept.
+    const mixBackground = async (ctx: StageContext): Promise<string> => {
+      const r = await cache.run('mix-background', { v: 1, background: backgroundKey, sampleRate: 48000, channels: 2 }, ctx, async (out) => {
+        const file = path.join(out.dir, 'background.wav');
+        await resample(await local(backgroundKey!), file, { ...media, sampleRate: 48000, channels: 2, format: 'float32' }, ctx);
+        out.addFile('background.wav', file);
+        return null;
+      });
+      return local(r.files['background.wav']!);
+    };
     const mixed = await runner.run<MixStageValue>('mix', { v: STAGE_VERSION, speech: speechKey, duration, loudness: opts.loudness ?? null, previousGainDb: previous?.gain_db ?? null, ...(mixInputs as object) }, async (out, ctx) => {
       const file = path.join(out.dir, 'mix.wav');
       const common = { speech: await local(speechKey), output: file, durationSeconds: duration, media, tmpDir: out.dir, ...(opts.loudness ? { loudness: opts.loudness } : {}), ...(previous ? { previousGainDb: previous.gain_db, gainToleranceDb: GAIN_TOLERANCE_DB } : {}) };
@@ -210,7 +220,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         else if (state.background !== backgroundKey || state.duration !== duration || !state.hops) update = { used: false, reason: 'the previous mix had another background or length' };
         else {
           const hops = new Float64Array(new Uint8Array(await rt.store.getBuffer(state.hops)).buffer);
-          const u = await updateMixReplace({ ...common, background: await local(backgroundKey!), previous: { output: await local(state.mix), speech: await local(state.speech), gainDb: state.gainDb, hops } }, ctx);
+          const u = await updateMixReplace({ ...common, background: await mixBackground(ctx), previous: { output: await local(state.mix), speech: await local(state.speech), gainDb: state.gainDb, hops } }, ctx);
           if ('fallback' in u) update = { used: false, reason: u.fallback };
           else {
             r = u;
@@ -220,7 +230,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       }
       r ??= voiceOver
         ? await mixVoiceOver({ ...common, original: await local(sourceKey), ...(opts.voiceOver?.duckDb !== undefined ? { duckDb: opts.voiceOver.duckDb } : {}), ...(opts.voiceOver?.delaySeconds !== undefined ? { delaySeconds: opts.voiceOver.delaySeconds } : {}) }, ctx)
-        : await mixReplace({ ...common, background: await local(backgroundKey!) }, ctx);
+        : await mixReplace({ ...common, background: await mixBackground(ctx) }, ctx);
       out.addFile('mix.wav', file);
       if (r.hops) {
         const hopsFile = path.join(out.dir, 'hops.f64');
