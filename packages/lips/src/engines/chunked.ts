@@ -89,31 +89,34 @@ export async function renderChunked(
       files[chunk] = file;
     };
     try {
-      let index = 0;
-      for await (const frame of readFrames(video.file, { ...opts.media, width: video.width, height: video.height }, ctx)) {
+      // Only the dirty chunks' frames come out of the decoder (in order); it stops after the last.
+      const wanted = renderedSpans.reduce((a, s) => a + s.end - s.start, 0);
+      let got = 0;
+      let span = 0;
+      let index = renderedSpans[0]!.start;
+      for await (const frame of readFrames(video.file, { ...opts.media, width: video.width, height: video.height, spans: renderedSpans }, ctx)) {
         throwIfAborted(ctx.signal);
+        if (index >= renderedSpans[span]!.end) index = renderedSpans[++span]!.start;
         const c = Math.floor(index / size);
-        if (c >= count) break;
-        if (dirty[c]) {
-          if (c !== chunk) {
-            await finish();
-            chunk = c;
-            writer = FrameWriter.start(path.join(opts.tmpDir, `chunk-${String(c).padStart(5, '0')}.mp4`), { ...opts.media, width: video.width, height: video.height, rate: video.rate, crf: opts.encode.crf, preset: opts.encode.preset }, ctx);
-          }
-          const face = faces.frames[Math.min(index, faces.frames.length - 1)] ?? null;
-          if (face) {
-            const t0 = performance.now();
-            if (await prepared.op(frame, face, index)) changed++;
-            engineMs += performance.now() - t0;
-          }
-          await writer!.write(frame);
-        } else if (c === chunk) {
+        if (c !== chunk) {
           await finish();
+          chunk = c;
+          writer = FrameWriter.start(path.join(opts.tmpDir, `chunk-${String(c).padStart(5, '0')}.mp4`), { ...opts.media, width: video.width, height: video.height, rate: video.rate, crf: opts.encode.crf, preset: opts.encode.preset }, ctx);
         }
+        const face = faces.frames[Math.min(index, faces.frames.length - 1)] ?? null;
+        if (face) {
+          const t0 = performance.now();
+          if (await prepared.op(frame, face, index)) changed++;
+          engineMs += performance.now() - t0;
+        }
+        await writer!.write(frame);
         index++;
-        if (index % 5 === 0) reportProgress(ctx, 'lips', (0.95 * index) / total);
+        got++;
+        if (got % 5 === 0) reportProgress(ctx, 'lips', (0.95 * got) / wanted);
+        if (got === wanted) break;
       }
-      frames = index;
+      // the decoder delivered every frame asked for: the video has its stated frames (else its last chunk is short or missing, as a full decode would find)
+      frames = got === wanted ? total : index;
       await finish();
     } catch (e) {
       await writer?.abort();

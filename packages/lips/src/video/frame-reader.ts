@@ -14,6 +14,11 @@ export interface ReadFramesOptions extends MediaToolOptions {
   height: number;
   /** Deliver every Nth frame only (frames 0, N, 2N, ...); default 1. */
   every?: number;
+  /**
+   * Deliver only the frames of these ranges [start, end) of frame numbers, in order (the others
+   * are decoded and dropped inside ffmpeg, not converted or piped); ignored with `every`.
+   */
+  spans?: readonly { start: number; end: number }[];
 }
 
 export async function* readFrames(file: string, opts: ReadFramesOptions, context: PartialContext = {}): AsyncGenerator<RgbImage> {
@@ -25,6 +30,7 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   const filters: string[] = [];
   if ((opts.every ?? 1) > 1) filters.push(`select=not(mod(n\\,${opts.every}))`);
+  else if (opts.spans) filters.push(`select=${opts.spans.length ? opts.spans.map((r) => `between(n\\,${r.start}\\,${r.end - 1})`).join('+') : '0'}`);
   filters.push(`scale=${width}:${height}:flags=bilinear`);
   const args = ['-i', file, '-map', '0:v:0', '-an', '-sn', '-vf', filters.join(','), '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'];
   const pipe = new PassThrough({ highWaterMark: Math.max(frameBytes * 2, 1 << 16) });
