@@ -38,17 +38,23 @@ describe('dub CLI', () => {
   });
 
   it('dub doctor says which engine each stage would run, what is missing and how to get it; exit 1 when the job cannot run', () => {
-    const ok = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--mode', 'with_lips', '--json'], { DUB_TTS_ENGINE: '', DUB_LIPS_ENGINE: '', DUB_SPEAKER_ENGINE: '' });
+    const ok = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--mode', 'with_lips', '--json'], { DUB_TTS_ENGINE: '', DUB_LIPS_ENGINE: '', DUB_SPEAKER_ENGINE: '', DUB_VAD_ENGINE: '', DUB_SEPARATION_ENGINE: '' });
     expect(ok.status, ok.stderr).toBe(0);
     const report = JSON.parse(ok.stdout) as { runnable: boolean; stages: { stage: string; engine: string; ok: boolean; fix?: string }[] };
     expect(report.runnable).toBe(true);
     const by = Object.fromEntries(report.stages.map((s) => [s.stage, s]));
+    expect(by['separation']).toMatchObject({ engine: 'htdemucs', ok: true, why: expect.stringMatching(/^auto: the HTDemucs model is installed; /) });
+    expect(by['voice activity']).toMatchObject({ engine: 'silero', ok: true, why: 'auto: the Silero VAD model is installed' });
     expect(by['speech recognition']).toMatchObject({ engine: 'pocketsphinx', ok: true });
     expect(by['translation']).toMatchObject({ engine: 'apertium', ok: true });
     expect(by['lips']).toMatchObject({ engine: 'viseme-warp', ok: true, fix: expect.stringMatching(/npx dub models fetch wav2lip-gan-96/) });
     const piper = dub(['doctor', '--from', 'en-US', '--to', 'es-ES'], { DUB_TTS_ENGINE: 'piper' });
     expect(piper.status).toBe(1);
     expect(piper.stdout).toMatch(/^NO +speech synthesis +piper .*\n +missing: npx dub models fetch piper-es_ES-davefx-medium$/m);
+    const chosen = dub(['doctor', '--from', 'en-US', '--to', 'es-ES'], { DUB_VAD_ENGINE: 'energy', DUB_SEPARATION_ENGINE: 'none' });
+    expect(chosen.status).toBe(0);
+    expect(chosen.stdout).toMatch(/^ok +separation +none +- +DUB_SEPARATION_ENGINE=none$/m);
+    expect(chosen.stdout).toMatch(/^ok +voice activity +energy +cpu +DUB_VAD_ENGINE=energy$/m);
     const de = dub(['doctor', '--from', 'de-DE', '--to', 'es-ES']);
     expect(de.status).toBe(1);
     expect(de.stdout).toMatch(/^NO +speech recognition +none .*\n +missing: npx dub models fetch whisper-base$/m);
@@ -98,6 +104,8 @@ describe('dub CLI', () => {
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--log-format', 'xml'], /--log-format must be text or json/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, chatterbox$/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--lips-engine'], /^dub run: --lips-engine needs a value/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--vad-engine', 'webrtc'], /^dub run: DUB_VAD_ENGINE="webrtc" is not an engine: auto, silero, energy$/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--separation-engine=spleeter'], /^dub run: DUB_SEPARATION_ENGINE="spleeter" is not an engine: auto, htdemucs, none$/],
     ];
     for (const [args, msg] of cases) {
       const r = dub(['run', ...args, '--out', out]);

@@ -68,7 +68,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
       // ... and which form of the graph ran (its consecutive parts when scripts/fetch-npm-models.sh made them)
       const form = await resolveHtdemucsGraph(resolveModelFile('htdemucs', 'htdemucs.onnx'), { device: 'cpu' });
-      expect(transcript.engines?.separation?.reason).toBe(`${transcript.separation?.reason}; ${form.reason}`);
+      expect(transcript.engines?.separation?.reason).toBe(`auto: the HTDemucs model is installed; ${transcript.separation?.reason}; ${form.reason}`);
       const prepared = eventsOf(rt, 'asset_prepared');
       expect(prepared).toEqual([
         { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },

@@ -51,7 +51,7 @@ itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, ea
   const silero = getModelEntry('silero-vad-v5')!.files[0]!;
   expect(t.engines).toEqual({
     separation: { id: 'given_tracks', selected: 'auto', reason: 'clean tracks were given with the asset' },
-    vad: { id: 'silero', model: 'silero_vad_v5.onnx', sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'the only voice activity model' },
+    vad: { id: 'silero', model: 'silero_vad_v5.onnx', sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' },
     asr: { id: 'pocketsphinx', selected: 'auto', reason: 'auto: the engine installed here that speaks en-US' },
     speakers: t.speaker_engine,
   });

@@ -2,7 +2,7 @@
  * What every engine factory receives: where models are, the shared ONNX session cache, the
  * device, and the context. Stages build it from their resolved options.
  */
-import { ValidationError, type DeviceChoice, type Logger, type ResolveOptions } from '@dub/core';
+import { type DeviceChoice, type Logger, type ResolveOptions } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 
 export interface EngineEnvOptions {
@@ -37,9 +37,3 @@ export function createEngineEnv(o: EngineEnvOptions, logger: Logger): { env: Eng
 
 /** A lazily imported engine module per id: importing the stage loads no engine. */
 export type LazyRegistry<T> = Readonly<Record<string, () => Promise<T>>>;
-
-export async function loadFromRegistry<T>(registry: LazyRegistry<T>, id: string, what: string): Promise<T> {
-  const load = registry[id];
-  if (!load) throw new ValidationError(`unknown ${what} engine "${id}" (known: ${Object.keys(registry).join(', ')})`, { field: 'engine' });
-  return load();
-}

@@ -2,10 +2,10 @@ export { openSpeechAudio, withSpeechAudio, SpeechAudio, SPEECH_SAMPLE_RATE, type
 export type { EngineEnv, EngineEnvOptions, LazyRegistry } from './engine-env.js';
 export { detectSpeech, resolveVadOptions, vadProbabilities, type VadOptions, type ResolvedVadOptions } from './vad/detect-speech.js';
 export { speechRegions, speechSeconds, type RegionOptions } from './vad/regions.js';
-export { VAD_ENGINES, type VadEngineId } from './vad/registry.js';
+export { VAD_ENGINES, VAD_ENGINE_IDS, SILERO_VAD_MODEL, isVadEngineId, type VadEngineId, type VadEngineOptions } from './vad/registry.js';
 export type { SpeechRegion, SpeechDetection, VadEngine, VadStream, VadEngineFactory } from './vad/types.js';
-export { transcribe, resolveTranscribeOptions, asrEnginesFor, chooseAsrEngine, type TranscribeOptions, type ResolvedTranscribeOptions, type Transcription } from './asr/transcribe.js';
-export { ASR_ENGINES, DEFAULT_ASR_PREFERENCE, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
+export { transcribe, resolveTranscribeOptions, asrEnginesFor, chooseAsrEngine, resolveAsrEngine, type TranscribeOptions, type ResolvedTranscribeOptions, type Transcription } from './asr/transcribe.js';
+export { ASR_ENGINES, ASR_ENGINE_IDS, ASR_PROVIDERS, DEFAULT_ASR_PREFERENCE, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineHost, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
 export type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, SkippedWindow } from './asr/types.js';
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
 export { resolveWhisperOptions, WHISPER_FILES, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';

@@ -49,6 +49,8 @@ function oneLine(s: string): string {
 
 /** Engine flags shared by `dub run`, `dub serve` and `dub worker`, and the variable each sets. */
 export const ENGINE_FLAGS: Readonly<Record<string, string>> = {
+  '--separation-engine': 'DUB_SEPARATION_ENGINE',
+  '--vad-engine': 'DUB_VAD_ENGINE',
   '--asr-engine': 'DUB_ASR_ENGINE',
   '--tts-engine': 'DUB_TTS_ENGINE',
   '--voice-conversion': 'DUB_VOICE_CONVERSION',
@@ -56,7 +58,9 @@ export const ENGINE_FLAGS: Readonly<Record<string, string>> = {
   '--speaker-engine': 'DUB_SPEAKER_ENGINE',
 };
 
-export const ENGINE_FLAGS_HELP = `  --asr-engine E        speech recognition: auto (Whisper when installed and it speaks the language, else pocketsphinx), whisper, pocketsphinx (DUB_ASR_ENGINE)
+export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background separation: auto (htdemucs when installed, else none: the background stays in the speech track), htdemucs, none (DUB_SEPARATION_ENGINE)
+  --vad-engine E        voice activity: auto (silero when installed, else energy), silero, energy (DUB_VAD_ENGINE)
+  --asr-engine E        speech recognition: auto (Whisper when installed and it speaks the language, else pocketsphinx), whisper, pocketsphinx (DUB_ASR_ENGINE)
   --tts-engine E        speech synthesis: auto (Chatterbox on a CUDA device when installed, else Piper when the voice is installed, else espeak-ng), espeak-ng, piper, chatterbox (DUB_TTS_ENGINE)
   --voice-conversion E  voice conversion after synthesis: auto (OpenVoice V2 when installed, else none), openvoice, none (DUB_VOICE_CONVERSION)
   --speaker-engine E    speakers: auto (WeSpeaker when installed, else mfcc), mfcc, wespeaker (DUB_SPEAKER_ENGINE)

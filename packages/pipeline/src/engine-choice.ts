@@ -1,14 +1,15 @@
 /**
  * Engine choices read from the environment of the worker process (`dub run`, `dub serve`,
- * `dub worker` alike): `DUB_ASR_ENGINE` (auto, whisper, pocketsphinx), `DUB_TTS_ENGINE` (auto,
+ * `dub worker` alike): `DUB_SEPARATION_ENGINE` (auto, htdemucs, none), `DUB_VAD_ENGINE` (auto,
+ * silero, energy), `DUB_ASR_ENGINE` (auto, whisper, pocketsphinx), `DUB_TTS_ENGINE` (auto,
  * espeak-ng, piper), `DUB_LIPS_ENGINE` (auto, wav2lip, viseme-warp) and `DUB_SPEAKER_ENGINE`
  * (auto, mfcc, wespeaker). `auto` (or unset) picks the best installed engine that supports the
  * locale, else the offline one; an
  * explicit engine that cannot run fails the version with an error naming what is missing, it is
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
-import { embeddingWindowOf } from '@dub/asr';
-import { modelIdentity, resolveModelFile, ValidationError, type EngineHost, type ModelIdentity } from '@dub/core';
+import { embeddingWindowOf, VAD_ENGINE_IDS, type VadEngineId } from '@dub/asr';
+import { ValidationError, type EngineHost, type EngineRecord, type ModelIdentity, type ResolvedEngine } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, VOICE_CONVERSION_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
@@ -17,6 +18,9 @@ export const SPEAKER_ENGINE_IDS = ['mfcc', 'wespeaker'] as const;
 export type SpeakerEngineId = (typeof SPEAKER_ENGINE_IDS)[number];
 export const ASR_ENGINE_IDS = ['whisper', 'pocketsphinx'] as const;
 export type AsrEngineChoiceId = (typeof ASR_ENGINE_IDS)[number];
+/** The ids of @dub/separation's SEPARATION_ENGINES (listed here so that reading the choice loads no separation code). */
+export const SEPARATION_ENGINE_CHOICES = ['htdemucs', 'none'] as const;
+export type SeparationEngineChoiceId = (typeof SEPARATION_ENGINE_CHOICES)[number];
 
 /** Where a stage's engine registry looks for model files (DUB_MODELS_DIR). */
 export function engineHost(modelsDir: string | undefined): EngineHost {
@@ -24,6 +28,8 @@ export function engineHost(modelsDir: string | undefined): EngineHost {
 }
 
 export interface EngineChoice {
+  separation: 'auto' | SeparationEngineChoiceId;
+  vad: 'auto' | VadEngineId;
   asr: 'auto' | AsrEngineChoiceId;
   voiceConversion: 'auto' | 'openvoice' | 'none';
   tts: 'auto' | TtsEngineId;
@@ -40,6 +46,8 @@ function pick<T extends string>(env: Record<string, string | undefined>, name: s
 
 export function engineChoiceFromEnv(env: Record<string, string | undefined> = process.env): EngineChoice {
   return {
+    separation: pick(env, 'DUB_SEPARATION_ENGINE', SEPARATION_ENGINE_CHOICES),
+    vad: pick(env, 'DUB_VAD_ENGINE', VAD_ENGINE_IDS),
     asr: pick(env, 'DUB_ASR_ENGINE', ASR_ENGINE_IDS),
     voiceConversion: pick(env, 'DUB_VOICE_CONVERSION', VOICE_CONVERSION_IDS),
     tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS),
@@ -81,6 +89,42 @@ export function generateOptionsOf(choice: EngineChoice): GenerateVersionOptions 
   };
 }
 
+/** The engine a prepare stage runs: its id, how it was chosen and why, its model files' identity (for cache keys) and its record. */
+export interface StageEngine {
+  id: string;
+  selected: 'auto' | 'explicit';
+  reason: string;
+  /** Model files, the main one first; empty for engines without weights. */
+  models: ModelIdentity[];
+  /** The transcript's engine record (the stage adds the provider its model ran on). */
+  record: EngineRecord;
+}
+
+function stageEngine(r: ResolvedEngine<unknown, unknown, EngineHost>): StageEngine {
+  return { id: r.id, selected: r.selected, reason: r.reason, models: r.models, record: r.record };
+}
+
+/**
+ * The voice activity engine of VAD_ENGINES (@dub/asr) for this choice: auto takes Silero when its
+ * model resolves, else the energy VAD. An explicit `silero` whose model is missing throws the
+ * resolver's error naming `npx dub models fetch silero-vad-v5`.
+ */
+export async function vadEngineOf(choice: EngineChoice['vad'], modelsDir: string | undefined): Promise<StageEngine> {
+  const { VAD_ENGINES } = await import('@dub/asr');
+  return stageEngine(await VAD_ENGINES.resolve(choice, undefined, engineHost(modelsDir) as Parameters<typeof VAD_ENGINES.resolve>[2]));
+}
+
+/**
+ * The separation engine of SEPARATION_ENGINES (@dub/separation) for this choice: auto takes
+ * HTDemucs when its model resolves, else none (the background stays in the speech track). An
+ * explicit `htdemucs` whose model is missing throws the resolver's error naming
+ * `npx dub models fetch htdemucs`.
+ */
+export async function separationEngineOf(choice: EngineChoice['separation'], modelsDir: string | undefined): Promise<StageEngine> {
+  const { SEPARATION_ENGINES } = await import('@dub/separation');
+  return stageEngine(await SEPARATION_ENGINES.resolve(choice, undefined, engineHost(modelsDir)));
+}
+
 /** The speech recognition engine a prepare runs, why, and the identity of its model files. */
 export interface AsrEngineChoice {
   engine: string;
@@ -88,41 +132,30 @@ export interface AsrEngineChoice {
   reason: string;
   /** Model files (Whisper: encoder, decoder, tokenizer); null for engines without ONNX weights. */
   model: ModelIdentity[] | null;
+  /** The engine record of ASR_ENGINES' choice; absent for `none` and for a source_srt. */
+  record?: EngineRecord;
 }
 
 /**
- * The speech recognition engine a prepare of `locale` runs on this host and the identity (name,
- * size, sha256) of its model files, for the transcription stage's cache key: installing Whisper
- * (or replacing its model) makes the next prepare transcribe again instead of reusing the old
- * transcript. auto: the best engine that speaks the locale; `none` when none does (the stage then
- * fails naming what to install). An explicit engine that cannot transcribe the locale fails here
- * with `unsupported_source_language` naming its install command, never replaced by another one.
+ * The speech recognition engine of ASR_ENGINES (@dub/asr) a prepare of `locale` runs on this
+ * host and the identity (name, size, sha256) of its model files, for the transcription stage's
+ * cache key: installing Whisper (or replacing its model) makes the next prepare transcribe again
+ * instead of reusing the old transcript. auto: the best engine that speaks the locale; `none` when
+ * none does (the stage then fails naming what to install). An explicit engine that cannot
+ * transcribe the locale fails here with `unsupported_source_language` naming its install command,
+ * never replaced by another one.
  */
 export async function asrEngineIdentity(locale: string, modelsDir: string | undefined, choice: EngineChoice['asr'] = 'auto'): Promise<AsrEngineChoice> {
-  const { asrEnginesFor, chooseAsrEngine, resolveTranscribeOptions, resolveWhisperOptions, WHISPER_FILES } = await import('@dub/asr');
-  const where = modelsDir ? { modelsDir } : {};
-  let engine: string | undefined;
-  let reason: string;
-  if (choice === 'auto') {
-    const ok = await asrEnginesFor(locale, modelsDir ? { models: where } : {});
-    engine = ok[0];
-    reason = engine === 'whisper' ? `auto: Whisper is installed and speaks ${locale}` : engine ? `auto: the engine installed here that speaks ${locale}` : `auto: no engine here speaks ${locale}`;
-  } else {
-    const [{ silentLogger }, { SessionCache }] = await Promise.all([import('@dub/core'), import('@dub/onnx')]);
-    const sessions = new SessionCache();
-    try {
-      const o = resolveTranscribeOptions({ locale, engine: choice, ...(modelsDir ? { models: where } : {}) });
-      engine = await chooseAsrEngine(o, { models: where, sessions, device: 'cpu', threads: 0, logger: silentLogger });
-    } finally {
-      await sessions.disposeAll();
-    }
-    reason = `DUB_ASR_ENGINE=${choice}`;
+  const { resolveAsrEngine, resolveTranscribeOptions } = await import('@dub/asr');
+  const host = engineHost(modelsDir);
+  const o = resolveTranscribeOptions({ locale, engine: choice, ...host });
+  let r;
+  try {
+    // resolve reads only where models are and which binaries are installed; the engine itself is created by the stage with its full env
+    r = await resolveAsrEngine(o, host as Parameters<typeof resolveAsrEngine>[1]);
+  } catch (e) {
+    if (choice === 'auto' && (e as { code?: string }).code === 'unsupported_source_language') return { engine: 'none', selected: 'auto', reason: `auto: no engine here speaks ${locale}`, model: null };
+    throw e;
   }
-  const selected = choice === 'auto' ? 'auto' : 'explicit';
-  if (!engine) return { engine: 'none', selected, reason, model: null };
-  if (engine !== 'whisper') return { engine, selected, reason, model: null };
-  const model = resolveWhisperOptions().model;
-  const files: ModelIdentity[] = [];
-  for (const f of [WHISPER_FILES.encoder, WHISPER_FILES.decoder, WHISPER_FILES.tokenizer]) files.push(await modelIdentity(resolveModelFile(model, f, where)));
-  return { engine, selected, reason, model: files };
+  return { engine: r.id, selected: r.selected, reason: r.reason, model: r.models.length ? r.models : null, record: r.record };
 }

@@ -563,9 +563,9 @@ export function buildQualityReport(r: ReportInput): QualityReport {
 
 /** Why no ASR engine can back-transcribe `locale` here, naming what would. */
 export async function noBackTranscriberReason(locale: string): Promise<string> {
-  const { ASR_ENGINES, whisperLanguageOf } = await import('@dub/asr');
+  const { ASR_PROVIDERS, whisperLanguageOf } = await import('@dub/asr');
   const name = getLocale(locale)?.name ?? locale;
-  const hints = [/^en(-|$)/.test(locale) ? `pocketsphinx: ${(await ASR_ENGINES.pocketsphinx()).installHint(locale)}` : 'pocketsphinx speaks English only'];
-  if (whisperLanguageOf(locale)) hints.push(`whisper: ${(await ASR_ENGINES.whisper()).installHint(locale)}`);
+  const hints = [/^en(-|$)/.test(locale) ? `pocketsphinx: ${(await ASR_PROVIDERS.pocketsphinx()).installHint(locale)}` : 'pocketsphinx speaks English only'];
+  if (whisperLanguageOf(locale)) hints.push(`whisper: ${(await ASR_PROVIDERS.whisper()).installHint(locale)}`);
   return `no speech recognition engine for ${name} (${locale}) is installed here (${hints.join('; ')})`;
 }

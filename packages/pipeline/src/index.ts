@@ -10,7 +10,24 @@ export { createJobHandlers, generateOptionsFromEnv, jobHandlers, type JobHandler
 export { generateVersion, type GenerateVersionOptions, type GenerateVersionResult } from './generate.js';
 export { placeLines, type Placement, type PlacementLine, type PlacementOptions } from './generate-placement.js';
 export { buildQualityReport, measureQuality, speechRmsDbfs, wordsByLine, type QualityLine, type QualityMeasurements } from './generate-quality.js';
-export { asrEngineIdentity, engineChoiceFromEnv, generateOptionsOf, engineHost, speakerEngineOf, ASR_ENGINE_IDS, SPEAKER_ENGINE_IDS, type AsrEngineChoice, type EngineChoice, type SpeakerEngine, type SpeakerEngineId } from './engine-choice.js';
+export {
+  asrEngineIdentity,
+  engineChoiceFromEnv,
+  generateOptionsOf,
+  engineHost,
+  separationEngineOf,
+  speakerEngineOf,
+  vadEngineOf,
+  ASR_ENGINE_IDS,
+  SEPARATION_ENGINE_CHOICES,
+  SPEAKER_ENGINE_IDS,
+  type AsrEngineChoice,
+  type EngineChoice,
+  type SeparationEngineChoiceId,
+  type SpeakerEngine,
+  type SpeakerEngineId,
+  type StageEngine,
+} from './engine-choice.js';
 export { warmup, type WarmupRuntime } from './warmup.js';
 export { redubSegment, previewSpeakerVoice, REDUB_MAX_TEXT, type RedubSegmentRequest, type RedubSegmentResult, type PreviewVoiceRequest, type PreviewVoiceResult } from './redub.js';
 export { separationGraph } from './separation-graph.js';

@@ -18,8 +18,6 @@ import {
   AssetError,
   blobKeys,
   modelEngineRecord,
-  modelIdentity,
-  resolveModelFile,
   validate,
   TranscriptSchema,
   type EngineRecord,
@@ -39,7 +37,7 @@ import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
 import { buildTranscript, separationRecord } from './transcript.js';
 import { separationGraph } from './separation-graph.js';
-import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, separationEngineOf, speakerEngineOf, vadEngineOf, type EngineChoice, type StageEngine } from './engine-choice.js';
 
 export interface PrepareAssetOptions {
   stages?: Partial<PrepareStages>;
@@ -49,6 +47,10 @@ export interface PrepareAssetOptions {
   speakerEngine?: EngineChoice['speaker'];
   /** Speech recognition engine (default: DUB_ASR_ENGINE, else auto: Whisper when installed and it speaks the locale, else pocketsphinx for English). */
   asrEngine?: EngineChoice['asr'];
+  /** Voice activity engine (default: DUB_VAD_ENGINE, else auto: Silero when installed, else energy). */
+  vadEngine?: EngineChoice['vad'];
+  /** Separation engine (default: DUB_SEPARATION_ENGINE, else auto: HTDemucs when installed, else none). Clean tracks given with the asset replace it. */
+  separationEngine?: EngineChoice['separation'];
 }
 
 export interface PrepareAssetResult {
@@ -78,10 +80,6 @@ const WEIGHTS = {
 };
 
 const MIX_FORMAT = { sampleRate: 44100, channels: 2 };
-
-/** Model files of the prepare stages that have a single one (manifest id, file name, engine id). */
-const HTDEMUCS = { id: 'htdemucs', file: 'htdemucs.onnx' };
-const SILERO = { id: 'silero-vad-v5', file: 'silero_vad_v5.onnx', engine: 'silero' };
 
 /**
  * The ONNX execution provider a model file's session got in this worker (CUDA may fall back to
@@ -159,18 +157,23 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     if (job.speech) given.speech = await resolveMedia(job.speech, 'speech_url', rt.store, runner, { ...mediaOpts, maxBytes: undefined });
     if (job.background) given.background = await resolveMedia(job.background, 'background_url', rt.store, runner, { ...mediaOpts, maxBytes: undefined });
     const hasGiven = given.speech !== undefined || given.background !== undefined;
+    // The engines of separation and VAD (DUB_SEPARATION_ENGINE, DUB_VAD_ENGINE): an explicit one that cannot run fails here, naming what to fetch.
+    const choice = engineChoiceFromEnv(process.env);
+    const vadEngine = await vadEngineOf(opts.vadEngine ?? choice.vad, rt.config.modelsDir);
+    const vadIdentity = { engine: vadEngine.id, model: vadEngine.models[0]?.sha256 ?? null };
+    const sepEngine = hasGiven ? undefined : await separationEngineOf(opts.separationEngine ?? choice.separation, rt.config.modelsDir);
     // Without given tracks: is there a background to separate, and where does the model run?
     const planned = hasGiven
       ? undefined
-      : await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { mix: audio.key }, async (_out, ctx) => {
-          const r = await stages.planSeparation(await files.path(audio.files['mix.wav']!), env, ctx);
+      : await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { mix: audio.key, vad: vadIdentity }, async (_out, ctx) => {
+          const r = await stages.planSeparation(await files.path(audio.files['mix.wav']!), env, ctx, vadEngine.id);
           ctx.logger.info({ mode: r.plan.mode, reason: r.plan.reason, measurement: r.plan.measurement }, 'separation plan');
           return r;
         });
-    const plan = planned?.value.plan;
-    const where = rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {};
+    // The engine `none` keeps a measured background in the speech track: the plan it applies says so.
+    const plan = planned && sepEngine?.id === 'none' ? withoutSeparation(planned.value.plan, sepEngine) : planned?.value.plan;
     // The model's identity is part of the key: a replaced HTDemucs separates again.
-    const separationModel = !hasGiven && plan?.mode !== 'none' ? await modelIdentity(resolveModelFile(HTDEMUCS.id, HTDEMUCS.file, where)) : undefined;
+    const separationModel = sepEngine && plan?.mode !== 'none' ? sepEngine.models[0] : undefined;
     // Whole graph or its consecutive parts (same weights, outputs equal within float rounding): in the key and the record.
     const sepGraph = separationModel
       ? await separationGraph(separationModel.file, rt.config)
@@ -181,6 +184,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         mix: audio.key,
         given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null,
         plan: planned?.key ?? null,
+        engine: sepEngine?.id ?? null,
         ...(separationModel ? { model: separationModel.sha256 } : {}),
         ...(sepGraph ? { graph: sepGraph.split ? `split-${sepGraph.split.parts.length}` : 'whole' } : {}),
       },
@@ -213,12 +217,10 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // Speech regions, transcript text, speakers.
     // When the speech track is the mix itself (no background), the mix's VAD is its VAD.
     const mixIsSpeech = plan?.mode === 'none' && !plan.background;
-    const vadModel = await modelIdentity(resolveModelFile(SILERO.id, SILERO.file, where));
-    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey, model: vadModel.sha256, ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
-      mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx),
+    const vad = await runner.run<SpeechRegions>('vad', { speech: speechKey, ...vadIdentity, ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
+      mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx, vadEngine.id),
     );
     // The engine and its model files (sha256) are part of the key: installing Whisper transcribes again.
-    const choice = engineChoiceFromEnv(process.env);
     const asr =
       job.source_srt !== undefined
         ? { engine: 'source_srt', selected: 'explicit' as const, reason: 'the asset has a source_srt', model: null }
@@ -272,9 +274,9 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
       : { id: speakerEngine.id, selected: speakerEngine.selected, reason: speakerEngine.reason };
     const engines: EngineRecords = {
       separation: separationModel
-        ? await modelEngineRecord(separated.value.engine, separationModel.file, { selected: 'auto', reason: `${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}`, provider: separated.value.provider })
-        : { id: separated.value.engine, selected: 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
-      vad: await modelEngineRecord(SILERO.engine, vadModel.file, { selected: 'auto', reason: 'the only voice activity model', provider: providerOf(rt, vadModel.file) }),
+        ? { ...sepEngine!.record, ...(separated.value.provider ? { provider: separated.value.provider } : {}), reason: `${sepEngine!.reason}; ${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}` }
+        : { id: separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
+      vad: vadRecord(vadEngine, vadEngine.models[0] ? providerOf(rt, vadEngine.models[0].file) : undefined),
       asr: asr.model?.[0]
         ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { selected: asr.selected, reason: asr.reason, provider: recognition.value.provider })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
         : { id: recognition.value.engine, selected: asr.selected, reason: asr.reason },
@@ -316,4 +318,19 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
   } finally {
     await rm(work, { recursive: true, force: true });
   }
+}
+
+/** The record of the VAD that ran, with the provider its model ran on (none for the energy VAD). */
+function vadRecord(e: StageEngine, provider: 'cpu' | 'cuda' | undefined): EngineRecord {
+  return e.models.length && provider ? { ...e.record, provider } : { ...e.record };
+}
+
+/**
+ * The plan applied when the separation engine is `none`: a source with a background to separate
+ * keeps it in the speech track (mode none, the mix as speech), and the reason says so; a plan
+ * that needs no model stays as it is.
+ */
+function withoutSeparation(plan: SeparationPlan, engine: StageEngine): SeparationPlan {
+  if (plan.mode === 'none') return plan;
+  return { ...plan, mode: 'none', background: false, spans: [], modelSeconds: 0, reason: `${engine.reason}: not separated, the background stays in the speech track (the plan: ${plan.reason})` };
 }

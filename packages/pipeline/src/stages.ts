@@ -6,6 +6,7 @@
  */
 import { copyFile } from 'node:fs/promises';
 import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/core';
+import type { VadEngineId } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
 import type { SeparationPlan } from '@dub/separation';
@@ -65,9 +66,9 @@ export interface PrepareStages {
    * Whether `mix` has a background worth separating and where the model must run: a VAD of the
    * mix (returned as `vad`), the background measured outside its speech, the model's spans built
    * from the same VAD at a sensitive threshold (`SPAN_VAD_THRESHOLD`); see @dub/separation
-   * `planSeparation`.
+   * `planSeparation`. `vadEngine`: the VAD_ENGINES id (or auto) the VAD runs with.
    */
-  planSeparation(mix: string, env: StageEnv, ctx: PartialContext): Promise<{ vad: SpeechRegions; plan: SeparationPlan }>;
+  planSeparation(mix: string, env: StageEnv, ctx: PartialContext, vadEngine?: string): Promise<{ vad: SpeechRegions; plan: SeparationPlan }>;
   /**
    * Split `mix` into speech and background files; given clean tracks replace the model, a `plan`
    * limits where it runs (none, spans, full). Returns the engine id (`none` when no model ran).
@@ -80,7 +81,8 @@ export interface PrepareStages {
     ctx: PartialContext,
     plan?: Pick<SeparationPlan, 'mode' | 'background' | 'spans'>,
   ): Promise<string>;
-  detectSpeech(speech: string, env: StageEnv, ctx: PartialContext): Promise<SpeechRegions>;
+  /** Speech regions of `speech` by the VAD_ENGINES engine `engine` (default auto). */
+  detectSpeech(speech: string, env: StageEnv, ctx: PartialContext, engine?: string): Promise<SpeechRegions>;
   /** ASR of the speech regions, or the source_srt as transcript. */
   transcribe(speech: string, request: { locale: string; sourceSrt?: string; regions: SpeechRegions; engine?: string }, env: StageEnv, ctx: PartialContext): Promise<Recognition>;
   /** Who speaks each segment (speakers_count, else estimated); reference clips written under `outDir`. */
@@ -119,10 +121,10 @@ export const defaultStages: PrepareStages = {
     const { extractAudio } = await import('@dub/media');
     await extractAudio(input, output, { ...tools(env), ...format, ...(range ? { start: range.start, end: range.end } : {}) }, ctx);
   },
-  async planSeparation(mix, env, ctx) {
+  async planSeparation(mix, env, ctx, vadEngine) {
     const { detectSpeech, resolveVadOptions, speechRegions } = await import('@dub/asr');
     const { planSeparation } = await import('@dub/separation');
-    const d = await detectSpeech(mix, asrEnv(env), ctx);
+    const d = await detectSpeech(mix, { ...asrEnv(env), ...vadChoice(vadEngine) }, ctx);
     const vad: SpeechRegions = { engine: d.engine, duration: d.duration, frameSeconds: d.frameSeconds, regions: d.regions.map((r) => ({ start: r.start, end: r.end, probability: r.probability })) };
     const sensitive = speechRegions(d.probabilities, d.frameSeconds, d.duration, resolveVadOptions({ threshold: SPAN_VAD_THRESHOLD }));
     return { vad, plan: await planSeparation(mix, vad.regions, { spanRegions: sensitive }) };
@@ -136,9 +138,9 @@ export const defaultStages: PrepareStages = {
     if (r.background !== out.background) await copyFile(r.background, out.background);
     return given ? 'given_tracks' : plan?.mode === 'none' ? 'none' : 'htdemucs';
   },
-  async detectSpeech(speech, env, ctx) {
+  async detectSpeech(speech, env, ctx, engine) {
     const { detectSpeech } = await import('@dub/asr');
-    const d = await detectSpeech(speech, asrEnv(env), ctx);
+    const d = await detectSpeech(speech, { ...asrEnv(env), ...vadChoice(engine) }, ctx);
     return { engine: d.engine, duration: d.duration, frameSeconds: d.frameSeconds, regions: d.regions.map((r) => ({ start: r.start, end: r.end, probability: r.probability })) };
   },
   async transcribe(speech, request, env, ctx) {
@@ -185,6 +187,11 @@ export const defaultStages: PrepareStages = {
     };
   },
 };
+
+/** The VAD option of an engine id or auto (an unknown id is refused by @dub/asr). */
+function vadChoice(engine: string | undefined): { engine?: 'auto' | VadEngineId } {
+  return engine ? { engine: engine as 'auto' | VadEngineId } : {};
+}
 
 /** What every @dub/asr stage takes from the worker: its sessions, device, threads, scratch dir and models dir. */
 function asrEnv(env: StageEnv) {

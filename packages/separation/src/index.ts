@@ -11,7 +11,18 @@ export {
   type GivenTracks,
 } from './options.js';
 export { resolveHtdemucsGraph, splitChoiceFromEnv, HTDEMUCS_SPLIT_FORMAT, type HtdemucsGraph, type HtdemucsGraphOptions, type SplitPlan, type SplitPart } from './engines/htdemucs-graph.js';
-export { separationEngines, createSeparationEngine, loadSeparationEngine, SEPARATION_ENGINE_IDS, type SeparationEngineId, type SeparationEngineModule } from './registry.js';
+export {
+  SEPARATION_ENGINES,
+  HTDEMUCS_MODEL,
+  separationEngines,
+  createSeparationEngine,
+  loadSeparationEngine,
+  isSeparationEngineId,
+  SEPARATION_ENGINE_IDS,
+  type SeparationEngineHost,
+  type SeparationEngineId,
+  type SeparationEngineModule,
+} from './registry.js';
 export {
   isWavInput,
   type SeparationEngine,

@@ -2,7 +2,9 @@ import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@dub/core';
 import { resolveEngineOptions, resolveSeparateOptions } from './options.js';
-import { SEPARATION_ENGINE_IDS, separationEngines } from './registry.js';
+import { loadSeparationEngine, SEPARATION_ENGINE_IDS, separationEngines } from './registry.js';
+import { separate } from './separate.js';
+import { resolveContext } from '@dub/core';
 
 const config = loadConfig({ DUB_MODELS_DIR: '/models', DUB_DEVICE: 'cuda:1', DUB_ONNX_THREADS: '3', DUB_TMP_DIR: '/scratch' });
 
@@ -30,8 +32,16 @@ describe('separation options', () => {
   });
 
   it('lists its engines; each loads lazily into a module with createEngine', async () => {
-    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs']);
+    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs', 'none']);
     const mod = await separationEngines.htdemucs();
     expect(typeof mod.createEngine).toBe('function');
+  });
+
+  it('the engine none loads no model: the mix is the speech track, the background silence', async () => {
+    const mix = [0, 1].map((c) => Float32Array.from({ length: 44100 }, (_, i) => Math.sin((2 * Math.PI * (220 + 110 * c) * i) / 44100) * 0.3));
+    const r = await separate({ sampleRate: 44100, channels: mix }, { config, engine: 'none' });
+    expect(r.speech.channels.map((c) => Array.from(c))).toEqual(mix.map((c) => Array.from(c)));
+    expect(r.background.channels.every((c) => c.length === 44100 && c.every((v) => v === 0))).toBe(true);
+    await expect(loadSeparationEngine('none', resolveEngineOptions({ config }), resolveContext())).rejects.toMatchObject({ code: 'validation_error' });
   });
 });

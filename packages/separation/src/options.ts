@@ -98,7 +98,7 @@ export interface GivenTracks<T extends PlanarAudio | string = PlanarAudio | stri
 }
 
 export interface SeparateOptions extends SeparationEngineOptions {
-  /** Engine to load (default htdemucs). Ignored when `engineInstance` is given. */
+  /** Engine to load (default htdemucs; `none`: the mix is the speech track, no model). Ignored when `engineInstance` is given. */
   engine?: SeparationEngineId;
   /** An engine already created, reused across calls (the caller disposes it). */
   engineInstance?: SeparationEngine;

@@ -1,7 +1,7 @@
 /**
- * `separate()`: the stage's one call. Given clean tracks skip the model; otherwise the engine
- * (created for this call, or the caller's `engineInstance`) splits the input into speech and
- * background.
+ * `separate()`: the stage's one call. Given clean tracks skip the model; the engine `none` (or a
+ * plan of mode `none`) passes the mix through to one track; otherwise the engine (created for this
+ * call, or the caller's `engineInstance`) splits the input into speech and background.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -42,6 +42,7 @@ export async function separate(input: PlanarAudio | string, options: SeparateOpt
     return fromGivenTracks({ mix: input, ...(speech !== undefined ? { speech } : {}), ...(background !== undefined ? { background } : {}) }, {}, ctx);
   }
   if (o.plan?.mode === 'none') return withoutModel(input, o, o.plan.background ? 'background' : 'speech', ctx);
+  if (o.engine === 'none' && !o.engineInstance) return withoutModel(input, o, 'speech', ctx);
   const engine = o.engineInstance ?? (await loadSeparationEngine(o.engine, o.engineOptions, ctx));
   const run = o.plan?.mode === 'spans' ? { spans: o.plan.spans } : {};
   try {

@@ -1,7 +1,15 @@
-import type { LazyRegistry } from '../engine-env.js';
-import type { ResolvedWhisperOptions } from '../whisper/options.js';
-import type { ResolvedPocketsphinxOptions } from './pocketsphinx.js';
-import type { AsrEngineProvider } from './types.js';
+/**
+ * Speech recognition engines in the one registry shape of @dub/core (DUB_ASR_ENGINE), imported
+ * on first use: `auto` takes Whisper when its model resolves and it speaks the locale, else
+ * pocketsphinx (English, when its binary and model are installed). An explicit engine that cannot
+ * transcribe the locale throws AssetError `unsupported_source_language` naming what to install.
+ */
+import { AssetError, defineEngineRegistry, getLocale, resolveModelFile, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
+import type { EngineEnv } from '../engine-env.js';
+import { resolveWhisperOptions, WHISPER_FILES, type ResolvedWhisperOptions } from '../whisper/options.js';
+import { whisperLanguageOf } from '../whisper/languages.js';
+import { resolvePocketsphinxOptions, type ResolvedPocketsphinxOptions } from './pocketsphinx.js';
+import type { AsrEngine, AsrEngineProvider } from './types.js';
 
 /** Options of every ASR engine, resolved. */
 export interface ResolvedAsrEngineOptions {
@@ -11,11 +19,82 @@ export interface ResolvedAsrEngineOptions {
 
 export type AsrEngineId = keyof ResolvedAsrEngineOptions;
 
-/** ASR engines by id, imported on first use. */
-export const ASR_ENGINES: { readonly [K in AsrEngineId]: () => Promise<AsrEngineProvider<ResolvedAsrEngineOptions[K]>> } = {
+/** The engines' providers by id, imported on first use (what each checks and how it is built). */
+export const ASR_PROVIDERS: { readonly [K in AsrEngineId]: () => Promise<AsrEngineProvider<ResolvedAsrEngineOptions[K]>> } = {
   whisper: () => import('../whisper/engine.js').then((m) => m.whisperProvider),
   pocketsphinx: () => import('./pocketsphinx.js').then((m) => m.pocketsphinxProvider),
-} satisfies LazyRegistry<AsrEngineProvider<never>>;
+};
 
-/** Default order of preference when the engine is `auto`: the best engine that supports the locale wins. */
-export const DEFAULT_ASR_PREFERENCE: readonly AsrEngineId[] = ['whisper', 'pocketsphinx'];
+/** What the ASR engines' `supports` see: where models are and, where the caller has them, the engines' resolved options (else their defaults). */
+export interface AsrEngineHost extends EngineHost {
+  engines?: Partial<ResolvedAsrEngineOptions>;
+}
+
+/** The env an ASR engine is created with. */
+export type AsrEngineEnv = EngineEnv & AsrEngineHost;
+
+const WHISPER_HINT = 'run `npx dub models fetch whisper-base` (or whisper-small; Whisper covers about 99 languages) or set DUB_MODELS_DIR to a folder holding it';
+const POCKETSPHINX_HINT = 'apt-get install pocketsphinx pocketsphinx-en-us (English only)';
+
+/** The error of a locale no engine of `tried` can transcribe here, naming what to install. */
+export function unsupportedSourceLanguage(locale: string, tried: readonly AsrEngineId[]): AssetError {
+  const hints: string[] = [];
+  for (const id of tried) {
+    if (id === 'pocketsphinx' && /^en(-|$)/.test(locale)) hints.push(`pocketsphinx: ${POCKETSPHINX_HINT}`);
+    if (id === 'whisper' && whisperLanguageOf(locale)) hints.push(`whisper: ${WHISPER_HINT}`);
+  }
+  const name = getLocale(locale)?.name ?? locale;
+  return new AssetError(
+    'unsupported_source_language',
+    `no speech recognition engine for ${name} (${locale}) is installed and no source_srt was given; provide source_srt` + (hints.length ? `, or install one: ${hints.join('; ')}` : ''),
+    { details: { locale, engines: [...tried] } },
+  );
+}
+
+/** The model files Whisper loads with these options, the encoder first (its explicit files, else the model's from the resolver). */
+function whisperFiles(o: ResolvedWhisperOptions, env: EngineHost): string[] {
+  if (o.encoderFile && o.decoderFile && o.tokenizerFile) return [o.encoderFile, o.decoderFile, o.tokenizerFile];
+  return [WHISPER_FILES.encoder, WHISPER_FILES.decoder, WHISPER_FILES.tokenizer].map((f) => resolveModelFile(o.model, f, env.models));
+}
+
+async function whisperSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
+  const o = env.engines?.whisper ?? resolveWhisperOptions();
+  const provider = await ASR_PROVIDERS.whisper();
+  const error = unsupportedSourceLanguage(locale ?? '', ['whisper']);
+  if (!locale || !whisperLanguageOf(locale)) return { ok: false, silent: true, reason: `Whisper does not speak ${locale}`, error };
+  if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: `no Whisper model here (npx dub models fetch ${o.model})`, error };
+  return { ok: true, reason: `Whisper is installed and speaks ${locale}`, files: whisperFiles(o, env) };
+}
+
+async function pocketsphinxSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
+  const o = env.engines?.pocketsphinx ?? resolvePocketsphinxOptions();
+  const provider = await ASR_PROVIDERS.pocketsphinx();
+  const error = unsupportedSourceLanguage(locale ?? '', ['pocketsphinx']);
+  if (!locale || !/^en(-|$)/.test(locale)) return { ok: false, silent: true, reason: 'pocketsphinx speaks English only', error };
+  if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: 'pocketsphinx is not installed here', error };
+  return { ok: true, reason: `the engine installed here that speaks ${locale}` };
+}
+
+export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv> = defineEngineRegistry<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv>({
+  stage: 'asr',
+  envVar: 'DUB_ASR_ENGINE',
+  entries: [
+    {
+      id: 'whisper',
+      installHint: 'npx dub models fetch whisper-base',
+      supports: whisperSupport,
+      create: async (o, env) => (await ASR_PROVIDERS.whisper()).create(o.whisper, env),
+    },
+    {
+      id: 'pocketsphinx',
+      installHint: 'apt-get install pocketsphinx pocketsphinx-en-us',
+      supports: pocketsphinxSupport,
+      create: async (o, env) => (await ASR_PROVIDERS.pocketsphinx()).create(o.pocketsphinx, env),
+    },
+  ],
+});
+
+export const ASR_ENGINE_IDS = ASR_ENGINES.ids as readonly AsrEngineId[];
+
+/** Order of preference when the engine is `auto`: the best engine that supports the locale wins. */
+export const DEFAULT_ASR_PREFERENCE: readonly AsrEngineId[] = ASR_ENGINES.preference as readonly AsrEngineId[];

@@ -1,12 +1,13 @@
 /**
  * transcribe: the source transcript of an audio. With `sourceSrt` the given text is the
- * transcript (see source-text.ts). Otherwise the engine is chosen for the locale (`auto`: the
- * first engine of `preference` that supports it as installed), VAD finds the speech (or the
+ * transcript (see source-text.ts). Otherwise the engine comes from ASR_ENGINES for the locale
+ * (`auto`: the first engine that supports it as installed, Whisper then pocketsphinx; an explicit
+ * one that cannot transcribe it is never replaced by another), VAD finds the speech (or the
  * caller passes a SpeechDetection it already has) and the engine decodes the speech regions.
  * Errors: AssetError `unsupported_source_language` (no engine for the locale and no source_srt,
  * naming what to install), AssetError `empty_transcript` (no speech / no words).
  */
-import { AssetError, getLocale, resolveContext, subContext, ValidationError, type PartialContext, type StageContext } from '@dub/core';
+import { AssetError, EngineUnavailableError, getLocale, resolveContext, subContext, ValidationError, type PartialContext, type ResolvedEngine, type StageContext } from '@dub/core';
 import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
 import { withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
 import { resolveVadOptions, runVad, type VadOptions } from '../vad/detect-speech.js';
@@ -14,17 +15,15 @@ import type { SpeechDetection } from '../vad/types.js';
 import { resolveWhisperOptions, type WhisperOptions } from '../whisper/options.js';
 import { whisperLanguageOf } from '../whisper/languages.js';
 import { resolvePocketsphinxOptions, type PocketsphinxOptions } from './pocketsphinx.js';
-import { ASR_ENGINES, DEFAULT_ASR_PREFERENCE, type AsrEngineId, type ResolvedAsrEngineOptions } from './registry.js';
+import { ASR_ENGINE_IDS, ASR_ENGINES, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineId, type ResolvedAsrEngineOptions } from './registry.js';
 import { parseSourceTranscript, sourceTextNeedsSpeech, type SourceTextFormat } from './source-text.js';
-import type { AsrSegment, DetectedLanguage, SkippedWindow } from './types.js';
+import type { AsrEngine, AsrSegment, DetectedLanguage, SkippedWindow } from './types.js';
 
 export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions {
   /** Contract locale of the source, e.g. "en-US". */
   locale: string;
-  /** `auto` (default) or an engine id. */
+  /** `auto` (default: Whisper when installed and it speaks the locale, else pocketsphinx for English) or an engine id (DUB_ASR_ENGINE's values). */
   engine?: AsrEngineId | 'auto';
-  /** Engines tried in order by `auto` (default whisper, then pocketsphinx). */
-  preference?: readonly AsrEngineId[];
   /** The asset's source_srt: when given it is the transcript. */
   sourceSrt?: string;
   /** Speech regions already found (skips VAD). */
@@ -37,7 +36,6 @@ export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions 
 export interface ResolvedTranscribeOptions {
   locale: string;
   engine: AsrEngineId | 'auto';
-  preference: readonly AsrEngineId[];
   sourceSrt: string | undefined;
   speech: SpeechDetection | undefined;
   vad: VadOptions;
@@ -50,10 +48,11 @@ export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscri
   if (!o || typeof o.locale !== 'string' || !getLocale(o.locale)) throw new ValidationError(`unknown source locale ${JSON.stringify(o?.locale)}`, { field: 'locale' });
   const env: EngineEnvOptions = { ...(o.models ? { models: o.models } : {}), ...(o.sessions ? { sessions: o.sessions } : {}), ...(o.device ? { device: o.device } : {}), ...(o.threads !== undefined ? { threads: o.threads } : {}) };
   const audio: SpeechAudioOptions = { ...(o.tmpDir ? { tmpDir: o.tmpDir } : {}), ...(o.ffmpegPath ? { ffmpegPath: o.ffmpegPath } : {}), ...(o.ffprobePath ? { ffprobePath: o.ffprobePath } : {}) };
+  const engine = o.engine ?? 'auto';
+  if (engine !== 'auto' && !ASR_ENGINES.has(engine)) throw new ValidationError(`unknown speech recognition engine "${String(engine)}" (known: auto, ${ASR_ENGINE_IDS.join(', ')})`, { field: 'engine' });
   return {
     locale: o.locale,
-    engine: o.engine ?? 'auto',
-    preference: o.preference ?? DEFAULT_ASR_PREFERENCE,
+    engine,
     sourceSrt: o.sourceSrt !== undefined && o.sourceSrt.trim() !== '' ? o.sourceSrt : undefined,
     speech: o.speech,
     vad: { ...o.vad, ...env, ...audio },
@@ -82,38 +81,35 @@ export interface Transcription {
   skippedWindows?: SkippedWindow[];
 }
 
-/** Which engines (in preference order) can transcribe `locale` with what is installed. */
+/** The registry env of these options: the caller's env with the engines' resolved options. */
+function asrHost(o: ResolvedTranscribeOptions, env: EngineEnv): AsrEngineEnv {
+  return { ...env, engines: o.engines };
+}
+
+/** Which engines (best first) can transcribe `locale` with what is installed. */
 export async function engineSupport(locale: string, o: ResolvedTranscribeOptions, env: EngineEnv): Promise<AsrEngineId[]> {
   const out: AsrEngineId[] = [];
-  for (const id of o.preference) {
-    const provider = await ASR_ENGINES[id]();
-    if (await provider.supports(locale, o.engines[id] as never, env)) out.push(id);
-  }
+  for (const id of ASR_ENGINES.preference) if ((await ASR_ENGINES.get(id).supports(locale, asrHost(o, env))).ok) out.push(id as AsrEngineId);
   return out;
 }
 
-async function unsupported(locale: string, o: ResolvedTranscribeOptions, tried: readonly AsrEngineId[]): Promise<AssetError> {
-  const hints: string[] = [];
-  for (const id of tried) {
-    const p = await ASR_ENGINES[id]();
-    if (id === 'pocketsphinx' && !/^en(-|$)/.test(locale)) continue;
-    if (id === 'whisper' && !whisperLanguageOf(locale)) continue;
-    hints.push(`${id}: ${p.installHint(locale)}`);
+/**
+ * The engine of ASR_ENGINES for these options, why, and its model files' identity; fails with
+ * `unsupported_source_language` naming what to install when `auto` finds none for the locale or
+ * the explicit engine cannot transcribe it.
+ */
+export async function resolveAsrEngine(o: ResolvedTranscribeOptions, env: EngineEnv): Promise<ResolvedEngine<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv>> {
+  try {
+    return await ASR_ENGINES.resolve(o.engine, o.locale, asrHost(o, env));
+  } catch (e) {
+    if (o.engine === 'auto' && e instanceof EngineUnavailableError) throw unsupportedSourceLanguage(o.locale, ASR_ENGINE_IDS);
+    throw e;
   }
-  const name = getLocale(locale)?.name ?? locale;
-  return new AssetError(
-    'unsupported_source_language',
-    `no speech recognition engine for ${name} (${locale}) is installed and no source_srt was given; provide source_srt` + (hints.length ? `, or install one: ${hints.join('; ')}` : ''),
-    { details: { locale, engines: tried } },
-  );
 }
 
 /** Pick the engine for the locale, or fail with unsupported_source_language. */
 export async function chooseAsrEngine(o: ResolvedTranscribeOptions, env: EngineEnv): Promise<AsrEngineId> {
-  const candidates = o.engine === 'auto' ? o.preference : [o.engine];
-  const ok = await engineSupport(o.locale, { ...o, preference: candidates }, env);
-  if (!ok.length) throw await unsupported(o.locale, o, candidates);
-  return ok[0]!;
+  return (await resolveAsrEngine(o, env)).id as AsrEngineId;
 }
 
 async function speechOf(audio: SpeechAudio, o: ResolvedTranscribeOptions, env: EngineEnv, ctx: StageContext): Promise<SpeechDetection> {
@@ -131,11 +127,12 @@ export async function runTranscribe(audio: SpeechAudio, o: ResolvedTranscribeOpt
     if (!segments.length) throw empty('source_srt holds no text');
     return { engine: 'source_srt', locale: o.locale, duration: audio.duration, segments, sourceFormat: format, ...(speech ? { speech } : {}) };
   }
-  const id = await chooseAsrEngine(o, env);
-  const engine = await (await ASR_ENGINES[id]()).create(o.engines[id] as never, env);
+  const chosen = await resolveAsrEngine(o, env);
+  const id = chosen.id;
+  const engine = await ASR_ENGINES.create(id, o.engines, asrHost(o, env));
   const speech = await speechOf(audio, o, env, subContext(ctx, 'vad', 0, 0.2));
   if (!speech.regions.length) throw empty('no speech was found in the audio');
-  ctx.logger.info({ engine: id, locale: o.locale, regions: speech.regions.length }, 'transcribing');
+  ctx.logger.info({ engine: id, reason: chosen.reason, locale: o.locale, regions: speech.regions.length }, 'transcribing');
   const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions }, subContext(ctx, 'asr', 0.2, 1));
   const segments = out.segments.filter((s) => s.words.length > 0);
   if (!segments.length) throw empty(`the ${id} engine recognised no words in ${speech.regions.length} speech region(s)`);

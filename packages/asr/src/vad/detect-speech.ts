@@ -1,23 +1,25 @@
 /**
  * detectSpeech: stream the audio through a VAD engine in windows (memory bounded by the window and
- * one probability per frame) and turn the probabilities into speech regions.
+ * one probability per frame) and turn the probabilities into speech regions. The engine comes
+ * from VAD_ENGINES (`auto`: Silero when its model resolves, else the energy VAD; an explicit one
+ * that cannot run throws the registry's error naming `npx dub models fetch`).
  */
-import { resolveContext, reportProgress, throwIfAborted, type PartialContext, type StageContext } from '@dub/core';
-import { createEngineEnv, loadFromRegistry, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
+import { ValidationError, resolveContext, reportProgress, throwIfAborted, type PartialContext, type StageContext } from '@dub/core';
+import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
 import { SPEECH_SAMPLE_RATE, withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
 import { speechRegions, type RegionOptions } from './regions.js';
 import { VAD_ENGINES, type VadEngineId } from './registry.js';
 import type { SpeechDetection, VadEngine } from './types.js';
 
 export interface VadOptions extends EngineEnvOptions, SpeechAudioOptions, Partial<RegionOptions> {
-  /** Engine id (default `silero`). */
-  engine?: VadEngineId;
+  /** `auto` (default: Silero when installed, else energy) or an engine id (DUB_VAD_ENGINE's values). */
+  engine?: VadEngineId | 'auto';
   /** Seconds of audio read per window (default 30). */
   windowSeconds?: number;
 }
 
 export interface ResolvedVadOptions extends RegionOptions {
-  engine: VadEngineId;
+  engine: VadEngineId | 'auto';
   windowSeconds: number;
   env: EngineEnvOptions;
   audio: SpeechAudioOptions;
@@ -26,7 +28,7 @@ export interface ResolvedVadOptions extends RegionOptions {
 export function resolveVadOptions(o: VadOptions = {}): ResolvedVadOptions {
   const threshold = o.threshold ?? 0.5;
   const r: ResolvedVadOptions = {
-    engine: o.engine ?? 'silero',
+    engine: o.engine ?? 'auto',
     windowSeconds: o.windowSeconds ?? 30,
     threshold,
     negThreshold: o.negThreshold ?? Math.max(0.01, threshold - 0.15),
@@ -38,6 +40,7 @@ export function resolveVadOptions(o: VadOptions = {}): ResolvedVadOptions {
   };
   if (!(r.threshold > 0 && r.threshold < 1) || !(r.negThreshold > 0 && r.negThreshold <= r.threshold)) throw new RangeError(`VAD thresholds must satisfy 0 < negThreshold <= threshold < 1`);
   if (!(r.windowSeconds > 0)) throw new RangeError('windowSeconds must be > 0');
+  if (r.engine !== 'auto' && !VAD_ENGINES.has(r.engine)) throw new ValidationError(`unknown VAD engine "${String(r.engine)}" (known: auto, ${VAD_ENGINES.ids.join(', ')})`, { field: 'engine' });
   return r;
 }
 
@@ -67,12 +70,13 @@ function padTo(x: Float32Array, n: number): Float32Array {
 }
 
 export async function runVad(audio: SpeechAudio, o: ResolvedVadOptions, env: EngineEnv, ctx: StageContext): Promise<SpeechDetection> {
-  const engine = await (await loadFromRegistry(VAD_ENGINES, o.engine, 'VAD'))(env);
+  const chosen = await VAD_ENGINES.resolve(o.engine, undefined, env);
+  const engine = await chosen.entry.create({}, env);
   const started = Date.now();
   const probabilities = await vadProbabilities(engine, audio, o.windowSeconds, ctx);
   const frameSeconds = engine.frameSamples / SPEECH_SAMPLE_RATE;
   const regions = speechRegions(probabilities, frameSeconds, audio.duration, o);
-  ctx.logger.debug({ engine: engine.id, regions: regions.length, ms: Date.now() - started }, 'vad done');
+  ctx.logger.debug({ engine: engine.id, reason: chosen.reason, regions: regions.length, ms: Date.now() - started }, 'vad done');
   return { engine: engine.id, duration: audio.duration, frameSeconds, probabilities, regions };
 }
 

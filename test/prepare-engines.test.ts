@@ -1,0 +1,114 @@
+/**
+ * The prepare stages' engine choices (DUB_VAD_ENGINE, DUB_SEPARATION_ENGINE) on generated speech
+ * (espeak-ng, so they run without the real recordings): the chosen engine is the one that runs,
+ * the transcript's engine records say so, and the stages' cache keys hold the engine (a change of
+ * engine recomputes what depends on it, nothing else).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { blobKeys, getModelEntry, type PrepareAssetJob } from '@dub/core';
+import { readWav, runFfmpeg } from '@dub/media';
+import { defaultStages, prepareAsset, type PrepareStages } from '@dub/pipeline';
+import { eventsOf, makeRuntime, sameStore, spokenWav, videoFromWav, type TestRuntime } from './prepare-helpers.js';
+
+const rt = makeRuntime();
+const TEXT = 'Ask not what your country can do for you. Ask what you can do for your country.';
+const SRT = `1\n00:00:00,000 --> 00:00:02,500\nAsk not what your country can do for you.\n\n2\n00:00:02,500 --> 00:00:05,000\nAsk what you can do for your country.\n`;
+let cleanVideo: string;
+let noisyVideo: string;
+
+beforeAll(async () => {
+  const speech = spokenWav(`${TEXT} ${TEXT}`, path.join(rt.dir, 'speech.wav'));
+  cleanVideo = videoFromWav(speech, path.join(rt.dir, 'clean.mp4'));
+  // The same speech over a steady chord (a background the separation plan finds between the words).
+  const noisy = path.join(rt.dir, 'noisy.wav');
+  await runFfmpeg(['-i', speech, '-f', 'lavfi', '-i', 'sine=f=220:d=30,volume=0.15', '-f', 'lavfi', '-i', 'sine=f=331:d=30,volume=0.1', '-filter_complex', '[0][1][2]amix=inputs=3:duration=first:normalize=0', '-ar', '44100', '-ac', '2', noisy]);
+  noisyVideo = videoFromWav(noisy, path.join(rt.dir, 'noisy.mp4'));
+}, 120_000);
+
+afterAll(async () => {
+  await rt.sessions.disposeAll();
+  fs.rmSync(rt.dir, { recursive: true, force: true });
+});
+
+const saved = { vad: process.env.DUB_VAD_ENGINE, separation: process.env.DUB_SEPARATION_ENGINE };
+afterEach(() => {
+  for (const [k, v] of [['DUB_VAD_ENGINE', saved.vad], ['DUB_SEPARATION_ENGINE', saved.separation]] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+});
+
+async function jobOf(asset: string, video: string): Promise<PrepareAssetJob> {
+  await rt.store.putFile(blobKeys.sourceUpload(asset), video);
+  return { v: 1, type: 'prepare-asset', job_id: `job-${asset}`, asset_id: asset, locale: 'en-US', media: { blob: blobKeys.sourceUpload(asset) }, source_srt: SRT, speakers_count: 1, versions: [] };
+}
+
+/** The default stages, recording the engine of every VAD run. */
+function watching(vads: string[]): Partial<PrepareStages> {
+  return {
+    planSeparation: async (...a) => {
+      const r = await defaultStages.planSeparation(...a);
+      vads.push(r.vad.engine);
+      return r;
+    },
+    detectSpeech: async (...a) => {
+      const r = await defaultStages.detectSpeech(...a);
+      vads.push(r.engine);
+      return r;
+    },
+  };
+}
+
+const cachedOf = (r: TestRuntime, stage: string) => eventsOf(r, 'stage_done').find((e) => e.stage === stage)?.cached;
+
+describe('prepare engine choices', () => {
+  it('DUB_VAD_ENGINE=energy: prepare runs the energy VAD and the transcript says so; back to auto, Silero runs and only the stages that read the VAD recompute', async () => {
+    process.env.DUB_VAD_ENGINE = 'energy';
+    // the energy VAD's coarse regions can leave speech in the gaps the plan measures: no separation model here, whatever it finds
+    process.env.DUB_SEPARATION_ENGINE = 'none';
+    const job = await jobOf('ast_vad', cleanVideo);
+    const vads: string[] = [];
+    const first = await prepareAsset(job, rt, { stages: watching(vads) });
+    expect(vads.length).toBeGreaterThan(0);
+    expect(new Set(vads)).toEqual(new Set(['energy']));
+    expect(first.transcript.engines?.vad).toEqual({ id: 'energy', selected: 'explicit', reason: 'DUB_VAD_ENGINE=energy' });
+    expect(first.transcript.engines?.separation).toMatchObject({ id: 'none', selected: 'explicit' });
+
+    delete process.env.DUB_VAD_ENGINE;
+    const rt2 = sameStore(rt);
+    const again: string[] = [];
+    const second = await prepareAsset(job, rt2, { stages: watching(again) });
+    expect(new Set(again)).toEqual(new Set(['silero']));
+    const silero = getModelEntry('silero-vad-v5')!.files[0]!;
+    expect(second.transcript.engines?.vad).toEqual({ id: 'silero', model: silero.name, sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
+    // the engine is in the keys: what reads the VAD runs again, the audio before it is reused
+    expect(cachedOf(rt2, 'audio')).toBe(true);
+    expect(cachedOf(rt2, 'separation-plan')).toBe(false);
+    expect(cachedOf(rt2, 'vad')).toBe(false);
+  }, 300_000);
+
+  it('DUB_SEPARATION_ENGINE=none on speech over a background: no model runs, the background stays in the speech track, and the transcript says why', async () => {
+    const job = await jobOf('ast_sep', noisyVideo);
+    const vads: string[] = [];
+    process.env.DUB_SEPARATION_ENGINE = 'none';
+    const r = sameStore(rt);
+    const res = await prepareAsset(job, r, { stages: watching(vads) });
+    const t = res.transcript;
+    expect(t.separation).toMatchObject({ engine: 'none', mode: 'none', background: false, model_seconds: 0, spans: [] });
+    expect(t.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=none: not separated, the background stays in the speech track \(the plan: .+\)$/);
+    expect(t.engines?.separation).toEqual({ id: 'none', selected: 'explicit', reason: t.separation!.reason });
+    expect(cachedOf(r, 'separation')).toBe(false);
+    // the speech track is the mix, the background silence
+    const speech = await readWav(r.store.localPath(t.tracks!.speech)!);
+    const background = await readWav(r.store.localPath(t.tracks!.background)!);
+    expect(background.channels.every((c) => c.every((v) => v === 0))).toBe(true);
+    expect(speech.channels[0]!.reduce((m, v) => Math.max(m, Math.abs(v)), 0)).toBeGreaterThan(0.05);
+  }, 300_000);
+
+  it('an unknown engine is refused naming the known ones', async () => {
+    process.env.DUB_VAD_ENGINE = 'webrtc';
+    await expect(prepareAsset(await jobOf('ast_bad', cleanVideo), sameStore(rt))).rejects.toThrow('DUB_VAD_ENGINE="webrtc" is not an engine: auto, silero, energy');
+  });
+});
