@@ -6,7 +6,7 @@ import { resolveContext, type PartialContext } from '@dub/core';
 import { runProcess, type ProcessResult, type RunProcessOptions } from './process.js';
 import { resolveMediaTools, type MediaToolOptions } from './tools.js';
 
-export interface RunFfmpegOptions extends MediaToolOptions, Pick<RunProcessOptions, 'input' | 'stdout' | 'timeoutMs' | 'maxStdoutBytes' | 'cwd' | 'env'> {
+export interface RunFfmpegOptions extends MediaToolOptions, Pick<RunProcessOptions, 'input' | 'stdout' | 'timeoutMs' | 'maxStdoutBytes' | 'cwd' | 'env' | 'onStderrLine'> {
   /** Duration (seconds) of what ffmpeg will produce; progress fractions are relative to it. */
   durationSec?: number;
   /** Stage name in progress events (default "ffmpeg"). */
@@ -80,5 +80,6 @@ function pick(opts: RunFfmpegOptions): RunProcessOptions {
   if (opts.maxStdoutBytes !== undefined) out.maxStdoutBytes = opts.maxStdoutBytes;
   if (opts.cwd !== undefined) out.cwd = opts.cwd;
   if (opts.env !== undefined) out.env = opts.env;
+  if (opts.onStderrLine !== undefined) out.onStderrLine = opts.onStderrLine;
   return out;
 }

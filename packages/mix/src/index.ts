@@ -9,7 +9,7 @@ export { updateMixReplace, changedStretches, RESAMPLER_REACH, METER_SETTLE_SECON
 export { mixVoiceOver, VOICE_OVER_DEFAULTS, type MixVoiceOverOptions } from './mix-voice-over.js';
 export type { MixResult } from './mix-result.js';
 export { resolveMixOutput, mixInput, type MixOutputOptions, type ResolvedMixOutput } from './options.js';
-export { measureLoudness, parseEbur128Summary, STREAMING_LOUDNESS, EBU_R128_BROADCAST, type LoudnessTarget, type LoudnessMeasurement } from './loudness.js';
+export { measureLoudness, measureLoudnessFrames, updateLoudnessFrames, parseFramePeak, parseEbur128Summary, STREAMING_LOUDNESS, EBU_R128_BROADCAST, type LoudnessTarget, type LoudnessMeasurement, type LoudnessFrames } from './loudness.js';
 export { normalizeLoudness, normalizeLoudnessFfmpeg, chooseGain, parseLoudnormJson, INTER_SAMPLE_MARGIN_DB, DEFAULT_GAIN_TOLERANCE_DB, type NormalizeOptions, type NormalizeResult } from './normalize.js';
 export { LoudnessMeter, measureBs1770, measureWavBs1770, integratedFromHops, meterHopFrames, kWeightingFilters, energyToLufs, ABSOLUTE_GATE_LUFS, RELATIVE_GATE_LU, type Bs1770Measurement, type Biquad } from './bs1770.js';
 export { PeakLimiter, limitChunk, limiterGains, limiterHoldFrames, limiterReachFrames, LIMITER_HOLD_SECONDS, TRUE_PEAK_TAPS_HALF, type LimitOptions } from './limiter.js';

@@ -30,6 +30,7 @@ import {
 import { SessionCache } from '@dub/onnx';
 import { readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { loadTranslateConfig } from '@dub/translate';
+import { measureLoudness } from '@dub/mix';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { decodeUnits, lineMeasurementKeys, type QualityLine, type QualityMeasurements } from './generate-quality.js';
@@ -245,6 +246,13 @@ describe('per-line quality measurements across generations', () => {
     expect(second.mixUpdate).toMatchObject({ used: true, from_generation: 2 });
     expect(second.mixUpdate!.frames).toBeLessThan(DURATION * 48000 * 0.75);
     expect(first.mixUpdate).toEqual({ used: false, reason: 'no previous generation' });
+    // the dubbed track's loudness: generation 3 kept generation 2's frame peaks outside the changed
+    // chunks; its figures equal a full ebur128 measurement of its track
+    expect(first.quality.loudnessUpdated).toBe(false);
+    expect(second.quality.loudnessUpdated).toBe(true);
+    const measured = await measureLoudness(store.localPath(blobKeys.resultAudio(VERSION, 3))!);
+    const r1 = (x: number) => Math.round(x * 10) / 10;
+    expect(second.report.loudness).toMatchObject({ integrated_lufs: r1(measured.integrated), true_peak_dbtp: r1(measured.truePeak), range_lu: r1(measured.range) });
     const speechChanged = await differingSpan(store.localPath(first.speechKey)!, store.localPath(second.speechKey)!);
     const mixChanged = await differingSpan(first.mixFile, second.mixFile);
     expect(speechChanged).not.toBeNull();

@@ -35,7 +35,7 @@ import {
 import type { SpeechAudio } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
-import { measureLoudness } from '@dub/mix';
+import { measureLoudnessFrames, updateLoudnessFrames } from '@dub/mix';
 import { speechExtent, toMono } from '@dub/voice';
 import type { ArtifactCache } from './artifacts.js';
 import type { Placement } from './generate-placement.js';
@@ -90,6 +90,11 @@ export interface QualityMeasureInput {
   similarity: SimilarityEngine;
   /** Measurements of earlier generations, per line; without it every line is measured. */
   lineCache?: LineCacheInput;
+  /**
+   * The dubbed track of an earlier generation's measurement that this one differs from only within
+   * `changed` (seconds): its per-frame true peaks are kept outside them (updateLoudnessFrames).
+   */
+  previousLoudness?: { framePeaks: readonly number[]; changed: readonly { start: number; end: number }[] };
 }
 
 /** Stored measurements of lines, by key (lineMeasurementKeys). */
@@ -133,6 +138,9 @@ export interface QualityMeasurements {
   similarityKind: string;
   /** Ids of the lines measured by this generation (the others came from the line cache). */
   measuredLines: string[];
+  /** The dubbed track's true peak per 100 ms frame (dBFS, null for silence), and whether it was updated from an earlier generation's. */
+  framePeaks?: (number | null)[];
+  loudnessUpdated?: boolean;
 }
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
@@ -425,6 +433,8 @@ export async function measureQuality(input: QualityMeasureInput, env: QualityEnv
     similarityThreshold: SIMILARITY_THRESHOLDS[input.similarity.embedding],
     similarityKind: SIMILARITY_KINDS[input.similarity.embedding],
     measuredLines: measured.measuredLines,
+    framePeaks: loud.framePeaks.map((p) => (Number.isFinite(p) ? p : null)),
+    loudnessUpdated: input.previousLoudness !== undefined,
   };
 }
 
@@ -458,7 +468,9 @@ async function measureOrRecall(input: QualityMeasureInput, env: QualityEnv, ctx:
 
 /** EBU R128 loudness of the dubbed track and the probes of the outputs and the source. */
 async function measureOutputs(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext) {
-  const [loud, source, video, audio] = await Promise.all([measureLoudness(input.resultAudio, env.media, ctx), probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
+  const p = input.previousLoudness;
+  const loudness = p ? updateLoudnessFrames(input.resultAudio, p, p.changed, env.media, ctx) : measureLoudnessFrames(input.resultAudio, env.media, ctx);
+  const [loud, source, video, audio] = await Promise.all([loudness, probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
   return { loud, source, video, audio };
 }
 

@@ -44,13 +44,13 @@ import {
   type VersionScript,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { encodeAudioChunked, mux, resample, type AacChunkStore, type MediaToolOptions } from '@dub/media';
+import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, type AacChunkStore, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget, type MixResult } from '@dub/mix';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { artifactLineCache, buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements } from './generate-quality.js';
+import { artifactLineCache, buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { round6, STAGE_VERSION, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
@@ -110,7 +110,7 @@ interface MixStageValue {
   exactGainDb: number;
   gainKept: boolean;
   /** Replace mixes: whether the previous generation's mix was updated near the changed speech (frames computed again), or why not. */
-  update?: { used: true; from_generation: number; frames: number } | { used: false; reason: string };
+  update?: { used: true; from_generation: number; frames: number; spans: [number, number][]; sampleRate: number } | { used: false; reason: string };
 }
 
 /** What a generation's mix leaves for the next one to update from (blobKeys.mixState). */
@@ -123,6 +123,10 @@ interface MixState {
   /** The background track mixed (null: voice-over). */
   background: string | null;
   duration: number;
+  /** After the quality stage: the dubbed track, its AAC chunk length, and its true peak per 100 ms frame (null: silence). */
+  audio?: string;
+  chunkFrames?: number;
+  framePeaks?: (number | null)[];
 }
 
 /**
@@ -224,7 +228,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
           if ('fallback' in u) update = { used: false, reason: u.fallback };
           else {
             r = u;
-            update = { used: true, from_generation: previous!.generation, frames: u.updated.reduce((a, s) => a + s.end - s.start, 0) };
+            update = { used: true, from_generation: previous!.generation, frames: u.updated.reduce((a, s) => a + s.end - s.start, 0), spans: u.updated.map((s) => [s.start, s.end]), sampleRate: u.sampleRate };
           }
         }
       }
@@ -308,7 +312,12 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       opts,
       media,
       work,
+      ...(previousLoudness(previous?.mixState, mixed.value.update, previous?.generation, opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES) ?? {}),
     });
+    if (quality.framePeaks) {
+      const state: MixState = { ...mixState, audio: audio.files['result.m4a']!, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks };
+      await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(state)));
+    }
     const reportKey = blobKeys.qualityReport(job.version_id, job.generation);
 
     // Results and the report under the generation number, word timings, event.
@@ -442,6 +451,24 @@ interface QualityStageInput {
   opts: GenerateVersionOptions;
   media: MediaToolOptions;
   work: string;
+  previousLoudness?: QualityMeasureInput['previousLoudness'];
+}
+
+/**
+ * What the quality stage can keep of the previous generation's loudness measurement: its true
+ * peaks per frame, when this generation's mix was updated from that generation's (so the dubbed
+ * track differs only in the AAC chunks that hold the updated spans: each span widened by two
+ * chunks either side, which covers the chunks' encoding margins and the decoder's overlap).
+ */
+function previousLoudness(state: MixState | undefined, update: MixStageValue['update'], generation: number | undefined, chunkFrames: number): { previousLoudness: NonNullable<QualityStageInput['previousLoudness']> } | undefined {
+  if (!state?.framePeaks || !state.audio || state.chunkFrames !== chunkFrames || !update?.used || update.from_generation !== generation) return undefined;
+  const reach = (2 * chunkFrames) / update.sampleRate;
+  return {
+    previousLoudness: {
+      framePeaks: state.framePeaks.map((p) => p ?? Number.NEGATIVE_INFINITY),
+      changed: update.spans.map(([a, b]) => ({ start: Math.max(0, a / update.sampleRate - reach), end: b / update.sampleRate + reach })),
+    },
+  };
 }
 
 /**
@@ -450,7 +477,7 @@ interface QualityStageInput {
  * Inside it, each line's measurements are cached on their own (`quality-line`, keyed by what the
  * line's measurements read), so after an edit only the lines whose key changed are measured again.
  */
-async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string }> {
+async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[] }> {
   const choice = engineChoiceFromEnv(process.env);
   const modelsDir = rt.config.modelsDir;
   // Back-transcription: auto (the best engine installed here for the target locale) unless told.
@@ -504,6 +531,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
           references: localRefs,
           asr,
           similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), model: speaker.model?.sha256 ?? null, notApplicable },
+          ...(q.previousLoudness ? { previousLoudness: q.previousLoudness } : {}),
           lineCache: {
             store: artifactLineCache(lineCache, ctx),
             referenceKeys: references,
@@ -515,7 +543,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
       );
     return rt.withLimit ? rt.withLimit('gpu', run) : run();
   });
-  return { measured: r.value, similarityEngine: speaker.id };
+  return { measured: r.value, similarityEngine: speaker.id, ...(r.value.framePeaks ? { framePeaks: r.value.framePeaks } : {}) };
 }
 
 /** The lines as the report sees them (`fitted.file`: the blob key of the fitted line). */
