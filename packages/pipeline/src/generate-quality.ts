@@ -35,7 +35,7 @@ import {
 import type { SpeechAudio } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
-import { measureLoudnessFrames, updateLoudnessFrames } from '@dub/mix';
+import { measureLoudnessFrames, updateLoudnessFrames, type LoudnessFrames } from '@dub/mix';
 import { speechExtent, toMono } from '@dub/voice';
 import type { ArtifactCache } from './artifacts.js';
 import type { Placement } from './generate-placement.js';
@@ -95,6 +95,8 @@ export interface QualityMeasureInput {
    * `changed` (seconds): its per-frame true peaks are kept outside them (updateLoudnessFrames).
    */
   previousLoudness?: { framePeaks: readonly number[]; changed: readonly { start: number; end: number }[] };
+  /** That measurement already started by the caller (measureTrackLoudness of resultAudio), e.g. while the video was muxed. */
+  trackLoudness?: Promise<LoudnessFrames>;
 }
 
 /** Stored measurements of lines, by key (lineMeasurementKeys). */
@@ -468,10 +470,14 @@ async function measureOrRecall(input: QualityMeasureInput, env: QualityEnv, ctx:
 
 /** EBU R128 loudness of the dubbed track and the probes of the outputs and the source. */
 async function measureOutputs(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext) {
-  const p = input.previousLoudness;
-  const loudness = p ? updateLoudnessFrames(input.resultAudio, p, p.changed, env.media, ctx) : measureLoudnessFrames(input.resultAudio, env.media, ctx);
+  const loudness = input.trackLoudness ?? measureTrackLoudness(input.resultAudio, input.previousLoudness, env.media, ctx);
   const [loud, source, video, audio] = await Promise.all([loudness, probe(input.sourceVideo, env.media, ctx), probe(input.resultVideo, env.media, ctx), probe(input.resultAudio, env.media, ctx)]);
   return { loud, source, video, audio };
+}
+
+/** EBU R128 of the dubbed track with its frames' true peaks: in full, or updated from an earlier generation's where it changed. */
+export function measureTrackLoudness(file: string, previous: QualityMeasureInput['previousLoudness'], media: MediaToolOptions, ctx: StageContext): Promise<LoudnessFrames> {
+  return previous ? updateLoudnessFrames(file, previous, previous.changed, media, ctx) : measureLoudnessFrames(file, media, ctx);
 }
 
 export interface ReportInput {

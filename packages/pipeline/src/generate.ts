@@ -50,7 +50,7 @@ import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { artifactLineCache, buildQualityReport, measureQuality, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
+import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { round6, STAGE_VERSION, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
@@ -290,6 +290,12 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     }
     // the dubbed track is encoded once: the video takes the .m4a's AAC stream as it is
     const audioKey = audio.files['result.m4a']!;
+    // The dubbed track's loudness (the quality stage's longest measurement) runs while the video is muxed.
+    const prevLoudness = previousLoudness(previous?.mixState, mixed.value.update, previous?.generation, opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES);
+    const early = new AbortController();
+    const qualityCtx = runner.context('quality');
+    const trackLoudness = measureTrackLoudness(await local(audioKey), prevLoudness?.previousLoudness, media, { ...qualityCtx, signal: qualityCtx.signal ? AbortSignal.any([qualityCtx.signal, early.signal]) : early.signal });
+    trackLoudness.catch(() => undefined);
     const video = await runner.run('video', { v: STAGE_VERSION, audio: audioKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');
       await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(audioKey), language: lang, title: `Dubbed (${job.locale})` }], output: file, durationSeconds: duration, copyAudio: true }, ctx);
@@ -312,8 +318,12 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       opts,
       media,
       work,
-      ...(previousLoudness(previous?.mixState, mixed.value.update, previous?.generation, opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES) ?? {}),
+      ...(prevLoudness ?? {}),
+      trackLoudness,
     });
+    // a quality stage from the cache did not need it
+    early.abort();
+    await trackLoudness.catch(() => undefined);
     if (quality.framePeaks) {
       const state: MixState = { ...mixState, audio: audio.files['result.m4a']!, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks };
       await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(state)));
@@ -452,6 +462,7 @@ interface QualityStageInput {
   media: MediaToolOptions;
   work: string;
   previousLoudness?: QualityMeasureInput['previousLoudness'];
+  trackLoudness?: QualityMeasureInput['trackLoudness'];
 }
 
 /**
@@ -532,6 +543,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
           asr,
           similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), model: speaker.model?.sha256 ?? null, notApplicable },
           ...(q.previousLoudness ? { previousLoudness: q.previousLoudness } : {}),
+          ...(q.trackLoudness ? { trackLoudness: q.trackLoudness } : {}),
           lineCache: {
             store: artifactLineCache(lineCache, ctx),
             referenceKeys: references,
