@@ -1,9 +1,13 @@
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveContext } from '@dub/core';
 import { createEngineEnv } from './engine-env.js';
 import { openSpeechAudio } from './speech-audio.js';
 import { detectSpeech } from './vad/detect-speech.js';
-import { pocketsphinxProvider, resolvePocketsphinxOptions } from './asr/pocketsphinx.js';
+import { pocketsphinxProvider, resolvePocketsphinxOptions, shareUtterances } from './asr/pocketsphinx.js';
+import { findExecutable } from './which.js';
 import { cleanPocketsphinxWord, parseContinuousTimes, parseCtm } from './asr/pocketsphinx-output.js';
 import { transcribe } from './asr/transcribe.js';
 import { wordErrorRate } from './asr/wer.js';
@@ -11,6 +15,7 @@ import { asrConformance } from './testing/asr-conformance.js';
 import { describeWithMedia, media } from '../../../test/support/media.js';
 
 const jfk = media('jfk.wav');
+const call = media('two-speakers-call.wav');
 /** Reference transcript from ../shared/media/README.md. */
 const JFK_TEXT = 'And so my fellow Americans, ask not what your country can do for you, ask what you can do for your country.';
 
@@ -58,6 +63,68 @@ describeWithMedia(['jfk.wav'], 'pocketsphinx on jfk.wav', () => {
     expect(r.segments.length).toBeGreaterThan(1);
   });
 
+});
+
+describe('pocketsphinx utterances shared out over processes', () => {
+  it('gives every utterance to one process, longest first to the least loaded, each list in time order', () => {
+    const lens = [5, 1, 8, 2, 2, 7, 3];
+    let t = 0;
+    const regions = lens.map((l) => ({ start: (t += 1), end: (t += l) }));
+    const groups = shareUtterances(regions, 3);
+    expect(groups.flat().sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6]);
+    for (const g of groups) expect(g).toEqual([...g].sort((a, b) => a - b));
+    const loads = groups.map((g) => g.reduce((a, i) => a + lens[i]!, 0));
+    // 8 | 7 | 5+3 ... then 2, 2, 1: loads 10, 9, 9 (total 28).
+    expect(loads.sort((a, b) => a - b)).toEqual([9, 9, 10]);
+    expect(shareUtterances(regions, 1)).toEqual([[0, 1, 2, 3, 4, 5, 6]]);
+    expect(shareUtterances(regions.slice(0, 2), 4)).toHaveLength(2);
+  });
+});
+
+describeWithMedia(['two-speakers-call.wav'], 'pocketsphinx over several processes on two-speakers-call.wav', () => {
+  /** A batch binary that logs each run's control file, then runs pocketsphinx_batch (or fails on `failOn`). */
+  function loggingBatch(dir: string, failOn?: string): string {
+    const real = findExecutable('pocketsphinx_batch')!;
+    const file = path.join(dir, 'batch.sh');
+    writeFileSync(
+      file,
+      `#!/bin/sh\nctl=$2\necho "$ctl" >> ${path.join(dir, 'runs.log')}\n${failOn ? `grep -q ' ${failOn}$' "$ctl" && exit 3\n` : ''}exec ${real} "$@"\n`,
+    );
+    chmodSync(file, 0o755);
+    return file;
+  }
+
+  it('decodes the utterances in parallel processes with the words and times of one process', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dub-ps-test-'));
+    try {
+      const vad = await detectSpeech(call);
+      const regions = vad.regions;
+      const one = await transcribe(call, { locale: 'en-US', engine: 'pocketsphinx', speech: vad, pocketsphinx: { processes: 1 } });
+      const batchBinary = loggingBatch(dir);
+      const three = await transcribe(call, { locale: 'en-US', engine: 'pocketsphinx', speech: vad, pocketsphinx: { processes: 3, batchBinary } });
+      const runs = readFileSync(path.join(dir, 'runs.log'), 'utf8').trim().split('\n');
+      const speech = regions.reduce((a, r) => a + r.end - r.start, 0);
+      // One process per 10 s of speech and per utterance, at most 3.
+      expect(speech).toBeGreaterThan(20);
+      expect(regions.length).toBeGreaterThan(1);
+      expect(runs).toHaveLength(Math.min(3, Math.ceil(speech / 10), regions.length));
+      expect(one.segments.flatMap((s) => s.words).length).toBeGreaterThan(20);
+      expect(three.segments).toEqual(one.segments);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails with the failing process and leaves no process running', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'dub-ps-test-'));
+    try {
+      const batchBinary = loggingBatch(dir, 'u0');
+      await expect(transcribe(call, { locale: 'en-US', engine: 'pocketsphinx', pocketsphinx: { processes: 2, batchBinary } })).rejects.toThrow(/exit|code 3|status 3/i);
+      expect(readFileSync(path.join(dir, 'runs.log'), 'utf8').trim().split('\n')).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('pocketsphinx availability', () => {

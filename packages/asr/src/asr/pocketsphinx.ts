@@ -1,9 +1,13 @@
 /**
  * pocketsphinx (Debian `pocketsphinx` + `pocketsphinx-en-us`): English only, weak accuracy, runs
- * anywhere. Mode `regions` (default) decodes each VAD region as one utterance in a single
- * `pocketsphinx_batch` process (control file of frame ranges, CTM output with word times); mode
- * `file` runs `pocketsphinx_continuous -time yes` over the whole file and keeps its own
- * segmentation.
+ * anywhere. Mode `regions` (default) decodes each VAD region as one utterance with
+ * `pocketsphinx_batch` (control file of frame ranges, CTM output with word times), the utterances
+ * shared out over up to `processes` batch processes run at once; mode `file` runs
+ * `pocketsphinx_continuous -time yes` over the whole file and keeps its own segmentation.
+ *
+ * The model's feat.params sets `-cmn batch` (cepstral mean of each utterance alone) and nothing
+ * else carries from one utterance to the next, so an utterance gives the same words and times
+ * whichever process decodes it and with whichever others.
  */
 import { existsSync } from 'node:fs';
 import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
@@ -30,6 +34,12 @@ export interface PocketsphinxOptions {
   dict?: string;
   /** Regions longer than this are decoded in pieces (seconds, default 30). */
   maxUtteranceSeconds?: number;
+  /**
+   * Mode `regions`: at most this many `pocketsphinx_batch` processes at once (default: the CPU
+   * cores, at most 4), each decoding a share of the utterances; fewer when there is little speech
+   * (one per `MIN_SECONDS_PER_PROCESS` of it), since each one loads the model (about 0.3 s).
+   */
+  processes?: number;
   tmpDir?: string;
   timeoutMs?: number;
 }
@@ -42,9 +52,13 @@ export interface ResolvedPocketsphinxOptions {
   lm: string;
   dict: string;
   maxUtteranceSeconds: number;
+  processes: number;
   tmpDir: string;
   timeoutMs: number;
 }
+
+/** Seconds of speech that justify one more batch process (it costs a model load, about 0.3 s). */
+export const MIN_SECONDS_PER_PROCESS = 10;
 
 export const DEFAULT_POCKETSPHINX_MODEL_DIR = '/usr/share/pocketsphinx/model/en-us';
 
@@ -58,6 +72,7 @@ export function resolvePocketsphinxOptions(o: PocketsphinxOptions = {}): Resolve
     lm: o.lm ?? path.join(dir, 'en-us.lm.bin'),
     dict: o.dict ?? path.join(dir, 'cmudict-en-us.dict'),
     maxUtteranceSeconds: o.maxUtteranceSeconds ?? 30,
+    processes: Math.max(1, Math.floor(o.processes ?? Math.min(os.availableParallelism(), 4))),
     tmpDir: o.tmpDir ?? os.tmpdir(),
     timeoutMs: o.timeoutMs ?? 0,
   };
@@ -104,23 +119,27 @@ class Pocketsphinx implements AsrEngine {
     const dir = await mkdtemp(path.join(this.o.tmpDir, 'dub-pocketsphinx-'));
     try {
       await writeRaw(audio, path.join(dir, 'speech.raw'), ctx);
-      const ctl = regions.map((r, i) => `speech ${Math.floor(r.start * 100)} ${Math.ceil(r.end * 100)} u${i}`).join('\n') + '\n';
-      await writeFile(path.join(dir, 'utts.ctl'), ctl);
-      const ctm = path.join(dir, 'out.ctm');
+      const groups = shareUtterances(regions, Math.min(this.o.processes, Math.ceil(totalSeconds(regions) / MIN_SECONDS_PER_PROCESS)));
       let done = 0;
-      await runProcess(
-        this.bin,
-        ['-ctl', path.join(dir, 'utts.ctl'), '-cepdir', dir, '-cepext', '.raw', '-adcin', 'yes', '-adchdr', '0', '-samprate', '16000', '-ctm', ctm, '-hyp', path.join(dir, 'out.hyp'), ...modelArgs(this.o)],
-        {
-          stdout: 'ignore',
-          onStderrLine: (line) => {
-            if (line.includes('Decoding ')) reportProgress(ctx, 'asr', ++done / regions.length);
+      const ctmText = await allOrFirstError(ctx.signal, groups, async (group, g, signal) => {
+        const ctl = group.map((i) => `speech ${Math.floor(regions[i]!.start * 100)} ${Math.ceil(regions[i]!.end * 100)} u${i}`).join('\n') + '\n';
+        await writeFile(path.join(dir, `utts-${g}.ctl`), ctl);
+        const ctm = path.join(dir, `out-${g}.ctm`);
+        await runProcess(
+          this.bin,
+          ['-ctl', path.join(dir, `utts-${g}.ctl`), '-cepdir', dir, '-cepext', '.raw', '-adcin', 'yes', '-adchdr', '0', '-samprate', '16000', '-ctm', ctm, '-hyp', path.join(dir, `out-${g}.hyp`), ...modelArgs(this.o)],
+          {
+            stdout: 'ignore',
+            onStderrLine: (line) => {
+              if (line.includes('Decoding ')) reportProgress(ctx, 'asr', ++done / regions.length);
+            },
+            signal,
+            ...(this.o.timeoutMs > 0 ? { timeoutMs: this.o.timeoutMs } : {}),
           },
-          ...(ctx.signal ? { signal: ctx.signal } : {}),
-          ...(this.o.timeoutMs > 0 ? { timeoutMs: this.o.timeoutMs } : {}),
-        },
-      );
-      const byUtt = parseCtm(await readFile(ctm, 'utf8'));
+        );
+        return readFile(ctm, 'utf8');
+      });
+      const byUtt = parseCtm(ctmText.join(''));
       const segments: AsrSegment[] = [];
       regions.forEach((r, i) => {
         const words = (byUtt.get(`u${i}`) ?? []).map((w) => ({ ...w, start: round3(Math.min(r.end, r.start + w.start)), end: round3(Math.min(r.end, r.start + w.end)) }));
@@ -143,6 +162,58 @@ class Pocketsphinx implements AsrEngine {
       .map((ws) => ws.map((w) => ({ ...w, start: Math.min(w.start, audio.duration), end: Math.min(w.end, audio.duration) })))
       .map(segmentOf);
   }
+}
+
+/**
+ * `run` on every item at once, each with a signal that aborts when `outer` does or when another
+ * one fails; resolves when all are settled (no child left running), with their values in order,
+ * or rejects with the first failure (the outer abort's error when that came first).
+ */
+async function allOrFirstError<T, R>(outer: AbortSignal | undefined, items: readonly T[], run: (item: T, index: number, signal: AbortSignal) => Promise<R>): Promise<R[]> {
+  const stop = new AbortController();
+  const onAbort = () => stop.abort(outer?.reason);
+  if (outer?.aborted) onAbort();
+  outer?.addEventListener('abort', onAbort, { once: true });
+  let first: { error: unknown } | undefined;
+  try {
+    const settled = await Promise.allSettled(
+      items.map(async (item, i) => {
+        try {
+          return await run(item, i, stop.signal);
+        } catch (e) {
+          first ??= { error: e };
+          stop.abort(e);
+          throw e;
+        }
+      }),
+    );
+    if (first) throw first.error;
+    return settled.map((r) => (r as PromiseFulfilledResult<R>).value);
+  } finally {
+    outer?.removeEventListener('abort', onAbort);
+  }
+}
+
+function totalSeconds(regions: readonly { start: number; end: number }[]): number {
+  return regions.reduce((a, r) => a + (r.end - r.start), 0);
+}
+
+/**
+ * The utterances (indices into `regions`) of each of at most `n` processes: longest first to the
+ * least loaded one, so their seconds of speech are close; each list in time order.
+ */
+export function shareUtterances(regions: readonly { start: number; end: number }[], n: number): number[][] {
+  const groups: number[][] = Array.from({ length: Math.max(1, Math.min(n, regions.length)) }, () => []);
+  const load = groups.map(() => 0);
+  const order = regions.map((_, i) => i).sort((a, b) => regions[b]!.end - regions[b]!.start - (regions[a]!.end - regions[a]!.start) || a - b);
+  for (const i of order) {
+    let g = 0;
+    for (let k = 1; k < groups.length; k++) if (load[k]! < load[g]!) g = k;
+    groups[g]!.push(i);
+    load[g]! += regions[i]!.end - regions[i]!.start;
+  }
+  for (const group of groups) group.sort((a, b) => a - b);
+  return groups.filter((group) => group.length > 0);
 }
 
 function round3(x: number): number {
