@@ -8,6 +8,7 @@
  * every line is still synthesized at speed 1 and placed (a line's place depends on the others)
  * but only that segment is fitted.
  */
+import os from 'node:os';
 import path from 'node:path';
 import {
   blobKeys,
@@ -38,6 +39,7 @@ import { placeLines, type Placement } from './generate-placement.js';
 import type { Shortening } from './generate-quality.js';
 import { shortenerFor, type Shortener } from './generate-shorten.js';
 import { engineHost } from './engine-choice.js';
+import { mapConcurrent } from './concurrent.js';
 
 /** The TTS engine a generate runs, why, and its voice model's identity (Piper). */
 export interface TtsEngineChoice {
@@ -146,13 +148,18 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     engineId === 'chatterbox' && resolved.id === 'openvoice' && resolved.selected === 'auto' ? { id: 'none', selected: 'auto', reason: 'auto: Chatterbox clones each speaker\'s voice itself; no voice conversion after it', models: [] } : resolved;
   let converter: ToneColorConverter | undefined;
   let engine: TtsEngine | undefined;
-  const getEngine = async (): Promise<TtsEngine> => {
-    if (engine) return engine;
-    const base = await createEngine(engineId, opts.tts?.config, rt, { referenceFile: local, media });
-    if (conversion.id !== 'openvoice') return (engine = base);
-    converter = (await VOICE_CONVERSION_ENGINES.create('openvoice', { dir: path.dirname(conversion.models[0]!.file), sessions: sessionCacheOf(rt.sessions), device: rt.config.device }, engineHost(rt.config.modelsDir)))!;
-    return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
-  };
+  // One engine however many lines ask for it at once.
+  let creating: Promise<TtsEngine> | undefined;
+  const getEngine = (): Promise<TtsEngine> =>
+    (creating ??= (async () => {
+      const base = await createEngine(engineId, opts.tts?.config, rt, { referenceFile: local, media });
+      if (conversion.id !== 'openvoice') return (engine = base);
+      converter = (await VOICE_CONVERSION_ENGINES.create('openvoice', { dir: path.dirname(conversion.models[0]!.file), sessions: sessionCacheOf(rt.sessions), device: rt.config.device }, engineHost(rt.config.modelsDir)))!;
+      return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
+    })().catch((e: unknown) => {
+      creating = undefined;
+      throw e;
+    }));
   try {
     // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
     const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.models[0]?.file ?? (await getEngine()).modelFile?.(job.locale));
@@ -219,10 +226,17 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     };
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();
-    for (const [i, slot] of slots.entries()) {
+    // Lines are independent: an engine that runs a process per line (espeak-ng) synthesizes a few at once.
+    const lineConcurrency = opts.synthesis?.linesAtOnce ?? linesAtOnce(engineId, conversion.id);
+    let uttered = 0;
+    const spoken = await mapConcurrent(slots, lineConcurrency, async (slot) => {
       throwIfAborted(synthCtx.signal);
-      reportProgress(synthCtx, 'synthesis', (0.4 * i) / Math.max(1, slots.length));
-      utterances.set(slot.segment.id, await utter(slot.segment.target_text, voiceOf(slot), slot));
+      const r = await utter(slot.segment.target_text, voiceOf(slot), slot);
+      reportProgress(synthCtx, 'synthesis', (0.4 * ++uttered) / Math.max(1, slots.length));
+      return r;
+    });
+    for (const [i, slot] of slots.entries()) {
+      utterances.set(slot.segment.id, spoken[i]!);
       spokenText.set(slot.segment.id, slot.segment.target_text);
     }
 
@@ -266,9 +280,8 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     );
 
     const segments: PlacedSegment[] = [];
-    for (const [i, p] of placements.entries()) {
-      throwIfAborted(synthCtx.signal);
-      reportProgress(synthCtx, 'synthesis', 0.4 + (0.6 * i) / Math.max(1, placements.length));
+    const toFit: { placed: PlacedSegment; run: () => Promise<StageResult<SegmentArtifact>> }[] = [];
+    for (const p of placements) {
       const slot = bySegment.get(p.id)!;
       const text = spokenText.get(p.id)!;
       const voice = voiceOf(slot);
@@ -279,18 +292,27 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       if (input.only !== undefined && p.id !== input.only) continue; // one line (re-dub): the others are placed, not fitted
       const fitSeconds = p.seconds + p.truncated;
       const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
-      placed.result = await cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
-        const natural = await readWav(await local(u.files['utterance.wav']!));
-        const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
-        const file = path.join(out.dir, 'speech.wav');
-        await writeWav(file, fitted.audio, { format: 'float32' });
-        out.addFile('speech.wav', file);
-        const { audio, ...rest } = fitted;
-        return { ...rest, sampleRate: audio.sampleRate, frames: audio.channels[0]!.length };
-      });
-      allCached &&= placed.result.cached;
-      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
+      const run = () =>
+        cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
+          const natural = await readWav(await local(u.files['utterance.wav']!));
+          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
+          const file = path.join(out.dir, 'speech.wav');
+          await writeWav(file, fitted.audio, { format: 'float32' });
+          out.addFile('speech.wav', file);
+          const { audio, ...rest } = fitted;
+          return { ...rest, sampleRate: audio.sampleRate, frames: audio.channels[0]!.length };
+        });
+      toFit.push({ placed, run });
     }
+    let fittedCount = 0;
+    await mapConcurrent(toFit, lineConcurrency, async ({ placed, run }) => {
+      throwIfAborted(synthCtx.signal);
+      placed.result = await run();
+      allCached &&= placed.result.cached;
+      reportProgress(synthCtx, 'synthesis', 0.4 + (0.6 * ++fittedCount) / Math.max(1, toFit.length));
+      const p = placed.placement;
+      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
+    });
     await runner.done('synthesis', allCached && slots.length > 0, (performance.now() - t0) / 1000);
     reportProgress(synthCtx, 'synthesis', 1);
 
@@ -323,6 +345,16 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     await engine?.dispose();
     throw e;
   }
+}
+
+/**
+ * How many lines a generate synthesizes and fits at once with engine `id`: espeak-ng runs a
+ * process per call, so its lines share the CPU cores (at most 4 at once); the model engines
+ * (Piper, Chatterbox) and voice conversion after any engine already spread one line over the
+ * cores or the GPU, and run one line at a time.
+ */
+export function linesAtOnce(id: TtsEngineId, conversion: string, cores = os.availableParallelism()): number {
+  return id === 'espeak-ng' && conversion !== 'openvoice' ? Math.max(1, Math.min(4, cores)) : 1;
 }
 
 /**

@@ -16,6 +16,7 @@ import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
 import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
+import { linesAtOnce } from './generate-synthesis.js';
 
 const ASSET = 'ast_generatetest';
 const VERSION = 'ver_generatetest';
@@ -448,6 +449,36 @@ describe('generateVersion', () => {
     expect(options).toEqual({ tts: { engine: 'piper' } });
     await expect(generateVersion(job(6), runtime(events), options)).rejects.toThrow(/dub models fetch piper-/);
     expect(events.some((x) => x.type === 'version_generated')).toBe(false);
+  });
+});
+
+describe('lines synthesized several at once', () => {
+  it('espeak-ng lines at once (1 or 3) give the same lines, byte for byte, and the same speech timeline; model engines one at a time', async () => {
+    expect(linesAtOnce('espeak-ng', 'none', 2)).toBe(2);
+    expect(linesAtOnce('espeak-ng', 'none', 16)).toBe(4);
+    expect(linesAtOnce('espeak-ng', 'openvoice', 16)).toBe(1);
+    expect(linesAtOnce('piper', 'none', 16)).toBe(1);
+    expect(linesAtOnce('chatterbox', 'none', 16)).toBe(1);
+    // Two copies of the store with the prepared inputs only (transcript, script, source, background, references).
+    const copies = [];
+    for (const n of [1, 3]) {
+      const root = path.join(dir, `at-once-${n}`);
+      await fsp.cp(path.join(dir, 'store'), root, { recursive: true });
+      const artifacts = path.join(root, 'assets', ASSET, 'artifacts');
+      for (const d of await fsp.readdir(artifacts)) if (!/^(separation|speakers)-/.test(d)) await fsp.rm(path.join(artifacts, d), { recursive: true });
+      await fsp.rm(path.join(root, 'versions', VERSION), { recursive: true, force: true });
+      const script = JSON.parse((await store.getBuffer(blobKeys.script(VERSION))).toString()) as VersionScript;
+      const s = new FsBlobStore(root);
+      await s.put(blobKeys.script(VERSION), JSON.stringify({ ...script, segments: script.segments.map((x) => ({ ...x, target_words: undefined })) }));
+      const events: EmittedEvent[] = [];
+      await generateVersion(job(1), { ...runtime(events), store: s }, { synthesis: { linesAtOnce: n } });
+      const lines = (await s.list(`assets/${ASSET}/artifacts/synthesis-`)).filter((k) => k.endsWith('speech.wav')).sort();
+      copies.push({ s, lines, speech: await fsp.readFile(s.localPath(generated(events).speech_key!)!) });
+    }
+    expect(copies[0]!.lines).toHaveLength(LINES.length);
+    expect(copies[1]!.lines).toEqual(copies[0]!.lines);
+    for (const k of copies[0]!.lines) expect((await fsp.readFile(copies[1]!.s.localPath(k)!)).equals(await fsp.readFile(copies[0]!.s.localPath(k)!))).toBe(true);
+    expect(copies[1]!.speech.equals(copies[0]!.speech)).toBe(true);
   });
 });
 

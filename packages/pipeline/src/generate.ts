@@ -76,6 +76,8 @@ export interface GenerateVersionOptions {
   quality?: { asr?: EngineChoice['asr']; speaker?: EngineChoice['speaker'] };
   /** The dubbed track's AAC chunks (defaults encodeAudioChunked's: 256 AAC frames, 5.5 s at 48 kHz; whole encode when over half are new). */
   audio?: { chunkFrames?: number; wholeEncodeFraction?: number };
+  /** Lines synthesized and fitted at once (default linesAtOnce: the cores, at most 4, for espeak-ng; 1 for model engines). The outputs do not depend on it. */
+  synthesis?: { linesAtOnce?: number };
 }
 
 export interface GenerateVersionResult {
