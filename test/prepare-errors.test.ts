@@ -8,8 +8,8 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeys, type PrepareAssetJob } from '@dub/core';
-import { createJobHandlers, jobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
+import { AssetError, blobKeys, type PrepareAssetJob } from '@dub/core';
+import { createJobHandlers, defaultStages, jobHandlers, prepareAsset, prepareVersion, type PrepareStages } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
 import { loadHandlersModule } from '@dub/worker';
 import { eventsOf, makeRuntime, spokenWav, videoFromWav } from './prepare-helpers.js';
@@ -89,6 +89,58 @@ describe('trim and limits', () => {
   it('max_media_bytes gives video_size_limit_reached', async () => {
     expect(await failure(await jobFor(video, { limits: { max_media_bytes: 1000 } }))).toMatchObject({ code: 'video_size_limit_reached' });
   });
+});
+
+describe('the trimmed video beside the audio stages', () => {
+  it('the trim runs while the speech is transcribed (it waits for the transcription to start: run one after the other, this never ends)', async () => {
+    let started!: () => void;
+    const transcriptionStarted = new Promise<void>((r) => (started = r));
+    const order: string[] = [];
+    const stages: Partial<PrepareStages> = {
+      async trim(...args) {
+        await transcriptionStarted;
+        order.push('trim');
+        return defaultStages.trim(...args);
+      },
+      async transcribe(...args) {
+        started();
+        const r = await defaultStages.transcribe(...args);
+        order.push('transcription');
+        return r;
+      },
+    };
+    const job = await jobFor(video);
+    const res = await prepareAsset(job, rt, { stages });
+    expect(order[0]).toBe('trim');
+    expect(await rt.store.has(blobKeys.sourceVideo(job.asset_id))).toBe(true);
+    expect(res.thumbnailKey).toBe(blobKeys.thumbnail(job.asset_id));
+    expect(res.transcript.segments.length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('a failing trim fails the job with its error once the audio stages are done; no transcript, no version job', async () => {
+    let transcribed = false;
+    const stages: Partial<PrepareStages> = {
+      async trim() {
+        throw new AssetError('unsupported_media', 'the video stream cannot be copied');
+      },
+      async transcribe(...args) {
+        const r = await defaultStages.transcribe(...args);
+        transcribed = true;
+        return r;
+      },
+    };
+    const job = await jobFor(video);
+    const before = rt.jobs.length;
+    const err = await prepareAsset(job, rt, { stages }).then(
+      () => undefined,
+      (e: unknown) => e as AssetError,
+    );
+    expect(err).toMatchObject({ code: 'unsupported_media', message: 'the video stream cannot be copied' });
+    expect(transcribed).toBe(true);
+    expect(rt.jobs.length).toBe(before);
+    expect(await rt.store.has(blobKeys.transcript(job.asset_id))).toBe(false);
+    expect(await rt.store.has(blobKeys.sourceVideo(job.asset_id))).toBe(false);
+  }, 120_000);
 });
 
 describe('media URLs', () => {

@@ -97,6 +97,7 @@ export function prepareVersionJobId(versionId: string): string {
 export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: PrepareAssetOptions = {}): Promise<PrepareAssetResult> {
   const stages: PrepareStages = { ...defaultStages, ...opts.stages };
   const work = await mkdtemp(path.join(rt.config.tmpDir, 'dub-prepare-'));
+  let videoWorkDone: Promise<{ error: unknown } | undefined> | undefined;
   try {
     const env: StageEnv = { config: rt.config, sessions: sessionCacheOf(rt.sessions), tmpDir: work };
     const cache = new ArtifactCache(rt.store, job.asset_id, { tmpDir: work });
@@ -120,31 +121,40 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
       });
     }
 
-    // Source video (trimmed) and thumbnail.
-    const trimmed = await runner.run('trim', { media: media.identity, range }, async (out, ctx) => {
-      const file = path.join(out.dir, 'source.mp4');
-      await stages.trim(await files.path(media.key), file, range, { ...info, file: await files.path(media.key) }, env, ctx);
-      out.addFile('source.mp4', file);
-      return { start: range.start, end: range.end };
-    });
-    const sourceVideoKey = blobKeys.sourceVideo(job.asset_id);
-    if (!trimmed.cached || !(await rt.store.has(sourceVideoKey))) await copyBlob(rt.store, trimmed.files['source.mp4']!, sourceVideoKey);
-
-    let thumbnailKey: string | undefined;
-    try {
-      const thumb = await runner.run('thumbnail', { source: trimmed.key }, async (out, ctx) => {
-        const file = path.join(out.dir, 'thumbnail.jpg');
-        await stages.thumbnail(await files.path(trimmed.files['source.mp4']!), file, env, ctx);
-        out.addFile('thumbnail.jpg', file);
-        return null;
+    // Source video (trimmed) and thumbnail: only the versions read them, so they are made while
+    // the audio is analysed (the trim's AAC encode beside the ASR); awaited before the transcript.
+    const videoWork = (async () => {
+      const trimmed = await runner.run('trim', { media: media.identity, range }, async (out, ctx) => {
+        const file = path.join(out.dir, 'source.mp4');
+        await stages.trim(await files.path(media.key), file, range, { ...info, file: await files.path(media.key) }, env, ctx);
+        out.addFile('source.mp4', file);
+        return { start: range.start, end: range.end };
       });
-      thumbnailKey = blobKeys.thumbnail(job.asset_id);
-      if (!thumb.cached || !(await rt.store.has(thumbnailKey))) await copyBlob(rt.store, thumb.files['thumbnail.jpg']!, thumbnailKey);
-    } catch (e) {
-      if ((e as { code?: string }).code === 'aborted') throw e;
-      rt.ctx.logger.warn({ err: (e as Error).message }, 'no thumbnail; continuing without one');
-      thumbnailKey = undefined;
-    }
+      const sourceVideoKey = blobKeys.sourceVideo(job.asset_id);
+      if (!trimmed.cached || !(await rt.store.has(sourceVideoKey))) await copyBlob(rt.store, trimmed.files['source.mp4']!, sourceVideoKey);
+
+      let thumbnailKey: string | undefined;
+      try {
+        const thumb = await runner.run('thumbnail', { source: trimmed.key }, async (out, ctx) => {
+          const file = path.join(out.dir, 'thumbnail.jpg');
+          await stages.thumbnail(await files.path(trimmed.files['source.mp4']!), file, env, ctx);
+          out.addFile('thumbnail.jpg', file);
+          return null;
+        });
+        thumbnailKey = blobKeys.thumbnail(job.asset_id);
+        if (!thumb.cached || !(await rt.store.has(thumbnailKey))) await copyBlob(rt.store, thumb.files['thumbnail.jpg']!, thumbnailKey);
+      } catch (e) {
+        if ((e as { code?: string }).code === 'aborted') throw e;
+        rt.ctx.logger.warn({ err: (e as Error).message }, 'no thumbnail; continuing without one');
+        thumbnailKey = undefined;
+      }
+      return { sourceVideoKey, thumbnailKey };
+    })();
+    // Settled (its failure read) below or when the job ends; never an unhandled rejection.
+    videoWorkDone = videoWork.then(
+      () => undefined,
+      (e: unknown) => ({ error: e }),
+    );
 
     // Audio, separation (or the given clean tracks).
     const audio = await runner.run('audio', { media: media.identity, range }, async (out, ctx) => {
@@ -266,6 +276,9 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const referenceKeys: Record<string, string> = {};
     for (const sp of speakers.value.speakers) if (sp.reference) referenceKeys[sp.id] = speakers.files[sp.reference.file]!;
 
+    // The trimmed video and the thumbnail (their failure is the job's).
+    const { sourceVideoKey, thumbnailKey } = await videoWork;
+
     // The transcript, the event, the versions.
     const t0 = performance.now();
     const separation = separationRecord(separated.value.engine, plan);
@@ -315,7 +328,13 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     }));
     for (const v of versionJobs) await rt.enqueue(v);
     return { duration: transcript.duration, sourceVideoKey, thumbnailKey, transcriptKey, transcript, versionJobs };
+  } catch (e) {
+    // The trim ran first before the two overlapped: its failure is the one reported.
+    const video = await videoWorkDone;
+    throw video ? video.error : e;
   } finally {
+    // Nothing of the job still writes into its work directory.
+    await videoWorkDone;
     await rm(work, { recursive: true, force: true });
   }
 }

@@ -1,7 +1,7 @@
 /**
  * Runs one step of a job through the ArtifactCache and tells the world: a `stage_done` event
  * (cached or not, seconds) and progress through the job's onProgress, each stage mapped into its
- * share of the job's [0, 1].
+ * share of the job's [0, 1], never below what the job reported before (stages may overlap).
  */
 import { reportProgress, subContext, type JobRuntime, type StageContext } from '@dub/core';
 import type { ArtifactCache, StageOutput, StageResult } from './artifacts.js';
@@ -33,7 +33,21 @@ export class StageRunner {
   /** The context a stage's own code gets: progress mapped into the stage's share of the job. */
   context(stage: string): StageContext {
     const [from, to] = this.offsets.get(stage) ?? [0, 1];
-    return subContext(this.rt.ctx, stage, from, to);
+    return subContext(this.jobContext, stage, from, to);
+  }
+
+  /** The job's highest progress so far: stages that overlap never move it back. */
+  private reached = 0;
+  private get jobContext(): StageContext {
+    const parent = this.rt.ctx.onProgress;
+    if (!parent) return this.rt.ctx;
+    return {
+      ...this.rt.ctx,
+      onProgress: (p) => {
+        this.reached = Math.max(this.reached, p.fraction);
+        parent({ ...p, fraction: this.reached });
+      },
+    };
   }
 
   /** Run `produce` unless the cache has the output for (stage, inputs); emit stage_done either way. */
