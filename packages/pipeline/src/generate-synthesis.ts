@@ -182,6 +182,8 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     });
     const duration = source.value.duration;
 
+    // Lines (and speakers' voices) are independent: an engine that runs a process per call (espeak-ng) does a few at once.
+    const lineConcurrency = opts.synthesis?.linesAtOnce ?? linesAtOnce(engineId, conversion.id);
     // Voices: every speaker of the transcript, and any speaker the script adds (a default voice).
     const speakers = speakersOf(transcript, script);
     const voices = await runner.run<VoicePlan>(
@@ -189,7 +191,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
       async (out, ctx) => {
         const e = await getEngine();
-        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, ...(converter ? { converter } : {}) }, ctx);
+        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, speakersAtOnce: lineConcurrency, ...(converter ? { converter } : {}) }, ctx);
       },
     );
 
@@ -226,8 +228,6 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     };
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();
-    // Lines are independent: an engine that runs a process per line (espeak-ng) synthesizes a few at once.
-    const lineConcurrency = opts.synthesis?.linesAtOnce ?? linesAtOnce(engineId, conversion.id);
     let uttered = 0;
     const spoken = await mapConcurrent(slots, lineConcurrency, async (slot) => {
       throwIfAborted(synthCtx.signal);

@@ -40,6 +40,22 @@ it('espeak-ng: each speaker with a reference clip gets pitch, rate and a timbre 
   expect((await planVoices(engine, { ...request(), timbre: false }, ctx)).voices.S1!.timbre).toBeUndefined();
 });
 
+it('speakers planned at once (3) give the plan of one at a time, same keys in the same order (espeak-ng and Piper)', async () => {
+  const three = [...speakers, { id: 'S4', reference_key: 'ref-low' }];
+  const espeak = createEspeakEngine({ tmpDir: dir });
+  const one = await planVoices(espeak, { ...request(), speakers: three }, ctx);
+  const many = await planVoices(espeak, { ...request(), speakers: three, speakersAtOnce: 3 }, ctx);
+  expect(one.sources).toEqual({ S1: 'matched', S2: 'matched', S3: 'default', S4: 'matched' });
+  expect(JSON.stringify(many)).toBe(JSON.stringify(one));
+  const piper = createPiperEngine({ voices: { 'es-ES': FIXTURE } });
+  try {
+    const p1 = await planVoices(piper, { ...request(), speakers: three }, ctx);
+    expect(JSON.stringify(await planVoices(piper, { ...request(), speakers: three, speakersAtOnce: 3 }, ctx))).toBe(JSON.stringify(p1));
+  } finally {
+    await piper.dispose();
+  }
+});
+
 it('Piper: its own voice for everyone, moved toward each speaker by the timbre correction; none when anonymized', async () => {
   const engine = createPiperEngine({ voices: { 'es-ES': FIXTURE } });
   try {

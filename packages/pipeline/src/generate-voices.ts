@@ -8,6 +8,7 @@
 import path from 'node:path';
 import type { Speaker, StageContext } from '@dub/core';
 import { readWav, resample, type MediaToolOptions } from '@dub/media';
+import { mapConcurrent } from './concurrent.js';
 import {
   analyzeVoice,
   DEFAULT_VOICE,
@@ -47,66 +48,56 @@ export interface VoicePlanRequest {
    * filter is then not used. With voice_anonymization above 0 no voice is converted.
    */
   converter?: ToneColorConverter;
+  /** Speakers planned at once (default 1): generate passes linesAtOnce (espeak-ng: one per core). The plan does not depend on it. */
+  speakersAtOnce?: number;
 }
 
 /** A profile for speakers without a usable reference clip: a mid male voice. */
 const FALLBACK_PROFILE: VoiceProfile = { medianF0: 120, f0RangeSemitones: 0, syllablesPerSecond: 0, speechSeconds: 0, gender: 'male' };
 
 export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: StageContext): Promise<VoicePlan> {
-  const voices: Record<string, VoiceSettings> = {};
-  const sources: Record<string, string> = {};
   let matcher: VoiceMatcher | undefined;
-  let own: number[] | null | undefined;
-  for (const [i, sp] of req.speakers.entries()) {
+  let own: Promise<number[] | null> | undefined;
+  // Each speaker's voice depends on that speaker alone (the matcher's calibrations are shared and made once).
+  const planned = await mapConcurrent(req.speakers, req.speakersAtOnce ?? 1, async (sp, i): Promise<{ settings: VoiceSettings; source: string }> => {
     // The speaker's own choice (saved in the script) wins over the job's options.
     const choice = sp.voice;
     const libraryId = choice ? (choice.source === 'library' ? choice.library_voice_id : undefined) : req.libraryVoiceId;
-    if (libraryId !== undefined) {
-      voices[sp.id] = libraryVoiceSettings(getLibraryVoice(libraryId), req.locale);
-      sources[sp.id] = `library:${libraryId}`;
-      continue;
-    }
+    if (libraryId !== undefined) return { settings: libraryVoiceSettings(getLibraryVoice(libraryId), req.locale), source: `library:${libraryId}` };
     const anonymization = choice?.source === 'anonymized' ? (choice.anonymization ?? 1) : choice?.source === 'speaker' ? 0 : req.anonymization;
     const one = { ...req, anonymization };
     if (engine.capabilities.voiceCloning) {
       // Cloning engines (Chatterbox) speak in the voice of the speaker's reference clip; an
       // anonymized speaker, or one without a clip, gets the engine's default voice instead.
       const clone = !!sp.reference_key && anonymization === 0;
-      voices[sp.id] = clone ? { ...DEFAULT_VOICE, reference: sp.reference_key! } : { ...DEFAULT_VOICE };
-      sources[sp.id] = clone ? 'cloned' : 'default';
-      continue;
+      return clone ? { settings: { ...DEFAULT_VOICE, reference: sp.reference_key! }, source: 'cloned' } : { settings: { ...DEFAULT_VOICE }, source: 'default' };
     }
     if (engine.capabilities.pitchControl) {
       matcher ??= new VoiceMatcher(engine);
-      const r = await matchedVoice(engine, matcher, sp, i, one, ctx);
-      voices[sp.id] = r.settings;
-      sources[sp.id] = r.source;
-      continue;
+      return matchedVoice(engine, matcher, sp, i, one, ctx);
     }
     // Neural voices (Piper) keep their own voice; conversion or the timbre match moves it toward the speaker.
-    voices[sp.id] = { ...DEFAULT_VOICE };
-    sources[sp.id] = 'default';
+    const fallback = { settings: { ...DEFAULT_VOICE }, source: 'default' };
     const strength = 1 - anonymization;
-    if (!sp.reference_key || strength <= 0) continue;
+    if (!sp.reference_key || strength <= 0) return fallback;
     if (req.converter) {
       // an anonymized voice is not converted to the speaker's tone colour
       const tone = anonymization === 0 ? await speakerTone(req, sp.reference_key, i, ctx) : undefined;
-      if (tone) {
-        voices[sp.id] = { ...DEFAULT_VOICE, toneColor: tone };
-        sources[sp.id] = 'converted';
-      }
-      continue;
+      return tone ? { settings: { ...DEFAULT_VOICE, toneColor: tone }, source: 'converted' } : fallback;
     }
-    if (req.timbre === false) continue;
+    if (req.timbre === false) return fallback;
     const envelope = await referenceEnvelope(req, sp.reference_key, i, ctx);
-    if (!envelope) continue;
-    if (own === undefined) {
-      const audio = await engine.synthesize({ text: CALIBRATION_TEXT, locale: req.locale, speed: 1, voice: { ...DEFAULT_VOICE } }, ctx);
-      own = spectralEnvelope(audio.channels[0]!, audio.sampleRate);
-    }
-    if (!own) continue;
-    voices[sp.id] = { ...DEFAULT_VOICE, timbre: timbreCorrection(envelope, own, { strength }) };
-    sources[sp.id] = 'timbre';
+    if (!envelope) return fallback;
+    own ??= engine.synthesize({ text: CALIBRATION_TEXT, locale: req.locale, speed: 1, voice: { ...DEFAULT_VOICE } }, ctx).then((audio) => spectralEnvelope(audio.channels[0]!, audio.sampleRate));
+    const ownEnvelope = await own;
+    if (!ownEnvelope) return fallback;
+    return { settings: { ...DEFAULT_VOICE, timbre: timbreCorrection(envelope, ownEnvelope, { strength }) }, source: 'timbre' };
+  });
+  const voices: Record<string, VoiceSettings> = {};
+  const sources: Record<string, string> = {};
+  for (const [i, sp] of req.speakers.entries()) {
+    voices[sp.id] = planned[i]!.settings;
+    sources[sp.id] = planned[i]!.source;
   }
   return { voices, sources };
 }
