@@ -18,8 +18,11 @@ export interface BlobStat {
 export interface BlobStore {
   /** Store bytes or a stream under `key`, replacing any previous blob atomically. */
   put(key: string, data: Buffer | Uint8Array | string | Readable): Promise<BlobStat>;
-  /** Store the file at `filePath` under `key`. */
-  putFile(key: string, filePath: string): Promise<BlobStat>;
+  /**
+   * Store the file at `filePath` under `key`. With `move`, the caller gives the file up: a store
+   * on the same file system may take it as it is (a rename) instead of copying it.
+   */
+  putFile(key: string, filePath: string, opts?: { move?: boolean }): Promise<BlobStat>;
   /** A readable stream of the blob; NotFoundError when absent. Optional byte range (inclusive end). */
   getStream(key: string, range?: { start: number; end?: number }): Promise<Readable>;
   getBuffer(key: string): Promise<Buffer>;
@@ -96,10 +99,19 @@ export class FsBlobStore implements BlobStore {
     });
   }
 
-  async putFile(key: string, filePath: string): Promise<BlobStat> {
+  async putFile(key: string, filePath: string, opts: { move?: boolean } = {}): Promise<BlobStat> {
     const target = this.file(key);
     return this.io(`writing ${key}`, async () => {
       const tmp = await this.tmpFor(target);
+      if (opts.move) {
+        try {
+          // atomic on one file system: the blob appears whole or not at all
+          await fsp.rename(filePath, target);
+          return { size: (await fsp.stat(target)).size };
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e;
+        }
+      }
       try {
         await fsp.copyFile(filePath, tmp);
         await fsp.rename(tmp, target);

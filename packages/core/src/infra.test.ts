@@ -48,6 +48,14 @@ describe('FsBlobStore', () => {
     const f = path.join(tmp, 'f.bin');
     fs.writeFileSync(f, Buffer.alloc(1000, 7));
     expect(await store.putFile('x/f.bin', f)).toEqual({ size: 1000 });
+    expect(fs.existsSync(f)).toBe(true);
+    // move: the file is taken as it is (renamed into the store), replacing the blob
+    const g = path.join(tmp, 'g.bin');
+    fs.writeFileSync(g, Buffer.alloc(10, 9));
+    expect(await store.putFile('x/f.bin', g, { move: true })).toEqual({ size: 10 });
+    expect(fs.existsSync(g)).toBe(false);
+    expect(await store.getBuffer('x/f.bin')).toEqual(Buffer.alloc(10, 9));
+    expect(await store.putFile('x/f.bin', f)).toEqual({ size: 1000 });
     expect(await store.list('a/')).toEqual(['a/b/c.txt', 'a/s.txt']);
     await store.deletePrefix('a/');
     expect(await store.has('a/b/c.txt')).toBe(false);

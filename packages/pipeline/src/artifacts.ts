@@ -93,9 +93,14 @@ export class ArtifactCache {
       const value = await produce({ dir, addFile: (name, localPath) => void pending.set(name, localPath) });
       throwIfAborted(ctx.signal);
       const files: Record<string, string> = {};
+      const uses = new Map<string, number>();
+      for (const local of pending.values()) uses.set(path.resolve(local), (uses.get(path.resolve(local)) ?? 0) + 1);
       for (const [name, local] of pending) {
         const key = blobKeys.artifact(this.assetId, stage, hash, name);
-        await this.store.putFile(key, local);
+        // a file the stage wrote in its own directory (once) is moved into the store: that directory is removed next
+        const own = path.relative(dir, path.resolve(local));
+        const move = !own.startsWith('..') && !path.isAbsolute(own) && uses.get(path.resolve(local)) === 1;
+        await this.store.putFile(key, local, { move });
         files[name] = key;
       }
       const key = this.manifestKey(stage, hash);
