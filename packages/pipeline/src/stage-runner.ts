@@ -1,7 +1,8 @@
 /**
  * Runs one step of a job through the ArtifactCache and tells the world: a `stage_done` event
  * (cached or not, seconds) and progress through the job's onProgress, each stage mapped into its
- * share of the job's [0, 1], never below what the job reported before (stages may overlap).
+ * share of the job's [0, 1]; a report below what the job reported before (stages may overlap) is
+ * not passed on.
  */
 import { reportProgress, subContext, type JobRuntime, type StageContext } from '@dub/core';
 import type { ArtifactCache, StageOutput, StageResult } from './artifacts.js';
@@ -36,7 +37,11 @@ export class StageRunner {
     return subContext(this.jobContext, stage, from, to);
   }
 
-  /** The job's highest progress so far: stages that overlap never move it back. */
+  /**
+   * The job's highest progress so far. A report below it (a stage that runs beside later ones,
+   * such as the trim beside the audio stages) is not passed on: the job's progress never moves
+   * back, and a progress display does not flip between the overlapping stages.
+   */
   private reached = 0;
   private get jobContext(): StageContext {
     const parent = this.rt.ctx.onProgress;
@@ -44,8 +49,9 @@ export class StageRunner {
     return {
       ...this.rt.ctx,
       onProgress: (p) => {
-        this.reached = Math.max(this.reached, p.fraction);
-        parent({ ...p, fraction: this.reached });
+        if (p.fraction < this.reached) return;
+        this.reached = p.fraction;
+        parent(p);
       },
     };
   }
