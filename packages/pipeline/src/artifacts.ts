@@ -115,3 +115,18 @@ export class ArtifactCache {
     }
   }
 }
+
+/**
+ * Files kept per asset under their own content key (`<stage>-<key>/<name>`), outside any stage's
+ * manifest: the chunks of the dubbed track and of the lips video, reused by every later generate
+ * whose chunk has the same key. `local` gives a local path of a blob.
+ */
+export function keyedFiles(store: BlobStore, assetId: string, stage: string, name: string, local: (key: string) => Promise<string>): { get(key: string): Promise<string | undefined>; put(key: string, file: string): Promise<void> } {
+  const blob = (k: string) => blobKeys.artifact(assetId, stage, k, name);
+  return {
+    get: async (k) => ((await store.has(blob(k))) ? local(blob(k)) : undefined),
+    put: async (k, file) => {
+      await store.putFile(blob(k), file);
+    },
+  };
+}

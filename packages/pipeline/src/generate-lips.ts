@@ -7,11 +7,11 @@
  * `options.lips_model` of the job picks real_face or real_face_turbo.
  */
 import path from 'node:path';
-import { blobKeys, type BlobStore, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { detectFaces, LIPS_ENGINES, lipsEngineHost, lipSync, resolveLipsOptions, type FaceTrack, type LipsEngineId, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
-import { inputsHash } from './artifacts.js';
+import { inputsHash, keyedFiles } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 
 /** Bump when the lips output changes for the same inputs. */
@@ -23,13 +23,7 @@ const LIPS_STAGE_VERSION = 2;
  * driven by unchanged speech (see @dub/lips renderChunked).
  */
 function chunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Promise<string>): LipsChunkStore {
-  const key = (k: string) => blobKeys.artifact(assetId, 'lips-chunk', k, 'chunk.mp4');
-  return {
-    get: async (k) => ((await rt.store.has(key(k))) ? local(key(k)) : undefined),
-    put: async (k, file) => {
-      await rt.store.putFile(key(k), file);
-    },
-  };
+  return keyedFiles(rt.store, assetId, 'lips-chunk', 'chunk.mp4', local);
 }
 
 export interface LipsStageInput {

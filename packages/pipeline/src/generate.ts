@@ -44,11 +44,11 @@ import {
   type VersionScript,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, type AacChunkStore, type MediaToolOptions } from '@dub/media';
+import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget, type MixResult } from '@dub/mix';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
-import { ArtifactCache, type StageResult } from './artifacts.js';
+import { ArtifactCache, keyedFiles, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
@@ -245,8 +245,6 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       }
       return { inputIntegrated: r.inputIntegrated, frames: r.frames, gainDb: r.gainDb, exactGainDb: r.exactGainDb, gainKept: r.gainKept, ...(update ? { update } : {}) };
     });
-    const mixState: MixState = { mix: mixed.files['mix.wav']!, speech: speechKey, gainDb: mixed.value.gainDb, hops: mixed.files['hops.f64'] ?? null, background: backgroundKey ?? null, duration };
-    await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(mixState)));
     const normalization: LoudnessNormalization = {
       target_lufs: target,
       premix_lufs: Number.isFinite(mixed.value.inputIntegrated) ? Math.round(mixed.value.inputIntegrated * 100) / 100 : null,
@@ -263,7 +261,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const chunking = opts.audio ?? {};
     const audio = await runner.run('audio', { v: STAGE_VERSION, mix: mixKey, ...chunking }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.m4a');
-      const r = await encodeAudioChunked(await local(mixKey), file, { ...media, ...chunking, store: audioChunkStore(rt, job.asset_id, local), tmpDir: out.dir }, ctx);
+      const r = await encodeAudioChunked(await local(mixKey), file, { ...media, ...chunking, store: keyedFiles(rt.store, job.asset_id, 'audio-chunk', 'chunk.adts', local), tmpDir: out.dir }, ctx);
       out.addFile('result.m4a', file);
       return { chunks: r.chunks, encode: r.encode, ...(r.fallback ? { fallback: r.fallback } : {}) };
     });
@@ -326,10 +324,17 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     // a quality stage from the cache did not need it
     early.abort();
     await trackLoudness.catch(() => undefined);
-    if (quality.framePeaks) {
-      const state: MixState = { ...mixState, audio: audio.files['result.m4a']!, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks };
-      await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(state)));
-    }
+    // what the next generation updates its mix and loudness from (read only once this generation has its report)
+    const mixState: MixState = {
+      mix: mixed.files['mix.wav']!,
+      speech: speechKey,
+      gainDb: mixed.value.gainDb,
+      hops: mixed.files['hops.f64'] ?? null,
+      background: backgroundKey ?? null,
+      duration,
+      ...(quality.framePeaks ? { audio: audioKey, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks } : {}),
+    };
+    await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(mixState)));
     const reportKey = blobKeys.qualityReport(job.version_id, job.generation);
 
     // Results and the report under the generation number, word timings, event.
@@ -382,17 +387,6 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   }
 }
 
-
-/** The dubbed track's encoded AAC chunks, kept per asset by their identity (samples + settings). */
-function audioChunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Promise<string>): AacChunkStore {
-  const key = (hash: string) => blobKeys.artifact(assetId, 'audio-chunk', hash, 'chunk.adts');
-  return {
-    get: async (hash) => ((await rt.store.has(key(hash))) ? local(key(hash)) : undefined),
-    put: async (hash, file) => {
-      await rt.store.putFile(key(hash), file);
-    },
-  };
-}
 
 /** A local file for a blob: the store's own file when it is a filesystem, else a copy in `work`. */
 async function localPath(rt: JobRuntime, key: string, work: string): Promise<string> {
