@@ -75,11 +75,10 @@ export interface Bs1770Measurement {
  */
 export class LoudnessMeter {
   private readonly filters: [Biquad, Biquad];
-  /** Per channel: x1, x2, y1, y2 of the shelf, then y1, y2 of the high-pass (its input is the shelf's output). */
+  /** Per channel: x1, x2, y1, y2 of the shelf, y1, y2 of the high-pass (its input is the shelf's output), then the channel's sum of squares in the current hop. */
   private readonly state: Float64Array[];
   private readonly hop: number;
   private hopFill = 0;
-  private hopEnergy = 0;
   private hops: number[] = [];
   private peak = 0;
 
@@ -101,23 +100,28 @@ export class LoudnessMeter {
     let at = 0;
     while (at < n) {
       const take = Math.min(n - at, this.hop - this.hopFill);
-      for (let c = 0; c < this.channels; c++) this.hopEnergy += this.filterSquares(c, channels[c]!, at, at + take);
+      for (let c = 0; c < this.channels; c++) this.filterSquares(c, channels[c]!, at, at + take);
       this.hopFill += take;
       at += take;
       if (this.hopFill === this.hop) {
-        this.hops.push(this.hopEnergy);
-        this.hopEnergy = 0;
+        // each channel's sum runs sample by sample through the hop, so the result does not depend on how the input was split
+        let e = 0;
+        for (const st of this.state) {
+          e += st[6]!;
+          st[6] = 0;
+        }
+        this.hops.push(e);
         this.hopFill = 0;
       }
     }
   }
 
-  /** K-weight channel `c` over [from, to) and return the sum of squares; tracks the sample peak. */
-  private filterSquares(c: number, x: ArrayLike<number>, from: number, to: number): number {
+  /** K-weight channel `c` over [from, to), adding the squares to the channel's running hop sum; tracks the sample peak. */
+  private filterSquares(c: number, x: ArrayLike<number>, from: number, to: number): void {
     const [p, h] = this.filters;
     const s = this.state[c]!;
     let [x1, x2, y1, y2, z1, z2] = [s[0]!, s[1]!, s[2]!, s[3]!, s[4]!, s[5]!];
-    let sum = 0;
+    let sum = s[6]!;
     let peak = this.peak;
     for (let i = from; i < to; i++) {
       const x0 = x[i]!;
@@ -142,8 +146,8 @@ export class LoudnessMeter {
     s[3] = tiny(y2);
     s[4] = tiny(z1);
     s[5] = tiny(z2);
+    s[6] = sum;
     this.peak = peak;
-    return sum;
   }
 
   /** K-weighted energy (sum of squares over the channels) of every complete 100 ms hop pushed so far. */
@@ -184,6 +188,39 @@ export function integratedFromHops(e: ArrayLike<number>, hop: number): Omit<Bs17
   if (abs.count === 0) return { integrated: Number.NEGATIVE_INFINITY, blocks, gatedBlocks: 0 };
   const rel = gated(Math.max(lufsToEnergy(ABSOLUTE_GATE_LUFS), lufsToEnergy(energyToLufs(abs.mean) + RELATIVE_GATE_LU)));
   return { integrated: rel.count > 0 ? energyToLufs(rel.mean) : Number.NEGATIVE_INFINITY, blocks, gatedBlocks: rel.count };
+}
+
+/** EBU Tech 3342 loudness range: relative gate, LU under the absolute-gated short-term loudness. */
+export const LRA_RELATIVE_GATE_LU = -20;
+
+/**
+ * Loudness range (EBU Tech 3342, LU) from the K-weighted energies of consecutive 100 ms hops:
+ * short-term loudness of every 3 s block ending on a hop (once 3 s have been read, as ffmpeg's
+ * ebur128 counts them), absolute gate -70 LUFS, relative gate 20 LU under the gated blocks' mean
+ * energy, then the 95th minus the 10th percentile of what passed (the value of rank
+ * round(p x N), as ffmpeg reads its histogram). 0 when no block passes.
+ */
+export function loudnessRangeFromHops(e: ArrayLike<number>, hop: number): number {
+  const blocks = e.length - 29;
+  if (blocks <= 0) return 0;
+  const norm = 30 * hop;
+  const abs = lufsToEnergy(ABSOLUTE_GATE_LUFS);
+  const passed: number[] = [];
+  let sum = 0;
+  for (let j = 0; j < blocks; j++) {
+    let s = 0;
+    for (let k = j; k < j + 30; k++) s += e[k]!;
+    const energy = s / norm;
+    if (energy >= abs) {
+      passed.push(energy);
+      sum += energy;
+    }
+  }
+  if (!passed.length) return 0;
+  const relative = (sum / passed.length) * Math.pow(10, LRA_RELATIVE_GATE_LU / 10);
+  const kept = passed.filter((x) => x >= relative).sort((a, b) => a - b);
+  const at = (p: number): number => energyToLufs(kept[Math.max(0, Math.round(p * kept.length) - 1)]!);
+  return kept.length ? at(0.95) - at(0.1) : 0;
 }
 
 /** BS.1770 integrated loudness and sample peak of planar audio in memory. */

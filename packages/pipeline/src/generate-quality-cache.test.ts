@@ -30,7 +30,7 @@ import {
 import { SessionCache } from '@dub/onnx';
 import { readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { loadTranslateConfig } from '@dub/translate';
-import { measureLoudness } from '@dub/mix';
+import { measureLoudness, measureLoudnessFrames } from '@dub/mix';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { decodeUnits, lineMeasurementKeys, type QualityLine, type QualityMeasurements } from './generate-quality.js';
@@ -246,13 +246,19 @@ describe('per-line quality measurements across generations', () => {
     expect(second.mixUpdate).toMatchObject({ used: true, from_generation: 2 });
     expect(second.mixUpdate!.frames).toBeLessThan(DURATION * 48000 * 0.75);
     expect(first.mixUpdate).toEqual({ used: false, reason: 'no previous generation' });
-    // the dubbed track's loudness: generation 3 kept generation 2's frame peaks outside the changed
-    // chunks; its figures equal a full ebur128 measurement of its track
+    // the dubbed track's loudness: generation 3 kept generation 2's frame peaks and hop energies
+    // outside the changed chunks; its figures equal a whole measurement of its track, and ebur128's
+    // own figures within their rounding
     expect(first.quality.loudnessUpdated).toBe(false);
     expect(second.quality.loudnessUpdated).toBe(true);
-    const measured = await measureLoudness(store.localPath(blobKeys.resultAudio(VERSION, 3))!);
+    const track = store.localPath(blobKeys.resultAudio(VERSION, 3))!;
+    const whole = await measureLoudnessFrames(track);
     const r1 = (x: number) => Math.round(x * 10) / 10;
-    expect(second.report.loudness).toMatchObject({ integrated_lufs: r1(measured.integrated), true_peak_dbtp: r1(measured.truePeak), range_lu: r1(measured.range) });
+    expect(second.report.loudness).toMatchObject({ integrated_lufs: r1(whole.integrated), true_peak_dbtp: r1(whole.truePeak), range_lu: r1(whole.range) });
+    const measured = await measureLoudness(track);
+    expect(Math.abs(second.report.loudness.integrated_lufs! - measured.integrated)).toBeLessThanOrEqual(0.11);
+    expect(Math.abs(second.report.loudness.range_lu! - measured.range)).toBeLessThanOrEqual(0.21);
+    expect(second.report.loudness.true_peak_dbtp).toBe(r1(measured.truePeak));
     const speechChanged = await differingSpan(store.localPath(first.speechKey)!, store.localPath(second.speechKey)!);
     const mixChanged = await differingSpan(first.mixFile, second.mixFile);
     expect(speechChanged).not.toBeNull();

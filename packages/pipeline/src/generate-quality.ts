@@ -92,9 +92,9 @@ export interface QualityMeasureInput {
   lineCache?: LineCacheInput;
   /**
    * The dubbed track of an earlier generation's measurement that this one differs from only within
-   * `changed` (seconds): its per-frame true peaks are kept outside them (updateLoudnessFrames).
+   * `changed` (seconds): its per-frame true peaks and per-hop energies are kept outside them (updateLoudnessFrames).
    */
-  previousLoudness?: { framePeaks: readonly number[]; changed: readonly { start: number; end: number }[] };
+  previousLoudness?: { framePeaks: readonly number[]; hopEnergies?: readonly number[]; hop?: number; changed: readonly { start: number; end: number }[] };
   /** That measurement already started by the caller (measureTrackLoudness of resultAudio), e.g. while the video was muxed. */
   trackLoudness?: Promise<LoudnessFrames>;
 }
@@ -142,6 +142,9 @@ export interface QualityMeasurements {
   measuredLines: string[];
   /** The dubbed track's true peak per 100 ms frame (dBFS, null for silence), and whether it was updated from an earlier generation's. */
   framePeaks?: (number | null)[];
+  /** Its K-weighted energy per 100 ms hop, and the hop in sample frames (what integrated loudness and range are computed from). */
+  hopEnergies?: number[];
+  hop?: number;
   loudnessUpdated?: boolean;
 }
 
@@ -436,6 +439,8 @@ export async function measureQuality(input: QualityMeasureInput, env: QualityEnv
     similarityKind: SIMILARITY_KINDS[input.similarity.embedding],
     measuredLines: measured.measuredLines,
     framePeaks: loud.framePeaks.map((p) => (Number.isFinite(p) ? p : null)),
+    hopEnergies: loud.hopEnergies,
+    hop: loud.hop,
     loudnessUpdated: input.previousLoudness !== undefined,
   };
 }

@@ -125,10 +125,12 @@ interface MixState {
   /** The background track mixed (null: voice-over). */
   background: string | null;
   duration: number;
-  /** After the quality stage: the dubbed track, its AAC chunk length, and its true peak per 100 ms frame (null: silence). */
+  /** After the quality stage: the dubbed track, its AAC chunk length, its true peak per 100 ms frame (null: silence) and K-weighted energy per 100 ms hop of `hop` frames. */
   audio?: string;
   chunkFrames?: number;
   framePeaks?: (number | null)[];
+  hopEnergies?: number[];
+  hop?: number;
 }
 
 /**
@@ -332,7 +334,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       hops: mixed.files['hops.f64'] ?? null,
       background: backgroundKey ?? null,
       duration,
-      ...(quality.framePeaks ? { audio: audioKey, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks } : {}),
+      ...(quality.framePeaks ? { audio: audioKey, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks, ...(quality.hopEnergies && quality.hop ? { hopEnergies: quality.hopEnergies, hop: quality.hop } : {}) } : {}),
     };
     await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(mixState)));
     const reportKey = blobKeys.qualityReport(job.version_id, job.generation);
@@ -463,7 +465,7 @@ interface QualityStageInput {
 
 /**
  * What the quality stage can keep of the previous generation's loudness measurement: its true
- * peaks per frame, when this generation's mix was updated from that generation's (so the dubbed
+ * peaks per frame and K-weighted energies per hop, when this generation's mix was updated from that generation's (so the dubbed
  * track differs only in the AAC chunks that hold the updated spans: each span widened by two
  * chunks either side, which covers the chunks' encoding margins and the decoder's overlap).
  */
@@ -473,6 +475,7 @@ function previousLoudness(state: MixState | undefined, update: MixStageValue['up
   return {
     previousLoudness: {
       framePeaks: state.framePeaks.map((p) => p ?? Number.NEGATIVE_INFINITY),
+      ...(state.hopEnergies && state.hop ? { hopEnergies: state.hopEnergies, hop: state.hop } : {}),
       changed: update.spans.map(([a, b]) => ({ start: Math.max(0, a / update.sampleRate - reach), end: b / update.sampleRate + reach })),
     },
   };
@@ -484,7 +487,7 @@ function previousLoudness(state: MixState | undefined, update: MixStageValue['up
  * Inside it, each line's measurements are cached on their own (`quality-line`, keyed by what the
  * line's measurements read), so after an edit only the lines whose key changed are measured again.
  */
-async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[] }> {
+async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[]; hopEnergies?: number[]; hop?: number }> {
   const choice = engineChoiceFromEnv(process.env);
   const modelsDir = rt.config.modelsDir;
   // Back-transcription: auto (the best engine installed here for the target locale) unless told.
@@ -551,7 +554,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
       );
     return rt.withLimit ? rt.withLimit('gpu', run) : run();
   });
-  return { measured: r.value, similarityEngine: speaker.id, ...(r.value.framePeaks ? { framePeaks: r.value.framePeaks } : {}) };
+  return { measured: r.value, similarityEngine: speaker.id, ...(r.value.framePeaks ? { framePeaks: r.value.framePeaks } : {}), ...(r.value.hopEnergies && r.value.hop ? { hopEnergies: r.value.hopEnergies, hop: r.value.hop } : {}) };
 }
 
 /** The lines as the report sees them (`fitted.file`: the blob key of the fitted line). */
