@@ -29,7 +29,7 @@ import {
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
 import { VOICE_OVER_DEFAULTS } from '@dub/mix';
-import { detectStretchers, TTS_ENGINES, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { chatterboxTextStepNote, detectStretchers, TTS_ENGINES, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -135,11 +135,14 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   const voiceOver = job.options.voice_over === true;
   // auto: Piper when the locale's voice is installed, else espeak-ng; explicit engines come in opts.
   // An explicit Chatterbox is resolved here so a missing export fails before any stage runs.
-  const ttsChoice: TtsEngineChoice = opts.tts?.engine
-    ? opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir
-      ? await resolveTts('chatterbox', job.locale, rt)
-      : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
-    : await resolveTts('auto', job.locale, rt);
+  const ttsChoice: TtsEngineChoice = withTextStepNote(
+    opts.tts?.engine
+      ? opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir
+        ? await resolveTts('chatterbox', job.locale, rt)
+        : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
+      : await resolveTts('auto', job.locale, rt),
+    job.locale,
+  );
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
   const resolved: VoiceConversionChoice = await VOICE_CONVERSION_ENGINES.resolve(opts.voiceConversion ?? 'auto', job.locale, engineHost(rt.config.modelsDir));
@@ -381,6 +384,16 @@ function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: 
 async function resolveTts(choice: string, locale: string, rt: JobRuntime): Promise<TtsEngineChoice> {
   const r = await TTS_ENGINES.resolve(choice, locale, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
   return { id: r.id as TtsEngineId, selected: r.selected, reason: r.reason, models: r.models };
+}
+
+/**
+ * The choice with its reason saying, when Chatterbox speaks a locale whose reference text step is
+ * not ported here (zh, ja, he, ru), that the text is tokenized without it: the tts engine record
+ * (and so the version event, the API's Version and engines.json) carries it.
+ */
+export function withTextStepNote(choice: TtsEngineChoice, locale: string): TtsEngineChoice {
+  const note = choice.id === 'chatterbox' ? chatterboxTextStepNote(locale) : undefined;
+  return note ? { ...choice, reason: `${choice.reason}; ${note}` } : choice;
 }
 
 export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;

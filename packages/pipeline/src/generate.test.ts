@@ -16,7 +16,7 @@ import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
 import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
-import { linesAtOnce } from './generate-synthesis.js';
+import { linesAtOnce, withTextStepNote } from './generate-synthesis.js';
 
 const ASSET = 'ast_generatetest';
 const VERSION = 'ver_generatetest';
@@ -578,6 +578,20 @@ describe('voice cloning (Chatterbox Multilingual) by DUB_TTS_ENGINE=chatterbox',
     const tl = await readWav(store.localPath(generated(events).speech_key!)!);
     expect(tl.sampleRate).toBe(24000);
     for (const [i, l] of LINES.entries()) expect(rmsDb(tl.channels[0]!, 24000, l.start + 0.1, l.start + 0.6), `line ${i}`).toBeGreaterThan(-40);
+  });
+});
+
+describe('the tts record of a Chatterbox run without its language\'s reference text step', () => {
+  it('says so after the reason for zh, ja, he, ru (the record generate writes takes the choice\'s reason); other languages and engines keep theirs', () => {
+    const explicit = { id: 'chatterbox' as const, selected: 'explicit' as const, reason: 'DUB_TTS_ENGINE=chatterbox', models: [] };
+    expect(withTextStepNote(explicit, 'zh-CN').reason).toBe('DUB_TTS_ENGINE=chatterbox; text step not ported for zh: Cangjie codes (Cangjie5_TC.json + pkuseg segmentation) (tokenized without it)');
+    expect(withTextStepNote(explicit, 'ru-RU').reason).toBe('DUB_TTS_ENGINE=chatterbox; text step not ported for ru: stress marks (russian_text_stresser) (tokenized without it)');
+    expect(withTextStepNote(explicit, 'he-IL').reason).toMatch(/; text step not ported for he: diacritics \(dicta\)/);
+    expect(withTextStepNote(explicit, 'ja-JP').reason).toMatch(/; text step not ported for ja: kanji to hiragana \(pykakasi\)/);
+    expect(withTextStepNote(explicit, 'es-ES')).toEqual(explicit);
+    expect(withTextStepNote(explicit, 'ko-KR')).toEqual(explicit);
+    const espeak = { id: 'espeak-ng' as const, selected: 'auto' as const, reason: 'auto: no Piper voice is listed for zh-CN', models: [] };
+    expect(withTextStepNote(espeak, 'zh-CN')).toEqual(espeak);
   });
 });
 

@@ -43,4 +43,4 @@ export {
   type ChatterboxFiles,
   type GeneratedTokens,
 } from './engines/chatterbox.js';
-export { BpeTokenizer, prepareChatterboxText, puncNorm, koreanNormalize, chatterboxLanguage, CHATTERBOX_LANGUAGES, CHATTERBOX_UNPORTED_STEPS, type PreparedText } from './engines/chatterbox-text.js';
+export { BpeTokenizer, prepareChatterboxText, puncNorm, koreanNormalize, chatterboxLanguage, chatterboxTextStepNote, unportedTextStep, CHATTERBOX_LANGUAGES, CHATTERBOX_UNPORTED_STEPS, type PreparedText } from './engines/chatterbox-text.js';

@@ -36,6 +36,24 @@ describe('voice engine registries', () => {
     expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
   });
 
+  it('tts: auto passes over an installed Chatterbox on CUDA for a language whose reference text step is not ported (zh, ru), saying so; explicit still runs it; es-ES takes it', async () => {
+    const models = fs.mkdtempSync(path.join(dir, 'chatterbox-'));
+    fs.mkdirSync(path.join(models, 'chatterbox-multilingual'));
+    for (const f of ['language_model.onnx', 'speech_encoder.onnx', 'embed_tokens.onnx', 'conditional_decoder.onnx', 'tokenizer.json']) fs.writeFileSync(path.join(models, 'chatterbox-multilingual', f), f);
+    const cuda = { models: { modelsDir: models }, device: 'cuda' as const };
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', cuda)).record).toMatchObject({ id: 'chatterbox', model: 'language_model.onnx', selected: 'auto' });
+    expect((await TTS_ENGINES.resolve('auto', 'zh-CN', cuda)).record).toEqual({
+      id: 'espeak-ng',
+      selected: 'auto',
+      reason: "auto: no Piper voice is listed for zh-CN; Chatterbox Multilingual's reference text step for zh (Cangjie codes (Cangjie5_TC.json + pkuseg segmentation)) is not ported here: auto does not use it for zh-CN (DUB_TTS_ENGINE=chatterbox runs it without that step)",
+    });
+    expect((await TTS_ENGINES.resolve('auto', 'ru-RU', cuda)).record.reason).toMatch(/^auto: no Piper voice is listed for ru-RU; .*text step for ru \(stress marks \(russian_text_stresser\)\) is not ported here/);
+    // on CPU both reasons are given
+    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', { ...cuda, device: 'cpu' as const })).record.reason).toMatch(/only on a CUDA device .*; .*text step for ja \(kanji to hiragana \(pykakasi\)\) is not ported/);
+    const explicit = await TTS_ENGINES.resolve('chatterbox', 'zh-CN', cuda);
+    expect(explicit.record).toMatchObject({ id: 'chatterbox', model: 'language_model.onnx', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
+  });
+
   it('voice conversion: none with the fetch command when OpenVoice is absent; explicit openvoice fails naming it', async () => {
     expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'none', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
     expect((await VOICE_CONVERSION_ENGINES.resolve('none', 'es-ES', host)).record).toEqual({ id: 'none', selected: 'explicit', reason: 'DUB_VOICE_CONVERSION=none' });

@@ -3,14 +3,14 @@
  * lazily: importing @dub/voice loads neither onnxruntime nor any model.
  *
  * - TTS_ENGINES (DUB_TTS_ENGINE): `auto` takes Chatterbox Multilingual when its export is installed,
- *   it speaks the locale and the device is CUDA; else Piper when the locale's default voice is
+ *   it speaks the locale (with every reference text step of its language ported) and the device is CUDA; else Piper when the locale's default voice is
  *   installed; else espeak-ng (offline, every target locale). Each engine's `create` gets its own
  *   section of TtsEngineConfig.
  * - VOICE_CONVERSION_ENGINES (DUB_VOICE_CONVERSION): OpenVoice V2's tone-colour converter when
  *   its export is installed, else none.
  */
 import { defineEngineRegistry, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
-import { chatterboxLanguage } from './engines/chatterbox-text.js';
+import { chatterboxLanguage, unportedTextStep } from './engines/chatterbox-text.js';
 import type { ChatterboxOptions } from './engines/chatterbox.js';
 import type { EspeakEngineOptions } from './engines/espeak-engine.js';
 import type { OpenVoiceOptions, ToneColorConverter } from './engines/openvoice.js';
@@ -51,7 +51,14 @@ function chatterboxSupport(locale: string | undefined, env: TtsEngineHost): Engi
   if (!s.ok) return { ...s, silent: true };
   // The record names the language model; the other graphs are checked, not recorded.
   const files = s.files!.slice(0, 1);
-  if (device === 'cpu') return { ok: true, files, auto: false, note: 'Chatterbox Multilingual is installed but auto uses it only on a CUDA device (DUB_DEVICE=cuda), it is far too slow on CPU (DUB_TTS_ENGINE=chatterbox forces it)' };
+  const notes: string[] = [];
+  if (device === 'cpu') notes.push('Chatterbox Multilingual is installed but auto uses it only on a CUDA device (DUB_DEVICE=cuda), it is far too slow on CPU (DUB_TTS_ENGINE=chatterbox forces it)');
+  // A language whose reference text step (zh Cangjie, ja pykakasi, he dicta, ru stress marks) is
+  // not ported would be tokenized without it: auto passes over Chatterbox for it, an explicit
+  // choice runs it and its record says so (the pipeline's tts record).
+  const step = unportedTextStep(locale);
+  if (step) notes.push(`Chatterbox Multilingual's reference text step for ${step.language} (${step.step}) is not ported here: auto does not use it for ${locale} (DUB_TTS_ENGINE=chatterbox runs it without that step)`);
+  if (notes.length) return { ok: true, files, auto: false, note: notes.join('; ') };
   return { ...s, files };
 }
 

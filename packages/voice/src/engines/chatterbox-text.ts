@@ -25,6 +25,22 @@ export const CHATTERBOX_UNPORTED_STEPS: Readonly<Record<string, string>> = Objec
   ru: 'stress marks (russian_text_stresser)',
 });
 
+/** The reference's text step for `locale`'s language when it is not ported here (zh, ja, he, ru), else undefined. */
+export function unportedTextStep(locale: string): { language: string; step: string } | undefined {
+  const language = chatterboxLanguage(locale);
+  const step = language ? CHATTERBOX_UNPORTED_STEPS[language] : undefined;
+  return language && step ? { language, step } : undefined;
+}
+
+/**
+ * What the tts engine record says when Chatterbox speaks `locale` without its language's reference
+ * text step ("text step not ported for zh: Cangjie codes (...) (tokenized without it)"), else undefined.
+ */
+export function chatterboxTextStepNote(locale: string): string | undefined {
+  const u = unportedTextStep(locale);
+  return u ? `text step not ported for ${u.language}: ${u.step} (tokenized without it)` : undefined;
+}
+
 export const SPACE_TOKEN = '[SPACE]';
 
 /** mtl_tts.py punc_norm: uncommon punctuation replaced, a full stop added where the text has no ending punctuation. */
