@@ -191,7 +191,8 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const speakers = speakersOf(transcript, script);
     const voices = await runner.run<VoicePlan>(
       'voices',
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
+      // tone 2: a speaker's tone colour is the mean over the reference's ~10 s pieces (was: the whole clip at once)
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.models[0]?.sha256 ?? null, ...(conversion.models[0] ? { tone: 2 } : {}), locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
       async (out, ctx) => {
         const e = await getEngine();
         return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, speakersAtOnce: lineConcurrency, ...(converter ? { converter } : {}) }, ctx);

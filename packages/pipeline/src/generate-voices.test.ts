@@ -1,15 +1,16 @@
 /**
  * The voice plan: espeak-ng voices matched to each speaker (pitch, rate, timbre); a neural voice
  * (Piper, here the tiny generated stand-in with the export's signature) keeps its voice and gets
- * the timbre correction toward each speaker's envelope; anonymization 1 takes the timbre away.
+ * the timbre correction toward each speaker's envelope; anonymization 1 takes the timbre away; with
+ * the OpenVoice converter each speaker's tone colour is the mean over the reference's ~10 s pieces.
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { silentLogger } from '@dub/core';
-import { runProcess } from '@dub/media';
+import { readWav, runProcess, writeWav } from '@dub/media';
 import { createEspeakEngine, createPiperEngine } from '@dub/voice';
 import { planVoices } from './generate-voices.js';
 
@@ -88,6 +89,34 @@ it('with the OpenVoice converter (the stand-in with the export signature): every
     expect(p.voices.S2!.toneColor).toHaveLength(256);
     await piper.dispose();
     expect((await planVoices(engine, { ...request(0.5), converter }, ctx)).voices.S1!.toneColor).toBeUndefined();
+  } finally {
+    await converter.dispose();
+  }
+});
+
+it('with the OpenVoice converter, a 25 s reference clip\'s tone colour is the mean of the tones of its two 12.5 s pieces (se_extractor.py), not the whole clip\'s', async () => {
+  const { ToneColorConverter } = await import('@dub/voice');
+  const converter = await ToneColorConverter.load({ dir: fileURLToPath(new URL('../../voice/fixtures/openvoice-tiny', import.meta.url)) });
+  const work = await fsp.mkdtemp(path.join(dir, 'tone-'));
+  try {
+    // 25 s of the low voice (espeak-ng speaks at the converter's 22.05 kHz), its clip repeated
+    const low = await readWav(path.join(dir, 'ref-low.wav'));
+    expect(low.sampleRate).toBe(22050);
+    const long = new Float32Array(25 * 22050).map((_, i) => low.channels[0]![i % low.channels[0]!.length]!);
+    await writeWav(path.join(work, 'ref-long.wav'), { sampleRate: 22050, channels: [long] }, { format: 'float32' });
+    const spy = vi.spyOn(converter, 'extractTone');
+    const plan = await planVoices(createEspeakEngine({ tmpDir: work }), { ...request(), speakers: [{ id: 'S1', reference_key: 'ref-long' }], referenceFile: async (k: string) => path.join(work, `${k}.wav`), workDir: work, converter }, ctx);
+    expect(plan.sources).toEqual({ S1: 'converted' });
+    expect(spy.mock.calls.map(([c]) => c.length)).toEqual([275625, 275625]);
+    spy.mockRestore();
+    // the clip the converter read (resampled to its rate), cut in two
+    const clip = (await readWav(path.join(work, 'tone-0.wav'))).channels[0]!;
+    expect(clip.length).toBe(551250);
+    const a = await converter.extractTone(clip.subarray(0, 275625));
+    const b = await converter.extractTone(clip.subarray(275625));
+    const tone = plan.voices.S1!.toneColor!;
+    expect(tone).toHaveLength(256);
+    for (let i = 0; i < 256; i++) expect(tone[i]!).toBeCloseTo((a[i]! + b[i]!) / 2, 5);
   } finally {
     await converter.dispose();
   }

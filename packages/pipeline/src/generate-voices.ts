@@ -125,14 +125,18 @@ async function matchedVoice(engine: TtsEngine, matcher: VoiceMatcher, sp: Speake
   return { settings: m.settings, source };
 }
 
-/** A speaker's tone colour (the converter's rate), or undefined when the clip has no voiced speech. */
+/**
+ * A speaker's tone colour (the converter's rate), or undefined when the clip has no voiced speech:
+ * the mean of the tone colours of the clip's ~10 s pieces, as OpenVoice's se_extractor.py does
+ * (ToneColorConverter.referenceTone, tonePieces).
+ */
 async function speakerTone(req: VoicePlanRequest, key: string, i: number, ctx: StageContext): Promise<number[] | undefined> {
   const converter = req.converter!;
   const wav = path.join(req.workDir, `tone-${i}.wav`);
   await resample(await req.referenceFile(key), wav, { ...req.media, sampleRate: converter.config.sampleRate, channels: 1 }, ctx);
   const audio = await readWav(wav);
   if (!(analyzeVoice(audio).medianF0 > 0)) return undefined;
-  return Array.from(await converter.speakerTone([audio.channels[0]!]));
+  return Array.from(await converter.referenceTone(audio.channels[0]!));
 }
 
 /** The long-term spectral envelope of a speaker's reference clip (16 kHz mono); null without voiced speech. */

@@ -27,7 +27,7 @@ export { listLibraryVoices, getLibraryVoice, libraryVoiceSettings, LIBRARY_FILE,
 export { fitDuration, resolveFitOptions, type FitDurationOptions, type FitResult } from './fit-duration.js';
 export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } from './stretch.js';
 export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';
-export { ToneColorConverter, withToneConversion, openVoiceSpectrogram, readOpenVoiceConfig, OPENVOICE_MODEL_ID, OPENVOICE_FILES, TONE_SIZE, type OpenVoiceConfig, type OpenVoiceOptions } from './engines/openvoice.js';
+export { ToneColorConverter, withToneConversion, openVoiceSpectrogram, tonePieces, TONE_PIECE_SECONDS, readOpenVoiceConfig, OPENVOICE_MODEL_ID, OPENVOICE_FILES, TONE_SIZE, type OpenVoiceConfig, type OpenVoiceOptions } from './engines/openvoice.js';
 export {
   ChatterboxEngine,
   createChatterboxEngine,

@@ -8,10 +8,10 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import { fileURLToPath } from 'node:url';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
-import { openVoiceSpectrogram, readOpenVoiceConfig, ToneColorConverter, withToneConversion, TONE_SIZE } from './engines/openvoice.js';
+import { openVoiceSpectrogram, readOpenVoiceConfig, ToneColorConverter, tonePieces, withToneConversion, TONE_SIZE } from './engines/openvoice.js';
 import { createEspeakEngine } from './engines/espeak-engine.js';
 
 const DIR = fileURLToPath(new URL('../fixtures/openvoice-tiny', import.meta.url));
@@ -95,6 +95,41 @@ describe('OpenVoice V2 tone-colour converter (stand-in with the export signature
     // the stand-in's output has one hop of samples per spectrogram frame
     expect(converted.channels[0]!.length).toBe(openVoiceSpectrogram(plain.channels[0]!, tc.config).frames * 256);
     await engine.dispose();
+  });
+
+  it('a speaker\'s speech is cut as se_extractor.py does: round(duration / 10 s) pieces (halves to even), at least one, near-equal, covering the clip', () => {
+    const count = (seconds: number) => tonePieces(Math.round(seconds * 22050), 22050).length;
+    expect([4, 6, 14.9, 15, 20, 24.9, 25, 25.1, 35, 45].map(count)).toEqual([1, 1, 1, 2, 2, 2, 2, 3, 4, 4]);
+    for (const n of [1, 88200, 551250, 551251, 771750]) {
+      const p = tonePieces(n, 22050);
+      expect(p[0]!.start).toBe(0);
+      expect(p.at(-1)!.end).toBe(n);
+      for (let i = 1; i < p.length; i++) expect(p[i]!.start).toBe(p[i - 1]!.end);
+      const lengths = p.map((x) => x.end - x.start);
+      expect(Math.max(...lengths) - Math.min(...lengths)).toBeLessThanOrEqual(1);
+    }
+    expect(tonePieces(551250, 22050)).toEqual([{ start: 0, end: 275625 }, { start: 275625, end: 551250 }]);
+    expect(() => tonePieces(0, 22050)).toThrow(/above 0/);
+  });
+
+  it('the reference tone of a 25 s clip is the mean of the tones of its two 12.5 s pieces (the extractor sees the pieces, not the whole clip)', async () => {
+    const tc = await ToneColorConverter.load({ dir: DIR, sessions });
+    // 25 s at 22.05 kHz: a low voice-like tone, then a brighter one after a third of the clip
+    const y = new Float32Array(25 * 22050).map((_, i) => (i < 8 * 22050 ? 0.3 * Math.sin(2 * Math.PI * 110 * i / 22050) : 0.1 * Math.sin(2 * Math.PI * 2500 * i / 22050)));
+    const spy = vi.spyOn(tc, 'extractTone');
+    const tone = await tc.referenceTone(y);
+    // the extractor saw the two halves, not the whole clip
+    expect(spy.mock.calls.map(([c]) => [c.length, c[0], c[c.length - 1]])).toEqual([
+      [275625, y[0], y[275624]],
+      [275625, y[275625], y[551249]],
+    ]);
+    spy.mockRestore();
+    const a = await tc.extractTone(y.subarray(0, 275625));
+    const b = await tc.extractTone(y.subarray(275625));
+    for (let i = 0; i < TONE_SIZE; i++) expect(tone[i]!).toBeCloseTo((a[i]! + b[i]!) / 2, 5);
+    // a 4 s clip is one piece: its tone is the whole clip's
+    const short = y.subarray(0, 4 * 22050);
+    expect(Array.from(await tc.referenceTone(short))).toEqual(Array.from(await tc.extractTone(short)));
   });
 
   it('without the model installed, the resolver names the fetch command', () => {

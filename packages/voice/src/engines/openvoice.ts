@@ -88,6 +88,32 @@ export function openVoiceSpectrogram(y: Float32Array, c: OpenVoiceConfig): { fra
   return { frames, bins, data };
 }
 
+/** Seconds of speech per piece a speaker's tone colour is averaged over (se_extractor.py split_seconds). */
+export const TONE_PIECE_SECONDS = 10;
+
+/** numpy's round: a half goes to the even neighbour (2.5 -> 2, 3.5 -> 4). */
+function roundHalfEven(x: number): number {
+  const r = Math.round(x);
+  return Math.abs(x - Math.trunc(x)) === 0.5 ? 2 * Math.round(x / 2) : r;
+}
+
+/**
+ * The pieces a speaker's speech is cut into for its tone colour, as OpenVoice's reference does
+ * (myshell-ai/OpenVoice openvoice/se_extractor.py, get_se -> split_audio_vad): round(duration /
+ * 10 s) pieces with numpy's round (halves to even: 25 s gives 2, 15 s gives 2, 35 s gives 4), of
+ * equal length duration / pieces, one after the other, the last ending at the clip's end; the
+ * tone colour is then the mean of the pieces' (api.py ToneColorConverter.extract_se). The
+ * reference refuses speech under 5 s (no piece); here it is one piece. It cuts at whole
+ * milliseconds, here at samples. Its VAD step (silero, silences of 1 s or more removed) is not
+ * repeated: a speaker's reference clip is already their VAD-confident speech. Returns [start,
+ * end) sample ranges that cover `samples` exactly.
+ */
+export function tonePieces(samples: number, sampleRate: number, pieceSeconds = TONE_PIECE_SECONDS): { start: number; end: number }[] {
+  if (!(samples > 0) || !(sampleRate > 0) || !(pieceSeconds > 0)) throw new ValidationError(`tone pieces need samples, a rate and a piece length above 0 (got ${samples}, ${sampleRate}, ${pieceSeconds})`);
+  const k = Math.max(1, roundHalfEven(samples / sampleRate / pieceSeconds));
+  return Array.from({ length: k }, (_, i) => ({ start: Math.floor((i * samples) / k), end: i === k - 1 ? samples : Math.floor(((i + 1) * samples) / k) }));
+}
+
 function checkInputs(model: OnnxModel, names: readonly string[], what: string): void {
   for (const n of names) if (!model.inputNames.includes(n)) throw new ModelError(`${model.path} is not an OpenVoice ${what}: it has no input "${n}" (inputs: ${model.inputNames.join(', ')})`);
 }
@@ -142,6 +168,11 @@ export class ToneColorConverter {
       for (let i = 0; i < TONE_SIZE; i++) sum[i] += t[i]! / clips.length;
     }
     return sum;
+  }
+
+  /** A speaker's tone colour from their reference speech `y` (mono, converter's rate): the mean over its ~10 s pieces (tonePieces). */
+  async referenceTone(y: Float32Array): Promise<Float32Array> {
+    return this.speakerTone(tonePieces(y.length, this.config.sampleRate).map((p) => y.subarray(p.start, p.end)));
   }
 
   /** `y` (mono, converter's rate) spoken with the tone colour `dest`. */
