@@ -1,9 +1,13 @@
 /**
  * Worker-thread warmup (called by @dub/worker once per thread when config.warmup is set): run
- * the default ONNX stages (HTDemucs separation, Silero VAD) on one second of quiet noise, through
- * the same code path and session options that jobs use, so their sessions are in the thread's
- * cache and the worker logs the execution provider each model got before the first job. A model
- * that cannot load fails here, at start, rather than in the middle of a job.
+ * the ONNX stages every prepare runs (separation, voice activity) on one second of quiet noise,
+ * through the same code path and session options that jobs use, so their sessions are in the
+ * thread's cache and the worker logs the execution provider each model got before the first job.
+ * The engines are the ones the stages will use: resolved from the same choice
+ * (`DUB_SEPARATION_ENGINE`, `DUB_VAD_ENGINE`, see engine-choice.ts) and registries, so an engine
+ * without a model (energy VAD, separation `none`) loads nothing, and a model no job will use is
+ * not loaded. An explicit engine whose model cannot load fails here, at start, rather than in the
+ * middle of a job.
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -12,6 +16,7 @@ import type { BlobStore, DubConfig, Logger } from '@dub/core';
 import type { SessionCache } from '@dub/onnx';
 import { resolveContext } from '@dub/core';
 import { writeWav } from '@dub/media';
+import { engineChoiceFromEnv, separationEngineOf, vadEngineOf } from './engine-choice.js';
 import { defaultStages } from './stages.js';
 
 export interface WarmupRuntime {
@@ -23,6 +28,14 @@ export interface WarmupRuntime {
 
 export async function warmup(rt: WarmupRuntime): Promise<void> {
   if (!rt.config.warmup) return;
+  const choice = engineChoiceFromEnv(process.env);
+  const sep = await separationEngineOf(choice.separation, rt.config.modelsDir);
+  const vad = await vadEngineOf(choice.vad, rt.config.modelsDir);
+  const engines = { separation: sep.id, vad: vad.id };
+  if (sep.models.length === 0 && vad.models.length === 0) {
+    rt.logger.info({ engines }, 'warmup: the configured engines load no model');
+    return;
+  }
   const dir = await fsp.mkdtemp(path.join(rt.config.tmpDir || os.tmpdir(), 'dub-warmup-'));
   try {
     const rate = 44_100;
@@ -33,9 +46,9 @@ export async function warmup(rt: WarmupRuntime): Promise<void> {
     const ctx = resolveContext({ logger: rt.logger });
     const t0 = performance.now();
     const out = { speech: path.join(dir, 'speech.wav'), background: path.join(dir, 'background.wav') };
-    await defaultStages.separate(mix, out, undefined, env, ctx);
-    await defaultStages.detectSpeech(out.speech, env, ctx);
-    rt.logger.info({ providers: Object.fromEntries(rt.sessions.providers), seconds: Number(((performance.now() - t0) / 1000).toFixed(2)) }, 'warmup: default models loaded');
+    if (sep.models.length > 0) await defaultStages.separate(mix, out, undefined, env, ctx);
+    if (vad.models.length > 0) await defaultStages.detectSpeech(sep.models.length > 0 ? out.speech : mix, env, ctx, vad.id);
+    rt.logger.info({ engines, providers: Object.fromEntries(rt.sessions.providers), seconds: Number(((performance.now() - t0) / 1000).toFixed(2)) }, 'warmup: models loaded');
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }
