@@ -62,6 +62,9 @@ describe('dub models fetch and verify', () => {
         { id: 'm-md5', description: 't', license: 't', source: 't', files: [{ name: 'p.onnx', url: `${base}/good.onnx`, size: good.length, md5: md5(good), pin: 'first-fetch' }] },
         { id: 'm-md5-bad', description: 't', license: 't', source: 't', files: [{ name: 'q.onnx', url: `${base}/corrupt.onnx`, size: good.length, md5: md5(good), pin: 'first-fetch' }] },
         { id: 'm-md5-short', description: 't', license: 't', source: 't', files: [{ name: 's.onnx', url: `${base}/good.onnx`, size: good.length + 1, md5: md5(good), pin: 'first-fetch' }] },
+        // a CRC-32 published as FaceFusion's .hash files give it (python: format(zlib.crc32(good), '08x') = e06390e4), no sha256
+        { id: 'm-crc', description: 't', license: 't', source: 't', files: [{ name: 'r.onnx', url: `${base}/good.onnx`, crc32: 'e06390e4', pin: 'first-fetch' }] },
+        { id: 'm-crc-bad', description: 't', license: 't', source: 't', files: [{ name: 'k.onnx', url: `${base}/corrupt.onnx`, crc32: 'e06390e4', pin: 'first-fetch' }] },
       ],
     };
     fs.writeFileSync(path.join(dir, 'manifest.json'), JSON.stringify(manifest));
@@ -170,5 +173,34 @@ describe('dub models fetch and verify', () => {
     const v2 = await dub(['verify', 'm-md5-bad', '--json']);
     expect(v2.status).toBe(0);
     expect(JSON.parse(v2.stdout)).toEqual([expect.objectContaining({ state: 'ok', sha256_ok: null, detail: '(published md5 and size; no sha256 yet)' })]);
+  });
+
+  it('a published CRC-32 is checked: a corrupted download is discarded and nothing is locked; a good one records its sha256', async () => {
+    const bad = await dub(['fetch', 'm-crc-bad']);
+    expect(bad.status).toBe(1);
+    // the corrupted bytes' CRC-32 (python zlib: 7bb88d67) against the published one
+    expect(bad.stderr).toContain('m-crc-bad/k.onnx: fetch failed');
+    expect(bad.stderr).toContain('crc32 7bb88d67, expected e06390e4 (the download was discarded)');
+    expect(fs.existsSync(path.join(models(), 'm-crc-bad', 'k.onnx'))).toBe(false);
+    expect(fs.existsSync(path.join(models(), 'm-crc-bad', 'k.onnx.part'))).toBe(false);
+    const lockFile = path.join(models(), 'models.lock.json');
+    const before = fs.existsSync(lockFile) ? (JSON.parse(fs.readFileSync(lockFile, 'utf8')) as Record<string, unknown>) : {};
+    expect(before['m-crc-bad/k.onnx']).toBeUndefined();
+    const ok = await dub(['fetch', 'm-crc']);
+    expect(ok.status, ok.stderr).toBe(0);
+    expect(ok.stdout).toMatch(/m-crc\/r\.onnx: fetched to .*, size and published crc32 verified, first fetch: sha256 [0-9a-f]{64} recorded/);
+    expect((JSON.parse(fs.readFileSync(lockFile, 'utf8')) as Record<string, unknown>)['m-crc/r.onnx']).toMatchObject({ sha256: sha(good), size: good.length });
+    // verify: a file of the same size with one byte changed fails on the CRC-32 (and the sha256 locked by the first fetch)
+    fs.mkdirSync(path.join(models(), 'm-crc-bad'), { recursive: true });
+    const swapped = Buffer.from(good);
+    swapped[1000] ^= 0xff;
+    fs.writeFileSync(path.join(models(), 'm-crc-bad', 'k.onnx'), swapped);
+    const v = await dub(['verify', 'm-crc-bad', '--json']);
+    expect(v.status).toBe(1);
+    expect(JSON.parse(v.stdout)).toEqual([expect.objectContaining({ model: 'm-crc-bad', state: 'mismatch', detail: 'crc32 7bb88d67, expected e06390e4', sha256_ok: false })]);
+    fs.writeFileSync(path.join(models(), 'm-crc-bad', 'k.onnx'), good);
+    const v2 = await dub(['verify', 'm-crc-bad', '--json']);
+    expect(v2.status).toBe(0);
+    expect(JSON.parse(v2.stdout)).toEqual([expect.objectContaining({ state: 'ok', sha256_ok: null, detail: '(published crc32 and size; no sha256 yet)' })]);
   });
 });

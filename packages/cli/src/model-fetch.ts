@@ -4,8 +4,8 @@
  * A download goes to `<target>.part`: an interrupted one is resumed from there with an HTTP Range
  * request (a server that ignores the range starts it over), then the size and sha256 are checked
  * against the manifest (or, for files marked `"pin": "first-fetch"` whose publisher gives no
- * sha256, against the lock file written by their first fetch), and the md5 where the publisher
- * gives one (Piper's voices.json). Only a file that passed is renamed
+ * sha256, against the lock file written by their first fetch), and the md5 or CRC-32 where the
+ * publisher gives one (Piper's voices.json, FaceFusion's `.hash` files). Only a file that passed is renamed
  * to `<target>`, where the resolver looks; one that failed its check is deleted.
  */
 import { createHash } from 'node:crypto';
@@ -13,12 +13,15 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { Readable, Transform } from 'node:stream';
+import { Crc32 } from './crc32.js';
 import { pipeline } from 'node:stream/promises';
 
 export interface Expected {
   sha256?: string;
   /** Published md5 (Piper's voices.json lists md5 and size, no sha256): checked beside the sha256 when given. */
   md5?: string;
+  /** Published CRC-32, 8 hex digits (FaceFusion's `.hash` file beside each model): checked beside the sha256 when given. */
+  crc32?: string;
   size?: number;
 }
 
@@ -26,15 +29,17 @@ export async function sha256File(file: string): Promise<string> {
   return (await hashFile(file)).sha256;
 }
 
-/** sha256 and md5 of a file in one read. */
-export async function hashFile(file: string): Promise<{ sha256: string; md5: string }> {
+/** sha256 and md5 of a file in one read, and its CRC-32 when asked for (it costs a pass in JavaScript). */
+export async function hashFile(file: string, opts: { crc32?: boolean } = {}): Promise<{ sha256: string; md5: string; crc32?: string }> {
   const s = createHash('sha256');
   const m = createHash('md5');
+  const c = opts.crc32 ? new Crc32() : undefined;
   for await (const chunk of fs.createReadStream(file, { highWaterMark: 1 << 20 })) {
     s.update(chunk as Buffer);
     m.update(chunk as Buffer);
+    c?.update(chunk as Buffer);
   }
-  return { sha256: s.digest('hex'), md5: m.digest('hex') };
+  return { sha256: s.digest('hex'), md5: m.digest('hex'), ...(c ? { crc32: c.hex() } : {}) };
 }
 
 /** What the lock file keeps of a file fetched without a published hash. */
@@ -68,9 +73,10 @@ export class CheckError extends Error {}
 export async function checkFile(file: string, expected: Expected): Promise<{ sha256: string; size: number }> {
   const size = (await fsp.stat(file)).size;
   if (expected.size !== undefined && size !== expected.size) throw new CheckError(`size ${size} bytes, expected ${expected.size}`);
-  const { sha256, md5 } = await hashFile(file);
+  const { sha256, md5, crc32 } = await hashFile(file, { crc32: expected.crc32 !== undefined });
   if (expected.sha256 && sha256 !== expected.sha256) throw new CheckError(`sha256 ${sha256}, expected ${expected.sha256}`);
   if (expected.md5 && md5 !== expected.md5) throw new CheckError(`md5 ${md5}, expected ${expected.md5}`);
+  if (expected.crc32 && crc32 !== expected.crc32.toLowerCase()) throw new CheckError(`crc32 ${crc32}, expected ${expected.crc32}`);
   return { sha256, size };
 }
 

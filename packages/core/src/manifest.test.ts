@@ -1,6 +1,6 @@
 /**
  * models/manifest.json integrity: every file is pinned (sha256, with any URL at a fixed revision)
- * or explicitly marked "pin": "first-fetch" with the reason (pin_note); md5 and size, where a
+ * or explicitly marked "pin": "first-fetch" with the reason (pin_note); md5, crc32 and size, where a
  * publisher gives them, are well-formed; pinned downloads carry their size and one revision per repository.
  */
 import { describe, expect, it } from 'vitest';
@@ -22,9 +22,10 @@ describe('models/manifest.json', () => {
     for (const f of hf) expect(f.url, `${f.id}/${f.name}`).toMatch(/\/resolve\/(v[\d.]+|[0-9a-f]{40}|main)\//);
   });
 
-  it('published md5 and sizes are well-formed, and every Piper file with an md5 has its size too', () => {
+  it('published md5, crc32 and sizes are well-formed, and every Piper file with an md5 has its size too', () => {
     for (const f of files) {
       if (f.md5 !== undefined) expect(f.md5, `${f.id}/${f.name}`).toMatch(/^[0-9a-f]{32}$/);
+      if (f.crc32 !== undefined) expect(f.crc32, `${f.id}/${f.name}`).toMatch(/^[0-9a-f]{8}$/);
       if (f.size !== undefined) expect(Number.isInteger(f.size) && f.size > 0, `${f.id}/${f.name}`).toBe(true);
       if (f.md5) expect(f.size, `${f.id}/${f.name}`).toBeGreaterThan(0);
     }

@@ -17,6 +17,8 @@ export interface ModelFile {
   size?: number;
   /** md5 published by the model's host where it gives no sha256 (rhasspy/piper-voices' voices.json): fetch and verify check it with the size. */
   md5?: string;
+  /** CRC-32 (8 hex digits) published by the model's host where it gives no sha256 (FaceFusion's `.hash` file beside each model): fetch and verify check it with the size. */
+  crc32?: string;
   /** `first-fetch`: no sha256 is published; the first fetch records sha256 and size in the lock file and later fetches and verifies check against it. */
   pin?: 'first-fetch';
   /** Why the file is not pinned further (no sha256 found, URL not at a fixed revision), and what was looked for. */

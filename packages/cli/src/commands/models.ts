@@ -12,7 +12,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { parseCommand, UsageError } from '../cli-args.js';
 import { CheckError, checkFile, downloadVerified, ModelLock, sha256File } from '../model-fetch.js';
-import { loadConfig, loadManifest, REPO_MODELS_DIR, resolveModelFile, type ModelEntry } from '@dub/core';
+import { loadConfig, loadManifest, REPO_MODELS_DIR, resolveModelFile, type ModelEntry, type ModelFile } from '@dub/core';
 
 const run_ = promisify(execFile);
 
@@ -59,14 +59,23 @@ const MODELS_USAGE = `usage: dub models [list|verify|fetch] [MODEL...] [--json] 
 
   list      each model file, whether it is present and where (default)
   verify    also check each present file's sha256 (and size) against models/manifest.json, or against
-            models.lock.json for files whose publisher gives no hash ("pin": "first-fetch"); a file
-            with neither is reported unverified. Exit 1 on a mismatch or a missing file
+            models.lock.json for files whose publisher gives no hash ("pin": "first-fetch"), and a
+            published md5 or crc32; a file with none of them is reported unverified. Exit 1 on a
+            mismatch or a missing file
   fetch     download the missing files of the named models (all when none is named): resumes a
             partial download, shows progress, checks size and sha256, and puts only a file that
             passed where models are loaded from
   --json    list/verify as JSON
   --strict  verify: an unverified file is a failure too
 `;
+
+/** The checksums a publisher gives besides (or instead of) a sha256: md5 (Piper's voices.json), CRC-32 (FaceFusion's `.hash` files). */
+function published(f: ModelFile): { md5?: string; crc32?: string } {
+  return { ...(f.md5 ? { md5: f.md5 } : {}), ...(f.crc32 ? { crc32: f.crc32 } : {}) };
+}
+function publishedNames(f: ModelFile): string {
+  return [f.md5 ? 'md5' : '', f.crc32 ? 'crc32' : ''].filter(Boolean).join(' and ');
+}
 
 function pick(ids: string[]): ModelEntry[] {
   const all = manifest().models;
@@ -110,13 +119,13 @@ export async function run(argv: string[]): Promise<number> {
           const locked = lock.get(`${m.id}/${f.name}`);
           const want = f.sha256 ?? locked?.sha256;
           const size = f.size ?? locked?.size;
-          if (!want && !f.md5) state = 'unverified';
+          if (!want && !f.md5 && !f.crc32) state = 'unverified';
           else {
             try {
-              await checkFile(where, { ...(want ? { sha256: want } : {}), ...(f.md5 ? { md5: f.md5 } : {}), ...(size !== undefined ? { size } : {}) });
+              await checkFile(where, { ...(want ? { sha256: want } : {}), ...published(f), ...(size !== undefined ? { size } : {}) });
               state = 'ok';
               shaChecked = !!want;
-              if (!want) detail = '(published md5 and size; no sha256 yet)';
+              if (!want) detail = `(published ${publishedNames(f)} and size; no sha256 yet)`;
             } catch (e) {
               if (!(e instanceof CheckError)) throw e;
               state = 'mismatch';
@@ -132,7 +141,7 @@ export async function run(argv: string[]): Promise<number> {
     if (values.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
     else {
       const label: Record<string, string> = { missing: 'missing', present: 'present', ok: 'present (sha256 ok)', mismatch: 'present (MISMATCH)', unverified: 'present (unverified: no published or locked sha256)' };
-      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.state === 'ok' && r.sha256_ok === null ? 'present (md5 and size ok)' : label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}\n`);
+      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.state === 'ok' && r.sha256_ok === null ? 'present (published checksum and size ok)' : label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}\n`);
     }
     return action === 'verify' && (bad > 0 || (values.strict === true && unverified > 0)) ? 1 : 0;
   }
@@ -178,7 +187,7 @@ export async function run(argv: string[]): Promise<number> {
           const target = path.join(dest, m.id, f.name);
           const key = `${m.id}/${f.name}`;
           const locked = lock.get(key);
-          const expected = { ...(f.sha256 ?? locked?.sha256 ? { sha256: f.sha256 ?? locked!.sha256 } : {}), ...(f.md5 ? { md5: f.md5 } : {}), ...(f.size ?? locked?.size ? { size: f.size ?? locked!.size } : {}) };
+          const expected = { ...(f.sha256 ?? locked?.sha256 ? { sha256: f.sha256 ?? locked!.sha256 } : {}), ...published(f), ...(f.size ?? locked?.size ? { size: f.size ?? locked!.size } : {}) };
           if (!expected.sha256 && f.pin !== 'first-fetch') {
             process.stderr.write(`${key}: the manifest has no sha256 for it and does not mark it "pin": "first-fetch"; not fetched\n`);
             failed++;
@@ -199,7 +208,7 @@ export async function run(argv: string[]): Promise<number> {
             });
             if (tty) process.stderr.write('\r\x1b[K');
             if (!expected.sha256) await lock.set(key, { sha256: r.sha256, size: r.size, url: f.url, fetched_at: new Date().toISOString() });
-            process.stdout.write(`${key}: fetched to ${target}${r.resumedFrom ? ` (resumed at ${r.resumedFrom} bytes)` : ''}, ${expected.sha256 ? 'sha256 verified' : `${expected.md5 ? 'size and published md5 verified, ' : ''}first fetch: sha256 ${r.sha256} recorded in ${lock.file}`}\n`);
+            process.stdout.write(`${key}: fetched to ${target}${r.resumedFrom ? ` (resumed at ${r.resumedFrom} bytes)` : ''}, ${expected.sha256 ? 'sha256 verified' : `${publishedNames(f) ? `size and published ${publishedNames(f)} verified, ` : ''}first fetch: sha256 ${r.sha256} recorded in ${lock.file}`}\n`);
           } catch (e) {
             if (tty) process.stderr.write('\r\x1b[K');
             process.stderr.write(`${key}: fetch failed from ${f.url}: ${(e as Error).message}${e instanceof CheckError ? ' (the download was discarded)' : ''}\n`);
