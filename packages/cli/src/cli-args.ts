@@ -4,6 +4,7 @@
  * 0 done, 2 a usage or input error (one line on stderr naming the problem and the fix),
  * 1 a failure while processing (with the contract's error code).
  */
+import fs from 'node:fs';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 
 /** A usage or input error: `dub` prints its message as one line and exits 2. */
@@ -65,27 +66,78 @@ export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background sepa
   --voice-conversion E  voice conversion after synthesis: auto (OpenVoice V2 when installed, else none), openvoice, none (DUB_VOICE_CONVERSION)
   --speaker-engine E    speakers: auto (WeSpeaker when installed, else mfcc), mfcc, wespeaker (DUB_SPEAKER_ENGINE)
   --lips-engine E       lips: auto (wav2lip when installed, else viseme-warp), wav2lip, viseme-warp (DUB_LIPS_ENGINE)
-                        an explicit engine that cannot run fails the job naming what to install`;
+                        an explicit engine that cannot run fails the job naming what to install
+  --engine-config FILE  a JSON file of engine choices, {"engines": {"tts": "piper", "speakers": "wespeaker", ...}}
+                        (stages: separation, vad, asr, tts, voice_conversion, speakers, lips;
+                        DUB_ENGINE_CONFIG); a flag or a DUB_*_ENGINE variable set in the environment wins over it`;
+
+/** The stages of an engine config file (`{"engines": {...}}`) and the variable each sets. */
+export const ENGINE_CONFIG_STAGES: Readonly<Record<string, string>> = {
+  separation: 'DUB_SEPARATION_ENGINE',
+  vad: 'DUB_VAD_ENGINE',
+  asr: 'DUB_ASR_ENGINE',
+  tts: 'DUB_TTS_ENGINE',
+  voice_conversion: 'DUB_VOICE_CONVERSION',
+  speakers: 'DUB_SPEAKER_ENGINE',
+  lips: 'DUB_LIPS_ENGINE',
+};
+
+/**
+ * Reads an engine config file: `{"engines": {"tts": "piper", ...}}` with the stages of
+ * ENGINE_CONFIG_STAGES. Returns variable -> value. A file that cannot be read, is not JSON, names an
+ * unknown stage or gives a value that is not a string is a usage error naming the file; whether
+ * the value is an engine is checked where every choice is (engineChoiceFromEnv).
+ */
+export function readEngineConfig(command: string, file: string): Record<string, string> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(fs.readFileSync(file, 'utf8'));
+  } catch (e) {
+    throw new UsageError(`engine config ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : oneLine((e as Error).message)} (see dub ${command} --help)`, command);
+  }
+  const engines = (raw as { engines?: unknown } | null)?.engines;
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || typeof engines !== 'object' || engines === null || Array.isArray(engines)) {
+    throw new UsageError(`engine config ${file}: expected {"engines": {"<stage>": "<engine>", ...}} (see dub ${command} --help)`, command);
+  }
+  const out: Record<string, string> = {};
+  for (const [stage, value] of Object.entries(engines)) {
+    const variable = ENGINE_CONFIG_STAGES[stage];
+    if (!variable) throw new UsageError(`engine config ${file}: "${stage}" is not a stage: ${Object.keys(ENGINE_CONFIG_STAGES).join(', ')}`, command);
+    if (typeof value !== 'string') throw new UsageError(`engine config ${file}: engines.${stage} must be a string (an engine id or auto)`, command);
+    out[variable] = value;
+  }
+  return out;
+}
 
 /**
  * Takes the engine flags out of `argv` (`--tts-engine piper` or `--tts-engine=piper`) and sets
  * their variables in this process's environment, which the pipeline (and worker threads started
- * afterwards) read. Returns the remaining arguments.
+ * afterwards) read. An engine config file (`--engine-config FILE`, else DUB_ENGINE_CONFIG) fills
+ * in the variables that neither a flag nor the environment set: flag > environment > file > auto.
+ * Returns the remaining arguments.
  */
 export function takeEngineFlags(command: string, argv: string[], env: NodeJS.ProcessEnv = process.env): string[] {
   const rest: string[] = [];
+  let configFile: string | undefined;
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i]!;
     const eq = a.indexOf('=');
     const name = eq > 0 ? a.slice(0, eq) : a;
     const variable = ENGINE_FLAGS[name];
-    if (!variable) {
+    if (!variable && name !== '--engine-config') {
       rest.push(a);
       continue;
     }
     const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
     if (value === undefined || value.startsWith('--')) throw new UsageError(`${name} needs a value (see dub ${command} --help)`, command);
-    env[variable] = value;
+    if (variable) env[variable] = value;
+    else configFile = value;
+  }
+  configFile ??= env.DUB_ENGINE_CONFIG?.trim() || undefined;
+  if (configFile) {
+    for (const [variable, value] of Object.entries(readEngineConfig(command, configFile))) {
+      if (!env[variable]?.trim()) env[variable] = value;
+    }
   }
   return rest;
 }

@@ -1,19 +1,22 @@
 /**
  * `dub doctor --from LOCALE --to LOCALE [--mode no_lips|with_lips]`: which engine each stage would
  * run on this host for that job, why, on which device, and what is missing with the command that
- * installs it. Reads the same configuration as the pipeline (DUB_*_ENGINE, DUB_MODELS_DIR,
- * DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
+ * installs it. Reads the same configuration as the pipeline (DUB_*_ENGINE, the engine flags and
+ * engine config file, DUB_MODELS_DIR, DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
 import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationEngineOf, separationGraph, speakerEngineOf, vadEngineOf } from '@dub/pipeline';
-import { parseCommand, UsageError } from '../cli-args.js';
+import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
 
-const USAGE = `usage: dub doctor --from LOCALE --to LOCALE [--mode no_lips|with_lips] [--json]
+const USAGE = `usage: dub doctor --from LOCALE --to LOCALE [--mode no_lips|with_lips] [--json] [engine flags]
 
 Prints, per stage, the engine a job would run on this host, why, the device, and what is missing
 with the command that fixes it. Exit status 0 when the job can run, 1 when a stage cannot.
+
+engine flags (as dub run, dub serve and dub worker take them):
+${ENGINE_FLAGS_HELP}
 `;
 
 interface Row {
@@ -32,7 +35,7 @@ function modelPresent(id: string, modelsDir: string | undefined): boolean {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseCommand('doctor', USAGE, argv, { from: { type: 'string' }, to: { type: 'string' }, mode: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const args = parseCommand('doctor', USAGE, takeEngineFlags('doctor', argv), { from: { type: 'string' }, to: { type: 'string' }, mode: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (!args) return 0;
   const { values } = args;
   if (!values.from || !values.to) throw new UsageError('--from LOCALE and --to LOCALE are needed, e.g. dub doctor --from en-US --to es-ES');
