@@ -50,7 +50,7 @@ describe('engine config file', () => {
 
   it('dub doctor reads it: a Piper choice from the file without a Piper voice cannot run; the environment overrides it', () => {
     const cfg = file('piper.json', JSON.stringify({ engines: { tts: 'piper' } }));
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^DUB_(TTS_ENGINE|ENGINE_CONFIG)$/.test(k)));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^DUB_(TTS_ENGINE|ENGINE_CONFIG|TRANSLATE_ENGINE.*)$/.test(k)));
     const piper = spawnSync(process.execPath, [DUB, 'doctor', '--from', 'en-US', '--to', 'es-ES', '--engine-config', cfg], { env, encoding: 'utf8' });
     expect(piper.status, piper.stderr).toBe(1);
     expect(piper.stdout).toMatch(/^NO +speech synthesis +piper .*\n +missing: npx dub models fetch piper-es_ES-davefx-medium$/m);
@@ -58,6 +58,10 @@ describe('engine config file', () => {
     expect(espeak.status, espeak.stderr).toBe(0);
     const rows = (JSON.parse(espeak.stdout) as { stages: { stage: string; engine: string }[] }).stages;
     expect(rows.find((r) => r.stage === 'speech synthesis')?.engine).toBe('espeak-ng');
+    // translation: no variable set, so the reason is the default's (as the script's record gives it), not a variable
+    expect(rows.find((r) => r.stage === 'translation')).toMatchObject({ engine: 'apertium', why: 'auto: the offline default' });
+    const deepl = spawnSync(process.execPath, [DUB, 'doctor', '--from', 'en-US', '--to', 'es-ES', '--json'], { env: { ...env, DUB_TRANSLATE_ENGINE: 'apertium' }, encoding: 'utf8' });
+    expect((JSON.parse(deepl.stdout) as { stages: { stage: string; why: string }[] }).stages.find((r) => r.stage === 'translation')?.why).toBe('from DUB_TRANSLATE_ENGINE');
     // a value that is no engine is refused like the variable it sets
     const bad = spawnSync(process.execPath, [DUB, 'doctor', '--from', 'en-US', '--to', 'es-ES', '--engine-config', file('coqui.json', '{"engines": {"tts": "coqui"}}')], { env, encoding: 'utf8' });
     expect(bad.status).toBe(2);

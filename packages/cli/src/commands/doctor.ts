@@ -96,7 +96,9 @@ export async function run(argv: string[]): Promise<number> {
   const tc = loadTranslateConfig(process.env);
   const pair = engineForPair(tc, values.from, values.to);
   const support = await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
-  rows.push({ stage: 'translation', engine: pair.engine, why: `from ${pair.from}`, device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
+  // The reason the script's translation record gives (prepare-version.ts): a variable only when one is set.
+  const explicitPair = pair.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
+  rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
 
   const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
   const piperVoice = PIPER_DEFAULT_VOICES[values.to];
