@@ -90,6 +90,8 @@ describe('dub models fetch and verify', () => {
     const r = await dub(['fetch', 'm-good']);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/m-good\/good\.onnx: fetched to .*, sha256 verified/);
+    // progress on stderr (not a terminal: a line at each quarter reached), ending at the whole file
+    expect(r.stderr).toContain('m-good/good.onnx: 0.3 MiB of 0.3 MiB (100%)\n');
     expect(fs.readFileSync(path.join(models(), 'm-good', 'good.onnx')).equals(good)).toBe(true);
   });
 
