@@ -232,6 +232,29 @@ async function checkChunked(first: Case, changed: Case, expectEncoded: number[])
   const local = splices.map((p) => [rms(e2, p - 2048, p + 2048), rms(ePlain2, p - 2048, p + 2048)] as const);
   for (const [chunked, whole] of local) expect(chunked).toBeLessThanOrEqual(1.5 * whole + 1e-4);
   expect(snrChunked).toBeGreaterThan(snrWhole - 3);
+
+  // (c) The same, told where the input changed (an earlier result's identities and the changed
+  // frames): the chunks away from the change take their earlier hashes unread, and the file is
+  // the same bytes as (b)'s.
+  const a = (await readWav(first.input)).channels;
+  const b = (await readWav(changed.input)).channels;
+  let lo = -1;
+  let hi = -1;
+  for (let i = 0; i < changed.frames; i++) if (a.some((x, c) => x[i] !== b[c]![i])) [lo, hi] = [lo < 0 ? i : lo, i + 1];
+  expect(lo).toBeGreaterThanOrEqual(0);
+  const out3 = tmp.file(`${changed.name}-3.m4a`);
+  const prev = { settings: r1.settings, frames: r1.frames, hashes: r1.hashes };
+  const r3 = await encodeAudioChunked(changed.input, out3, { store, chunkFrames: CHUNK, previous: { ...prev, changed: [{ start: lo, end: hi }] } });
+  expect(r3.hashes).toEqual(r2.hashes);
+  expect(r3.hashesReused).toBe(total - expectEncoded.length);
+  expect((await readFile(out3)).equals(await readFile(out2))).toBe(true);
+  expect(r2.hashesReused).toBe(0);
+  // other settings (here another chunk length's digest) or another length: the earlier hashes are not used
+  const r4 = await encodeAudioChunked(changed.input, tmp.file(`${changed.name}-4.m4a`), { store, chunkFrames: CHUNK, previous: { ...prev, settings: r2.settings.replace(/^./, (c) => (c === '0' ? '1' : '0')), changed: [] } });
+  expect(r4.hashesReused).toBe(0);
+  expect(r4.hashes).toEqual(r2.hashes);
+  const r5 = await encodeAudioChunked(changed.input, tmp.file(`${changed.name}-5.m4a`), { store, chunkFrames: CHUNK, previous: { ...prev, frames: prev.frames + 1, changed: [] } });
+  expect(r5.hashesReused).toBe(0);
   console.log(`${changed.name}: ${expectEncoded.length}/${total} chunks encoded; max |err| at splices ${maxNear.toFixed(5)}, elsewhere ${maxElse.toFixed(5)}; SNR chunked ${snrChunked.toFixed(1)} dB, whole ${snrWhole.toFixed(1)} dB; RMS error at the splices ${local.map(([a, b]) => `${a.toExponential(2)} (whole ${b.toExponential(2)})`).join(', ')}`);
 }
 
@@ -303,7 +326,8 @@ describe('encodeAudioChunked', () => {
     await encodeAudio(c.input, plain);
     expect(Buffer.from((await decode(tmp.file('join-2.m4a'), 1)).buffer).equals(Buffer.from((await decode(plain, 1)).buffer))).toBe(true);
     const again = await encodeAudioChunked(c.input, tmp.file('join-3.m4a'), { store, chunkFrames: CHUNK });
-    expect(again).toEqual({ file: tmp.file('join-3.m4a'), chunks: { total: 5, encoded: 0, reused: 5 }, encode: 'none' });
+    expect(again).toMatchObject({ file: tmp.file('join-3.m4a'), chunks: { total: 5, encoded: 0, reused: 5 }, encode: 'none', hashesReused: 0 });
+    expect(again.fallback).toBeUndefined();
   }, 60_000);
 
   itWithMedia(['chinese-news.wav'], 'chinese-news.wav (48 kHz stereo speech): aligned, one edited chunk re-encoded, clean splices', async () => {

@@ -74,6 +74,14 @@ export interface EncodeAudioChunkedOptions extends MediaToolOptions {
   /** Folder for intermediate files (default: a temporary folder, removed afterwards). */
   tmpDir?: string;
   timeoutMs?: number;
+  /**
+   * An earlier input's chunk identities (`settings`, `frames` and `hashes` as its result gave
+   * them) and the sample frames `changed` where this input may differ from it: a chunk whose
+   * window misses every changed span takes its earlier hash without its samples being read. The
+   * caller vouches that outside `changed` the two inputs hold the same sample bytes (e.g. a mix
+   * updated in place: updateMixReplace's `updated`). Ignored when the settings or lengths differ.
+   */
+  previous?: { settings: string; frames: number; hashes: readonly string[]; changed: readonly { start: number; end: number }[] };
 }
 
 export interface EncodeAudioChunkedResult {
@@ -83,6 +91,12 @@ export interface EncodeAudioChunkedResult {
   encode: 'whole' | 'windows' | 'none';
   /** Why the whole file was encoded although chunks were stored (their windows did not join). */
   fallback?: string;
+  /** The chunks' identities, for a later call's `previous`: a digest of the settings, the input's frames, each chunk's hash. */
+  settings: string;
+  frames: number;
+  hashes: string[];
+  /** Chunks whose hash came from `previous` (their samples were not read). */
+  hashesReused: number;
 }
 
 interface ChunkPlan {
@@ -127,7 +141,14 @@ export async function encodeAudioChunked(input: string, output: string, opts: En
       margin,
       ffmpeg: await ffmpegVersion(opts, ctx),
     });
-    const plans = await planChunks(input, wav, chunkFrames, margin, settings);
+    const settingsDigest = createHash('sha256').update(settings).digest('hex');
+    const count = Math.ceil(total / chunkFrames);
+    const prev = opts.previous;
+    const reusable = prev && prev.settings === settingsDigest && prev.frames === total && prev.hashes.length === count ? prev : undefined;
+    const known = (c: number, windowStart: number, windowEnd: number): string | undefined =>
+      reusable && reusable.changed.every((s) => s.end <= windowStart || s.start >= windowEnd) ? reusable.hashes[c] : undefined;
+    const plans = await planChunks(input, wav, chunkFrames, margin, settings, known);
+    const hashesReused = reusable ? plans.filter((p) => p.hash === known(p.index, p.windowStart, p.windowEnd)).length : 0;
     for (const p of plans) {
       const file = await opts.store.get(p.hash);
       if (file === undefined) continue;
@@ -160,7 +181,7 @@ export async function encodeAudioChunked(input: string, output: string, opts: En
     // A whole encode replaces every chunk's packets (no splice in this file); the new ones are stored.
     const encoded = mode === 'whole' ? plans.length : missing.length;
     ctx.logger.debug({ total: plans.length, encoded, mode }, 'encodeAudioChunked');
-    return { file: output, chunks: { total: plans.length, encoded, reused: plans.length - encoded }, encode: mode, ...(fallback ? { fallback } : {}) };
+    return { file: output, chunks: { total: plans.length, encoded, reused: plans.length - encoded }, encode: mode, ...(fallback ? { fallback } : {}), settings: settingsDigest, frames: total, hashes: plans.map((p) => p.hash), hashesReused };
   } finally {
     if (opts.tmpDir === undefined) await rm(tmp, { recursive: true, force: true });
   }
@@ -194,8 +215,8 @@ async function ffmpegVersion(opts: MediaToolOptions, ctx: ReturnType<typeof reso
   return v;
 }
 
-/** Cut the file at k*chunkFrames and hash each chunk's window (raw sample bytes) with the settings. */
-async function planChunks(input: string, wav: WavLayout, chunkFrames: number, margin: number, settings: string): Promise<ChunkPlan[]> {
+/** Cut the file at k*chunkFrames and hash each chunk's window (raw sample bytes) with the settings; `known` gives the hash of a chunk whose samples need not be read. */
+async function planChunks(input: string, wav: WavLayout, chunkFrames: number, margin: number, settings: string, known: (c: number, windowStart: number, windowEnd: number) => string | undefined): Promise<ChunkPlan[]> {
   const count = Math.ceil(wav.frames / chunkFrames);
   const plans: ChunkPlan[] = [];
   const fh = await open(input, 'r');
@@ -205,6 +226,11 @@ async function planChunks(input: string, wav: WavLayout, chunkFrames: number, ma
       const end = Math.min(wav.frames, start + chunkFrames);
       const windowStart = Math.max(0, start - margin);
       const windowEnd = Math.min(wav.frames, end + margin);
+      const hash = known(c, windowStart, windowEnd);
+      if (hash !== undefined) {
+        plans.push({ index: c, start, end, windowStart, windowEnd, hash });
+        continue;
+      }
       const h = createHash('sha256').update(settings).update(JSON.stringify({ first: c === 0, last: c === count - 1, before: start - windowStart, length: end - start }));
       const bytes = (windowEnd - windowStart) * wav.format.blockAlign;
       const buf = Buffer.allocUnsafe(Math.min(bytes, 1 << 22));

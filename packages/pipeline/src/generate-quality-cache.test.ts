@@ -28,7 +28,7 @@ import {
   type VersionScript,
 } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
-import { readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
+import { encodeAudioChunked, readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { loadTranslateConfig } from '@dub/translate';
 import { measureLoudness, measureLoudnessFrames } from '@dub/mix';
 import { ArtifactCache } from './artifacts.js';
@@ -76,13 +76,16 @@ function job(generation: number): GenerateVersionJob {
   return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'en-US', mode: 'no_lips', script_key: blobKeys.script(VERSION), generation, options: {} };
 }
 
-async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string; mixUpdate: MixUpdate | undefined }> {
+async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string; mixUpdate: MixUpdate | undefined; audio: AudioValue }> {
   const events: EmittedEvent[] = [];
   const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}) });
   const generated = events.find((e) => e.type === 'version_generated') as { speech_key: string } | undefined;
   const mix = await newestManifest(s, 'mix', 'mix.wav');
-  return { report: result.report, quality: await lastQualityValue(s), speechKey: generated!.speech_key, mixFile: s.localPath(mix.files['mix.wav']!)!, mixUpdate: (mix.value as { update?: MixUpdate }).update };
+  const audio = await newestManifest(s, 'audio', 'result.m4a');
+  return { report: result.report, quality: await lastQualityValue(s), speechKey: generated!.speech_key, mixFile: s.localPath(mix.files['mix.wav']!)!, mixUpdate: (mix.value as { update?: MixUpdate }).update, audio: audio.value as AudioValue };
 }
+
+type AudioValue = { chunks: { total: number; encoded: number; reused: number }; identities: { settings: string; frames: number; hashes: string[] }; hashesReused: number };
 
 type MixUpdate = { used: true; from_generation: number; frames: number } | { used: false; reason: string };
 
@@ -246,6 +249,13 @@ describe('per-line quality measurements across generations', () => {
     expect(second.mixUpdate).toMatchObject({ used: true, from_generation: 2 });
     expect(second.mixUpdate!.frames).toBeLessThan(DURATION * 48000 * 0.75);
     expect(first.mixUpdate).toEqual({ used: false, reason: 'no previous generation' });
+    // the AAC chunks away from the updated frames kept generation 2's identities without being
+    // read; every identity equals what hashing the whole re-dubbed mix gives
+    expect(first.audio.hashesReused).toBe(0);
+    expect(second.audio.hashesReused).toBeGreaterThan(0);
+    expect(second.audio.hashesReused).toBeGreaterThanOrEqual(second.audio.chunks.total - second.audio.chunks.encoded - 1);
+    const rehashed = await encodeAudioChunked(second.mixFile, path.join(dir, 'rehash.m4a'), { store: { get: async () => undefined, put: async () => undefined }, tmpDir: await fsp.mkdtemp(path.join(dir, 'rehash-')) });
+    expect(rehashed.hashes).toEqual(second.audio.identities.hashes);
     // the dubbed track's loudness: generation 3 kept generation 2's frame peaks and hop energies
     // outside the changed chunks; its figures equal a whole measurement of its track, and ebur128's
     // own figures within their rounding

@@ -131,6 +131,18 @@ interface MixState {
   framePeaks?: (number | null)[];
   hopEnergies?: number[];
   hop?: number;
+  /** The AAC chunks' identities of the dubbed track (encodeAudioChunked's settings digest, frames, hashes). */
+  chunks?: { settings: string; frames: number; hashes: string[] };
+}
+
+/** The audio stage's value: how the dubbed track's AAC chunks were made. */
+interface AudioStageValue {
+  chunks: { total: number; encoded: number; reused: number };
+  encode: string;
+  fallback?: string;
+  identities?: { settings: string; frames: number; hashes: string[] };
+  /** Chunks whose identity came from the previous generation's (their samples were not read). */
+  hashesReused?: number;
 }
 
 /**
@@ -261,11 +273,14 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const lang = getLocale(job.locale)!.iso639_3;
     // AAC in chunks cached by their samples: a re-dub encodes only the chunks whose mix changed.
     const chunking = opts.audio ?? {};
-    const audio = await runner.run('audio', { v: STAGE_VERSION, mix: mixKey, ...chunking }, async (out, ctx) => {
+    // A mix updated in place differs from the previous generation's only within the update's spans: the chunks away from them keep their identities unread.
+    const update = mixed.value.update;
+    const prevChunks = previous?.mixState?.chunks && update?.used && update.from_generation === previous.generation ? { ...previous.mixState.chunks, changed: update.spans.map(([start, end]) => ({ start, end })) } : undefined;
+    const audio = await runner.run<AudioStageValue>('audio', { v: STAGE_VERSION, mix: mixKey, ...chunking }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.m4a');
-      const r = await encodeAudioChunked(await local(mixKey), file, { ...media, ...chunking, store: keyedFiles(rt.store, job.asset_id, 'audio-chunk', 'chunk.adts', local), tmpDir: out.dir }, ctx);
+      const r = await encodeAudioChunked(await local(mixKey), file, { ...media, ...chunking, store: keyedFiles(rt.store, job.asset_id, 'audio-chunk', 'chunk.adts', local), tmpDir: out.dir, ...(prevChunks ? { previous: prevChunks } : {}) }, ctx);
       out.addFile('result.m4a', file);
-      return { chunks: r.chunks, encode: r.encode, ...(r.fallback ? { fallback: r.fallback } : {}) };
+      return { chunks: r.chunks, encode: r.encode, ...(r.fallback ? { fallback: r.fallback } : {}), identities: { settings: r.settings, frames: r.frames, hashes: r.hashes }, hashesReused: r.hashesReused };
     });
     // with_lips: the mouth follows the dubbed speech (the speech timeline, not the mix)
     let videoKey = sourceKey;
@@ -334,6 +349,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       hops: mixed.files['hops.f64'] ?? null,
       background: backgroundKey ?? null,
       duration,
+      ...(audio.value.identities ? { chunks: audio.value.identities } : {}),
       ...(quality.framePeaks ? { audio: audioKey, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks, ...(quality.hopEnergies && quality.hop ? { hopEnergies: quality.hopEnergies, hop: quality.hop } : {}) } : {}),
     };
     await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(mixState)));
