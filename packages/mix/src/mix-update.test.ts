@@ -70,6 +70,43 @@ describe('updateMixReplace', () => {
     expect(diff[0]!.end).toBeLessThanOrEqual(upd.updated[0]!.end);
   }, 120_000);
 
+  it('edits of the first line and of the last one (running to the end of the timeline) also give the full mix byte for byte', async () => {
+    const s1 = path.join(dir, 'e1.wav');
+    await timeline(s1);
+    const first = await mixReplace({ background, speech: s1, output: path.join(dir, 'em1.wav'), tmpDir: dir });
+    for (const edit of [{ line: 0, text: 'Buenas tardes a todos.' }, { line: 4, text: 'Gracias por escuchar este programa hasta el final, y hasta la semana que viene.' }]) {
+      const s2 = path.join(dir, `e2-${edit.line}.wav`);
+      await timeline(s2, edit);
+      const full = await mixReplace({ background, speech: s2, output: path.join(dir, `efull-${edit.line}.wav`), previousGainDb: first.gainDb, tmpDir: dir });
+      const upd = await updateMixReplace({ background, speech: s2, output: path.join(dir, `eupd-${edit.line}.wav`), previous: { output: first.output, speech: s1, gainDb: first.gainDb, hops: first.hops! }, tmpDir: dir });
+      if ('fallback' in upd) throw new Error(upd.fallback);
+      expect(upd.updated.length, `line ${edit.line}`).toBe(1);
+      if (edit.line === 0) expect(upd.updated[0]!.start).toBeLessThan(0.5 * 48000);
+      else expect(upd.updated[0]!.end).toBe(SECONDS * 48000);
+      expect(Buffer.compare(await fsp.readFile(upd.output), await fsp.readFile(full.output)), `line ${edit.line}`).toBe(0);
+    }
+  }, 120_000);
+
+  it('a change inside continuous sound (the resampled window starts and ends in signal, not silence) gives the full mix byte for byte', async () => {
+    const s1 = path.join(dir, 'n1.wav');
+    await runFfmpeg(['-f', 'lavfi', '-i', `anoisesrc=d=${SECONDS}:c=pink:a=0.2:r=${SR}:seed=7`, '-c:a', 'pcm_f32le', s1]);
+    const x = await readWav(s1);
+    const o2 = path.join(dir, 'n-other.wav');
+    await runFfmpeg(['-f', 'lavfi', '-i', `anoisesrc=d=1:c=pink:a=0.2:r=${SR}:seed=8`, '-c:a', 'pcm_f32le', o2]);
+    const other = await readWav(o2);
+    const y = x.channels[0]!.slice();
+    y.set(other.channels[0]!.subarray(0, SR), Math.round(9.3 * SR));
+    const s2 = path.join(dir, 'n2.wav');
+    await writeWav(s2, { sampleRate: SR, channels: [y] }, { format: 'float32' });
+    const first = await mixReplace({ background, speech: s1, output: path.join(dir, 'nm1.wav'), tmpDir: dir });
+    const full = await mixReplace({ background, speech: s2, output: path.join(dir, 'nfull.wav'), previousGainDb: first.gainDb, tmpDir: dir });
+    const upd = await updateMixReplace({ background, speech: s2, output: path.join(dir, 'nupd.wav'), previous: { output: first.output, speech: s1, gainDb: first.gainDb, hops: first.hops! }, tmpDir: dir });
+    if ('fallback' in upd) throw new Error(upd.fallback);
+    expect(upd.updated.length).toBe(1);
+    expect(upd.updated[0]!.start / 48000).toBeGreaterThan(9);
+    expect(Buffer.compare(await fsp.readFile(upd.output), await fsp.readFile(full.output))).toBe(0);
+  }, 120_000);
+
   it('the same speech gives the previous mix back; a gain that moves past the tolerance or another length falls back', async () => {
     const s1 = path.join(dir, 's1.wav');
     const first = await mixReplace({ background, speech: s1, output: path.join(dir, 'm1b.wav'), tmpDir: dir });

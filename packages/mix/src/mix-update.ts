@@ -18,9 +18,10 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { resolveContext, subContext, type PartialContext } from '@dub/core';
-import { encodeFrames, readWav, renderTimelineBuffer, resample, WavReader } from '@dub/media';
+import { encodeFrames, readWav, renderTimelineBuffer, runFfmpeg, WavReader, type MediaToolOptions } from '@dub/media';
+import type { StageContext } from '@dub/core';
 import { integratedFromHops, LoudnessMeter, meterHopFrames } from './bs1770.js';
-import { limiterHoldFrames, PeakLimiter } from './limiter.js';
+import { limiterHoldFrames, limiterReachFrames, PeakLimiter } from './limiter.js';
 import { chooseGain, DEFAULT_GAIN_TOLERANCE_DB, INTER_SAMPLE_MARGIN_DB } from './normalize.js';
 import { dbToGain, mixInput, resolveMixOutput } from './options.js';
 import type { MixReplaceOptions } from './mix-replace.js';
@@ -88,8 +89,7 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
   } finally {
     await old.close();
   }
-  const hop = meterHopFrames(o.sampleRate);
-  if (prev.hops.length !== Math.floor(frames / hop)) return { fallback: 'the previous loudness hops do not match the mix length' };
+  if (prev.hops.length !== Math.floor(frames / meterHopFrames(o.sampleRate))) return { fallback: 'the previous loudness hops do not match the mix length' };
 
   const ratio = o.sampleRate / now.sampleRate;
   const speechChanged = changedStretches(now.channels, before.channels, Math.round(MERGE_SECONDS * now.sampleRate));
@@ -102,12 +102,20 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
   try {
     const fmt = { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' as const };
     const bgFile = path.join(dir, 'background.wav');
-    const spFile = path.join(dir, 'speech.wav');
     const bgInput = await mixInput(options.background, fmt, bgFile, subContext(ctx, 'mix_prepare', 0, 0.3));
-    await resample(options.speech, spFile, fmt, subContext(ctx, 'mix_prepare', 0.3, 0.6));
     const bg = await WavReader.open(bgInput);
-    const sp = await WavReader.open(spFile);
+    const hop = meterHopFrames(o.sampleRate);
+    const settle = Math.ceil((METER_SETTLE_SECONDS * o.sampleRate) / hop);
+    const limiterReach = limiterReachFrames(limiterHoldFrames(o.sampleRate));
+    // the output frames each change makes the update read: the meter's hops from `settle` before it, the limiter's input around it
+    const needed = premixChanged.map((c) => ({
+      start: Math.min(Math.max(0, Math.floor(c.start / hop) - settle) * hop, Math.max(0, c.start - 2 * limiterReach)),
+      end: Math.max(Math.min(prev.hops.length, Math.ceil(c.end / hop) + settle) * hop, Math.min(frames, c.end + 2 * limiterReach)),
+    }));
+    let sp: SpeechWindows | undefined;
     try {
+      sp = await SpeechWindows.open(options.speech, now.sampleRate, now.channels[0]!.length, needed, fmt, dir, subContext(ctx, 'mix_prepare', 0.3, 0.6));
+      const speech = sp;
       const gains = { bg: dbToGain(options.backgroundGainDb ?? 0), speech: dbToGain(o.speechGainDb) };
       /** The premix over [from, to), as mixReplace's renderTimeline sums it (background first, then speech). */
       const premix = async (from: number, to: number): Promise<Float32Array[]> => {
@@ -117,13 +125,12 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
         };
         return renderTimelineBuffer({ channels: o.channels, frames: to - from }, [
           { atFrame: 0, audio: await take(bg), gain: gains.bg },
-          { atFrame: 0, audio: await take(sp), gain: gains.speech },
+          { atFrame: 0, audio: await speech.read(from, to), gain: gains.speech },
         ]);
       };
 
       // Loudness: the hops near each change measured again, the others as before.
       const hops = Float64Array.from(prev.hops);
-      const settle = Math.ceil((METER_SETTLE_SECONDS * o.sampleRate) / hop);
       for (const s of premixChanged) {
         const h0 = Math.floor(s.start / hop);
         const h1 = Math.min(hops.length, Math.ceil(s.end / hop) + settle);
@@ -141,6 +148,7 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
       // Output: the previous mix, with the frames the change reaches limited again.
       const limiter = new PeakLimiter(o.channels, { gain: dbToGain(gain.gainDb), ceiling: dbToGain(o.loudness.truePeak - INTER_SAMPLE_MARGIN_DB), hold: limiterHoldFrames(o.sampleRate) });
       const reach = limiter.reach;
+      if (reach > limiterReach) throw new Error(`the limiter reaches ${reach} frames, more than the ${limiterReach} the speech windows were cut for`);
       await fsp.copyFile(prev.output, o.output);
       const out = await WavReader.open(o.output);
       const { dataOffset, blockAlign } = out;
@@ -164,9 +172,66 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
       return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated, ...gain, hops, updated };
     } finally {
       await bg.close();
-      await sp.close();
+      await sp?.close();
     }
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
+  }
+}
+
+const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
+
+/**
+ * The speech timeline resampled to the mix's rate and channels only where an update reads it, as
+ * mixReplace's whole-file resample gives it there. Each window of the input starts on the
+ * resampler's period (a multiple of inRate / gcd(inRate, outRate) input samples, so its output
+ * samples fall on the same filter phases as the whole run's) and carries RESAMPLER_REACH input
+ * samples of margin on each side (ffmpeg's default filter reaches 16); inside the margins ffmpeg
+ * gives the whole run's values (byte identity with mixReplace is tested). A window that comes
+ * within the margin of either end of the input runs to that end, where it ends as the whole run does.
+ */
+class SpeechWindows {
+  private constructor(private readonly windows: { outStart: number; frames: number; validStart: number; validEnd: number; reader: WavReader }[]) {}
+
+  static async open(speech: string, inRate: number, inFrames: number, needed: readonly { start: number; end: number }[], fmt: MediaToolOptions & { sampleRate: number; channels: number }, dir: string, ctx: StageContext): Promise<SpeechWindows> {
+    const period = inRate / gcd(inRate, fmt.sampleRate);
+    const outPerPeriod = fmt.sampleRate / gcd(inRate, fmt.sampleRate);
+    const windows: SpeechWindows['windows'] = [];
+    try {
+      for (const [i, n] of needed.entries()) {
+        let inStart = Math.floor((Math.floor((n.start * inRate) / fmt.sampleRate) - RESAMPLER_REACH) / period) * period;
+        let inEnd = Math.ceil((n.end * inRate) / fmt.sampleRate) + RESAMPLER_REACH;
+        if (inStart < RESAMPLER_REACH) inStart = 0;
+        if (inEnd > inFrames - RESAMPLER_REACH) inEnd = inFrames;
+        const file = path.join(dir, `speech-${i}.wav`);
+        await runFfmpeg(['-i', speech, '-map', '0:a:0', '-vn', '-af', `atrim=start_sample=${inStart}:end_sample=${inEnd}`, '-ac', String(fmt.channels), '-ar', String(fmt.sampleRate), '-c:a', 'pcm_f32le', '-f', 'wav', file], { ...fmt, stage: 'resample' }, ctx);
+        const reader = await WavReader.open(file);
+        const outStart = (inStart / period) * outPerPeriod;
+        const margin = Math.ceil((RESAMPLER_REACH * fmt.sampleRate) / inRate);
+        windows.push({
+          outStart,
+          frames: reader.frames,
+          validStart: inStart === 0 ? 0 : outStart + margin,
+          validEnd: inEnd === inFrames ? Number.POSITIVE_INFINITY : outStart + reader.frames - margin,
+          reader,
+        });
+      }
+    } catch (e) {
+      for (const w of windows) await w.reader.close();
+      throw e;
+    }
+    return new SpeechWindows(windows);
+  }
+
+  /** Output frames [from, to) of the resampled speech (shorter where the speech ends before `to`). */
+  async read(from: number, to: number): Promise<Float32Array[]> {
+    const w = this.windows.find((x) => x.validStart <= from && to <= x.validEnd);
+    if (!w) throw new Error(`updateMixReplace: frames ${from}-${to} of the speech lie outside every resampled window`);
+    const end = Math.min(to, w.outStart + w.frames);
+    return end > from ? w.reader.read(from - w.outStart, end - from) : Array.from({ length: w.reader.channelCount }, () => new Float32Array(0));
+  }
+
+  async close(): Promise<void> {
+    for (const w of this.windows) await w.reader.close();
   }
 }
