@@ -7,13 +7,14 @@
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { blobKeys, FsBlobStore, loadConfig, silentLogger, type EmittedEvent, type GenerateVersionJob, type JobRuntime, type QualityReport, type Transcript, type VersionScript } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { medianPitch, semitones, speechExtent, TTS_ENGINES } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
+import { createJobHandlers } from './handlers.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
 import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
 import { linesAtOnce, withTextStepNote } from './generate-synthesis.js';
@@ -513,6 +514,28 @@ describe('Piper chosen by auto once its voice is installed', () => {
     expect((await readWav(store.localPath(generated(after).speech_key!)!)).sampleRate).toBe(22050);
     // The translation and prepare records come with the generation's.
     expect(generated(after).engines?.translation).toEqual({ id: 'test', selected: 'auto' });
+  });
+});
+
+describe('DUB_TTS_ENGINE=piper in the worker\'s handlers', () => {
+  it('the handlers a worker creates (createJobHandlers, reading its environment) synthesize with Piper when the voice is installed, recorded as an explicit choice', async () => {
+    const modelsDir = path.join(dir, 'models-explicit-piper');
+    const voiceDir = path.join(modelsDir, 'piper-es_ES-davefx-medium');
+    await fsp.mkdir(voiceDir, { recursive: true });
+    const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures');
+    await fsp.copyFile(path.join(fixtures, 'tiny-piper.onnx'), path.join(voiceDir, 'es_ES-davefx-medium.onnx'));
+    await fsp.copyFile(path.join(fixtures, 'tiny-piper.onnx.json'), path.join(voiceDir, 'es_ES-davefx-medium.onnx.json'));
+    vi.stubEnv('DUB_TTS_ENGINE', 'piper');
+    let handlers;
+    try {
+      handlers = createJobHandlers();
+    } finally {
+      vi.unstubAllEnvs();
+    }
+    const events: EmittedEvent[] = [];
+    await handlers['generate-version']!(job(25), { ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
+    expect(generated(events).engines?.tts).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', provider: 'cpu', selected: 'explicit' });
+    expect((await readWav(store.localPath(generated(events).speech_key!)!)).sampleRate).toBe(22050);
   });
 });
 
