@@ -198,6 +198,23 @@ describe('dub CLI', () => {
       expect(fs.existsSync(path.join(dir, 'piper-out', 'es-ES', 'dubbed.mp4'))).toBe(false);
     }, 120_000);
 
+    it('--tts-engine piper with a Piper-shaped voice installed (the tiny model copied into DUB_MODELS_DIR) synthesizes with Piper, and engines.json and the summary say so', () => {
+      const models = path.join(dir, 'models-piper');
+      const voice = path.join(models, 'piper-es_ES-davefx-medium');
+      fs.mkdirSync(voice, { recursive: true });
+      const fixtures = path.join(ROOT, 'packages', 'voice', 'fixtures');
+      fs.copyFileSync(path.join(fixtures, 'tiny-piper.onnx'), path.join(voice, 'es_ES-davefx-medium.onnx'));
+      fs.copyFileSync(path.join(fixtures, 'tiny-piper.onnx.json'), path.join(voice, 'es_ES-davefx-medium.onnx.json'));
+      const dest = path.join(dir, 'piper-ok');
+      // the prepare stages come from the first run's data dir; the other models from the repo's models/
+      const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', dest, '--data-dir', path.join(out, '.work'), '--tts-engine', 'piper'], { DUB_MODELS_DIR: models });
+      expect(r.status, r.stderr.slice(-2000)).toBe(0);
+      const engines = JSON.parse(fs.readFileSync(path.join(dest, 'es-ES', 'engines.json'), 'utf8')) as Record<string, EngineRecord>;
+      expect(engines.tts).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', size: fs.statSync(path.join(fixtures, 'tiny-piper.onnx')).size, provider: 'cpu', selected: 'explicit' });
+      expect(r.stderr).toMatch(/\n  es-ES +tts +piper \(es_ES-davefx-medium\.onnx, cpu\), chosen by configuration\n/);
+      expect(fs.existsSync(path.join(dest, 'es-ES', 'dubbed.mp4'))).toBe(true);
+    }, 400_000);
+
     it('without --from, Whisper (when installed) identifies the spoken language and the run goes on with it', () => {
       // "installed": the asr package's tiny Whisper-shaped stand-in (random weights: it hears German)
       const models = path.join(dir, 'whisper-models', 'whisper-base');
