@@ -164,7 +164,10 @@ describe('dub CLI', () => {
       // the engine each generation stage ran: in the folder and in the summary
       // every stage's engine, with model file, sha256 and provider where it is an ONNX model
       const engines = JSON.parse(fs.readFileSync(path.join(es, 'engines.json'), 'utf8')) as Record<string, EngineRecord>;
-      expect(Object.keys(engines)).toEqual(['separation', 'vad', 'asr', 'speakers', 'translation', 'tts', 'voice_conversion']);
+      expect(Object.keys(engines)).toEqual(['separation', 'vad', 'asr', 'speakers', 'translation', 'tts', 'voice_conversion', 'time_stretch']);
+      // the stretch filter lines were fitted with: rubberband where this ffmpeg has it, else atempo
+      const rubberband = / rubberband +A->A /.test(spawnSync('ffmpeg', ['-hide_banner', '-filters'], { encoding: 'utf8' }).stdout);
+      expect(engines.time_stretch).toMatchObject({ id: rubberband ? 'rubberband' : 'atempo', selected: 'auto' });
       expect(engines.voice_conversion).toMatchObject({ id: 'none', selected: 'auto' });
       expect(engines.vad).toMatchObject({ id: 'silero', model: 'silero_vad_v5.onnx', sha256: getModelEntry('silero-vad-v5')!.files[0]!.sha256, provider: 'cpu' });
       expect(engines.asr).toMatchObject({ id: 'pocketsphinx', selected: 'auto' });

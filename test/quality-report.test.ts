@@ -137,7 +137,7 @@ describeWithMedia(['talking-head-480.mp4'], 'quality report: a real talking head
     expect(report.durations.source.container!).toBeGreaterThan(33);
     for (const k of ['result_video', 'result_video_stream', 'result_audio'] as const) expect(Math.abs(report.durations.diff_ms[k]!) / 1000, k).toBeLessThanOrEqual(frame + 0.001);
     expect(report.stages.map((s) => s.stage)).toEqual(['source', 'voices', 'synthesis', 'timeline', 'background', 'mix', 'audio', 'video', 'quality', 'publish']);
-    expect(Object.keys(report.engines)).toEqual(['separation', 'vad', 'asr', 'speakers', 'translation', 'tts', 'voice_conversion']);
+    expect(Object.keys(report.engines)).toEqual(['separation', 'vad', 'asr', 'speakers', 'translation', 'tts', 'voice_conversion', 'time_stretch']);
     expect(report.engines.asr!.id).toBe('pocketsphinx');
     expect(report.speakers.method).toBe('bic');
     expect(report.speakers.found.length).toBeGreaterThan(0);

@@ -18,6 +18,7 @@ import {
   reportProgress,
   throwIfAborted,
   ValidationError,
+  type EngineRecord,
   type GenerateVersionJob,
   type JobRuntime,
   type ModelIdentity,
@@ -29,7 +30,7 @@ import {
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
 import { VOICE_OVER_DEFAULTS } from '@dub/mix';
-import { chatterboxTextStepNote, detectStretchers, TTS_ENGINES, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { chatterboxTextStepNote, detectStretchers, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -122,11 +123,24 @@ export interface SynthesisResult {
   shortener: Shortener;
   speedCap: number;
   speedLimit: number;
+  /** The time-stretch filter lines are fitted with: rubberband when this ffmpeg has it, else atempo (for the engine record). */
+  stretcher: Stretcher;
   getEngine(): Promise<TtsEngine>;
   /** A text at speed 1 with a voice, through the `utterance` cache generation uses. */
   utter(text: string, voice: VoiceSettings, slot?: SegmentSlot): Promise<StageResult<UtteranceArtifact>>;
   /** Release the TTS engine (and converter). */
   dispose(): Promise<void>;
+}
+
+/**
+ * The engine record of the time stretch that fits lines to their time: ffmpeg's rubberband filter
+ * (phase vocoder with transient handling) when this ffmpeg has it, else atempo (WSOLA). Neither
+ * loads a model; it is chosen by what ffmpeg offers, so the record says which one and why.
+ */
+export function stretchRecord(stretcher: Stretcher): EngineRecord {
+  return stretcher === 'rubberband'
+    ? { id: 'rubberband', selected: 'auto', reason: "auto: this ffmpeg has the rubberband filter (pitch-preserving phase vocoder)" }
+    : { id: 'atempo', selected: 'auto', reason: "auto: this ffmpeg has no rubberband filter (librubberband), so ffmpeg's atempo (WSOLA) stretches the lines" };
 }
 
 export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions, input: SynthesisInput): Promise<SynthesisResult> {
@@ -339,6 +353,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       shortener,
       speedCap,
       speedLimit,
+      stretcher,
       getEngine,
       utter,
       dispose: async () => {

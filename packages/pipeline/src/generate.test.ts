@@ -11,13 +11,13 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { blobKeys, FsBlobStore, loadConfig, silentLogger, type EmittedEvent, type GenerateVersionJob, type JobRuntime, type QualityReport, type Transcript, type VersionScript } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, writeWav } from '@dub/media';
-import { medianPitch, semitones, speechExtent, TTS_ENGINES } from '@dub/voice';
+import { detectStretchers, medianPitch, semitones, speechExtent, TTS_ENGINES } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
 import { createJobHandlers } from './handlers.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
 import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
-import { linesAtOnce, withTextStepNote } from './generate-synthesis.js';
+import { linesAtOnce, stretchRecord, withTextStepNote } from './generate-synthesis.js';
 
 const ASSET = 'ast_generatetest';
 const VERSION = 'ver_generatetest';
@@ -536,6 +536,12 @@ describe('DUB_TTS_ENGINE=piper in the worker\'s handlers', () => {
     await handlers['generate-version']!(job(25), { ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
     expect(generated(events).engines?.tts).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', provider: 'cpu', selected: 'explicit' });
     expect((await readWav(store.localPath(generated(events).speech_key!)!)).sampleRate).toBe(22050);
+    // and the stretch filter the lines were fitted with, as this ffmpeg offers it
+    expect(generated(events).engines?.time_stretch).toEqual(stretchRecord((await detectStretchers())[0] ?? 'atempo'));
+  });
+  it('the time stretch record says which filter and why', () => {
+    expect(stretchRecord('rubberband')).toEqual({ id: 'rubberband', selected: 'auto', reason: 'auto: this ffmpeg has the rubberband filter (pitch-preserving phase vocoder)' });
+    expect(stretchRecord('atempo')).toMatchObject({ id: 'atempo', selected: 'auto', reason: expect.stringMatching(/^auto: this ffmpeg has no rubberband filter/) });
   });
 });
 

@@ -53,7 +53,7 @@ import { StageRunner } from './stage-runner.js';
 import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
-import { round6, STAGE_VERSION, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
+import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
@@ -294,6 +294,8 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       voice_conversion: conversion.models[0]
         ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.models[0].file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
         : { id: 'none', selected: conversion.selected, reason: conversion.reason },
+      // lines fitted to their time: the pitch-preserving stretch filter this ffmpeg offers (no choice to configure)
+      time_stretch: stretchRecord(synth.stretcher),
     };
     if (withLips) {
       const words = voiced.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.placement.start + w.start, end: s.placement.start + w.end })));
