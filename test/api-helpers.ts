@@ -146,7 +146,7 @@ export async function finishGeneration(t: TestApi, assetId: string, versionId: s
   await t.api.store.put(ak, Buffer.from('audio-bytes'));
   await t.transport.publish({
     type: 'version_generated', job_id: `job_gen_${versionId}_${generation}`, asset_id: assetId, version_id: versionId, generation, result_video_key: vk, result_audio_key: ak, duration: 120,
-    engines: { tts: { id: 'espeak-ng', selected: 'auto' }, lips: { id: 'viseme-warp', selected: 'auto' } },
+    engines: { tts: { id: 'espeak-ng', label: 'espeak-ng', selected: 'auto' }, lips: { id: 'viseme-warp', label: 'viseme warp', selected: 'auto' } },
   });
 }
 

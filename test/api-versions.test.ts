@@ -106,7 +106,7 @@ for (const kind of dbKinds()) {
       expect(v.status).toBe('Completed');
       expect(v.result_generated_at).toMatch(/^\d{4}-\d\d-\d\dT/);
       // the engines that made the result, from the worker's event (a with_lips request that ran the classical engine says so)
-      expect(v.engines).toEqual({ tts: { id: 'espeak-ng', selected: 'auto' }, lips: { id: 'viseme-warp', selected: 'auto' } });
+      expect(v.engines).toEqual({ tts: { id: 'espeak-ng', label: 'espeak-ng', selected: 'auto' }, lips: { id: 'viseme-warp', label: 'viseme warp', selected: 'auto' } });
       expect(v.result_url).toMatch(new RegExp(`/v1/downloads/${versionId}/1/video\\?expires=\\d+&sig=`));
       expect(v.result_audio_url).toMatch(new RegExp(`/v1/downloads/${versionId}/1/audio\\?`));
       const exp = Number(new URL(v.result_url).searchParams.get('expires'));

@@ -167,13 +167,15 @@ describe('dub CLI', () => {
       expect(Object.keys(engines)).toEqual(['separation', 'vad', 'asr', 'speakers', 'translation', 'tts', 'voice_conversion', 'time_stretch']);
       // the stretch filter lines were fitted with: rubberband where this ffmpeg has it, else atempo
       const rubberband = / rubberband +A->A /.test(spawnSync('ffmpeg', ['-hide_banner', '-filters'], { encoding: 'utf8' }).stdout);
-      expect(engines.time_stretch).toMatchObject({ id: rubberband ? 'rubberband' : 'atempo', selected: 'auto' });
-      expect(engines.voice_conversion).toMatchObject({ id: 'none', selected: 'auto' });
-      expect(engines.vad).toMatchObject({ id: 'silero', model: 'silero_vad_v5.onnx', sha256: getModelEntry('silero-vad-v5')!.files[0]!.sha256, provider: 'cpu' });
-      expect(engines.asr).toMatchObject({ id: 'pocketsphinx', selected: 'auto' });
-      expect(engines.speakers).toMatchObject({ id: 'mfcc', selected: 'auto' });
-      expect(engines.translation).toEqual({ id: 'apertium', selected: 'auto', reason: 'the offline default' });
-      expect(engines.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/^auto: no Piper voice here/) });
+      expect(engines.time_stretch).toMatchObject(rubberband ? { id: 'rubberband', label: 'rubberband', selected: 'auto' } : { id: 'atempo', label: 'atempo', selected: 'auto' });
+      expect(engines.voice_conversion).toMatchObject({ id: 'none', label: 'no voice conversion', selected: 'auto' });
+      // every record names what ran
+      expect(engines.separation!.label).toBe(({ htdemucs: 'HTDemucs v4', none: 'no separation' } as Record<string, string>)[engines.separation!.id]);
+      expect(engines.vad).toMatchObject({ id: 'silero', label: 'Silero VAD v5', model: 'silero_vad_v5.onnx', sha256: getModelEntry('silero-vad-v5')!.files[0]!.sha256, provider: 'cpu' });
+      expect(engines.asr).toMatchObject({ id: 'pocketsphinx', label: 'pocketsphinx (en-US)', selected: 'auto' });
+      expect(engines.speakers).toMatchObject({ id: 'mfcc', label: 'MFCC statistics', selected: 'auto' });
+      expect(engines.translation).toEqual({ id: 'apertium', label: 'Apertium', selected: 'auto', reason: 'the offline default' });
+      expect(engines.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/^auto: no Piper voice here/) });
       expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically\n(  es-ES .*\n)*  es-ES +tts +espeak-ng, chosen automatically\n/);
       // the quality report: report.json in the folder, its counts and flagged lines in the summary
       const report = JSON.parse(fs.readFileSync(path.join(es, 'report.json'), 'utf8')) as QualityReport;
@@ -213,7 +215,7 @@ describe('dub CLI', () => {
       const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', dest, '--data-dir', path.join(out, '.work'), '--tts-engine', 'piper'], { DUB_MODELS_DIR: models });
       expect(r.status, r.stderr.slice(-2000)).toBe(0);
       const engines = JSON.parse(fs.readFileSync(path.join(dest, 'es-ES', 'engines.json'), 'utf8')) as Record<string, EngineRecord>;
-      expect(engines.tts).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', size: fs.statSync(path.join(fixtures, 'tiny-piper.onnx')).size, provider: 'cpu', selected: 'explicit' });
+      expect(engines.tts).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', size: fs.statSync(path.join(fixtures, 'tiny-piper.onnx')).size, provider: 'cpu', selected: 'explicit' });
       expect(r.stderr).toMatch(/\n  es-ES +tts +piper \(es_ES-davefx-medium\.onnx, cpu\), chosen by configuration\n/);
       expect(fs.existsSync(path.join(dest, 'es-ES', 'dubbed.mp4'))).toBe(true);
     }, 400_000);

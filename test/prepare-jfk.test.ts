@@ -65,7 +65,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(transcript.tracks!.background).toMatch(/\/separation-[0-9a-f]+\/background\.wav$/);
       // HTDemucs ran (jfk has a background): the record names the model with the published sha256 and the provider
       const htdemucs = getModelEntry('htdemucs')!.files[0]!;
-      expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
+      expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', label: 'HTDemucs v4', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
       // ... and which form of the graph ran (its consecutive parts when scripts/fetch-npm-models.sh made them)
       const form = await resolveHtdemucsGraph(resolveModelFile('htdemucs', 'htdemucs.onnx'), { device: 'cpu' });
       expect(transcript.engines?.separation?.reason).toBe(`auto: the HTDemucs model is installed; ${transcript.separation?.reason}; ${form.reason}`);
@@ -97,7 +97,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(script.segments.length).toBeGreaterThan(0);
       // the script carries the transcript's engine records and the translation's
       const transcript = validate<Transcript>(TranscriptSchema, await readJson(blobKeys.transcript(ASSET)), 'transcript');
-      expect(script.engines).toEqual({ ...transcript.engines, translation: { id: 'apertium', selected: 'auto', reason: 'the offline default' } });
+      expect(script.engines).toEqual({ ...transcript.engines, translation: { id: 'apertium', label: 'Apertium', selected: 'auto', reason: 'the offline default' } });
       const spanish = script.segments.map((s) => s.target_text).join(' ');
       expect(spanishWords(spanish)).toBeGreaterThanOrEqual(3);
       for (const s of script.segments) {
@@ -196,7 +196,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       const file = (name: string) => { const b = fs.readFileSync(path.join(models, name)); return { name, sha256: createHash('sha256').update(b).digest('hex'), size: b.length }; };
       const files = ['encoder_model.onnx', 'decoder_model_merged.onnx', 'tokenizer.json'].map(file);
       expect(res.transcript.engines?.asr).toEqual({
-        id: 'whisper', model: 'encoder_model.onnx', sha256: files[0]!.sha256, size: files[0]!.size, files,
+        id: 'whisper', label: 'Whisper base', model: 'encoder_model.onnx', sha256: files[0]!.sha256, size: files[0]!.size, files,
         provider: 'cpu', selected: 'auto', reason: 'auto: Whisper is installed and speaks en-US',
       });
     });

@@ -46,13 +46,13 @@ itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, ea
   const sep = rt.events.find((e) => e.type === 'stage_done' && e.stage === 'separation');
   expect(sep).toMatchObject({ cached: false });
   // no WeSpeaker model here: the MFCC engine told the speakers apart, and the transcript says so
-  expect(t.speaker_engine).toEqual({ id: 'mfcc', selected: 'auto', reason: 'auto: no WeSpeaker model here (MFCC statistics, no weights)' });
+  expect(t.speaker_engine).toEqual({ id: 'mfcc', label: 'MFCC statistics', selected: 'auto', reason: 'auto: no WeSpeaker model here (MFCC statistics, no weights)' });
   // every prepare stage's engine, with the model's sha256 and provider where it is a model
   const silero = getModelEntry('silero-vad-v5')!.files[0]!;
   expect(t.engines).toEqual({
-    separation: { id: 'given_tracks', selected: 'auto', reason: 'clean tracks were given with the asset' },
-    vad: { id: 'silero', model: 'silero_vad_v5.onnx', sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' },
-    asr: { id: 'pocketsphinx', selected: 'auto', reason: 'auto: the engine installed here that speaks en-US' },
+    separation: { id: 'given_tracks', label: 'given clean tracks', selected: 'auto', reason: 'clean tracks were given with the asset' },
+    vad: { id: 'silero', label: 'Silero VAD v5', model: 'silero_vad_v5.onnx', sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' },
+    asr: { id: 'pocketsphinx', label: 'pocketsphinx (en-US)', selected: 'auto', reason: 'auto: the engine installed here that speaks en-US' },
     speakers: t.speaker_engine,
   });
 }, 600_000);
@@ -77,7 +77,7 @@ itWithMedia(['two-speakers-call.wav'], 'after a WeSpeaker model is installed, au
   expect(done('separation')).toMatchObject({ cached: true });
   const file = path.join(models, 'wespeaker-resnet34', 'voxceleb_resnet34_LM.onnx');
   expect(res.transcript.speaker_engine).toEqual({
-    id: 'wespeaker', model: 'voxceleb_resnet34_LM.onnx', sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex'), size: fs.statSync(file).size,
+    id: 'wespeaker', label: 'WeSpeaker ResNet34', model: 'voxceleb_resnet34_LM.onnx', sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex'), size: fs.statSync(file).size,
     provider: 'cpu', selected: 'auto', reason: 'auto: the WeSpeaker model is installed',
   });
   expect(res.transcript.engines?.speakers).toEqual(res.transcript.speaker_engine);

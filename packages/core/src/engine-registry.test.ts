@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defineEngineRegistry, engineRecordOf, modelSupport, type EngineHost } from './engine-registry.js';
+import { defineEngineRegistry, engineLabel, engineRecordOf, modelSupport, type EngineHost } from './engine-registry.js';
 import { EngineUnavailableError, ModelMissingError, ValidationError } from './errors.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-registry-'));
@@ -17,6 +17,8 @@ function registry() {
     entries: [
       {
         id: 'neural',
+        // named after its model file, like a Piper voice
+        label: ([file]) => (file ? `neural ${path.basename(file, '.onnx')}` : 'neural'),
         installHint: 'npx dub models fetch neural-model',
         supports: (locale, env) =>
           locale === 'en-US' || locale === 'es-ES'
@@ -26,11 +28,12 @@ function registry() {
       },
       {
         id: 'tool',
+        label: 'demo tool',
         installHint: 'apt-get install demo-tool',
         supports: (locale) => (locale === 'en-US' ? { ok: true, reason: 'the tool speaks en-US' } : { ok: false, reason: `the tool does not speak ${locale}` }),
         create: async (o) => `tool:${o.tag}`,
       },
-      { id: 'offline', fallbackNote: 'classical, no weights', supports: () => ({ ok: true }), create: async (o) => `offline:${o.tag}` },
+      { id: 'offline', label: 'offline demo', fallbackNote: 'classical, no weights', supports: () => ({ ok: true }), create: async (o) => `offline:${o.tag}` },
     ],
   });
 }
@@ -50,9 +53,9 @@ describe('EngineRegistry', () => {
     const r = registry();
     const en = await r.resolve('auto', 'en-US', env);
     expect(en).toMatchObject({ id: 'tool', selected: 'auto', reason: 'auto: no neural model here (npx dub models fetch neural-model)', models: [] });
-    expect(en.record).toEqual({ id: 'tool', selected: 'auto', reason: 'auto: no neural model here (npx dub models fetch neural-model)' });
+    expect(en.record).toEqual({ id: 'tool', label: 'demo tool', selected: 'auto', reason: 'auto: no neural model here (npx dub models fetch neural-model)' });
     const fr = await r.resolve('auto', 'fr-FR', env);
-    expect(fr.record).toEqual({ id: 'offline', selected: 'auto', reason: 'auto: the neural model does not speak fr-FR (classical, no weights)' });
+    expect(fr.record).toEqual({ id: 'offline', label: 'offline demo', selected: 'auto', reason: 'auto: the neural model does not speak fr-FR (classical, no weights)' });
   });
 
   it('an explicit engine whose model is missing throws the resolver error naming dub models fetch; one that cannot run otherwise throws engine_unavailable with its install hint', async () => {
@@ -74,47 +77,51 @@ describe('EngineRegistry', () => {
     const a = await r.resolve('auto', 'es-ES', env);
     expect(a.id).toBe('neural');
     expect(a.record).toEqual({
-      id: 'neural', model: 'big.onnx', sha256: sha, size, selected: 'auto', reason: 'auto: the neural model is installed',
+      id: 'neural', label: 'neural big', model: 'big.onnx', sha256: sha, size, selected: 'auto', reason: 'auto: the neural model is installed',
       files: [{ name: 'big.onnx', sha256: sha, size }, { name: 'big.json', sha256: createHash('sha256').update('{}').digest('hex'), size: 2 }],
     });
-    expect(engineRecordOf(a, 'cpu')).toMatchObject({ id: 'neural', provider: 'cpu' });
+    expect(engineRecordOf(a, 'cpu')).toMatchObject({ id: 'neural', label: 'neural big', provider: 'cpu' });
     const x = await r.resolve('neural', 'en-US', env);
-    expect(x.record).toMatchObject({ id: 'neural', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=neural', sha256: sha });
+    expect(x.record).toMatchObject({ id: 'neural', label: 'neural big', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=neural', sha256: sha });
     expect(await x.entry.create({ tag: 'a' }, env)).toBe('neural:a');
     expect(await r.create('offline', { tag: 'b' }, env)).toBe('offline:b');
     // an engine without weights gets no provider
-    expect(engineRecordOf(await r.resolve('offline', 'en-US', env), 'cuda')).toEqual({ id: 'offline', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=offline' });
+    expect(engineRecordOf(await r.resolve('offline', 'en-US', env), 'cuda')).toEqual({ id: 'offline', label: 'offline demo', selected: 'explicit', reason: 'DUB_DEMO_ENGINE=offline' });
+    // the label of an entry without resolving it: a fixed one, or the one its function gives without model files
+    expect(engineLabel(r.get('tool'))).toBe('demo tool');
+    expect(engineLabel(r.get('neural'))).toBe('neural');
+    expect(engineLabel(r.get('neural'), [path.join(dir, 'neural-model', 'huge.onnx')])).toBe('neural huge');
   });
 
   it('auto tries only the preference list: an engine left out runs only when named', async () => {
     const r = defineEngineRegistry<string, void>({
       stage: 's', envVar: 'DUB_S_ENGINE', preference: ['b'],
-      entries: [{ id: 'a', supports: () => ({ ok: true, reason: 'a runs' }), create: async () => 'a' }, { id: 'b', supports: () => ({ ok: true, reason: 'b runs' }), create: async () => 'b' }],
+      entries: [{ id: 'a', label: 'A', supports: () => ({ ok: true, reason: 'a runs' }), create: async () => 'a' }, { id: 'b', label: 'B', supports: () => ({ ok: true, reason: 'b runs' }), create: async () => 'b' }],
     });
     expect(r.ids).toEqual(['a', 'b']);
-    expect((await r.resolve('auto', 'en-US', env)).record).toEqual({ id: 'b', selected: 'auto', reason: 'auto: b runs' });
+    expect((await r.resolve('auto', 'en-US', env)).record).toEqual({ id: 'b', label: 'B', selected: 'auto', reason: 'auto: b runs' });
     expect((await r.resolve('a', 'en-US', env)).id).toBe('a');
-    expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', preference: ['z'], entries: [{ id: 'a', supports: () => ({ ok: true }), create: async () => 1 }] })).toThrow(/unknown engine z/);
+    expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', preference: ['z'], entries: [{ id: 'a', label: 'A', supports: () => ({ ok: true }), create: async () => 1 }] })).toThrow(/unknown engine z/);
   });
 
-  it('an engine auto passes over on this host is said in a note; a silent one (not installed, optional) is not the reason', async () => {
+  it('an engine auto passes over on this host is said in a note; a silent one (not installed, optional) is not the reason; a label its support gives goes in the record', async () => {
     const r = defineEngineRegistry<string, void>({
       stage: 's', envVar: 'DUB_S_ENGINE',
       entries: [
-        { id: 'gpu', supports: (l) => (l === 'en-US' ? { ok: true, auto: false, note: 'gpu is installed but auto uses it only on CUDA' } : { ok: false, silent: true, reason: 'gpu is not installed' }), create: async () => 'gpu' },
-        { id: 'model', supports: () => ({ ok: false, reason: 'no model here (npx dub models fetch m)' }), create: async () => 'model' },
-        { id: 'offline', supports: () => ({ ok: true }), create: async () => 'offline' },
+        { id: 'gpu', label: 'GPU engine', supports: (l) => (l === 'en-US' ? { ok: true, auto: false, note: 'gpu is installed but auto uses it only on CUDA', label: 'GPU engine large' } : { ok: false, silent: true, reason: 'gpu is not installed' }), create: async () => 'gpu' },
+        { id: 'model', label: 'model engine', supports: () => ({ ok: false, reason: 'no model here (npx dub models fetch m)' }), create: async () => 'model' },
+        { id: 'offline', label: 'offline demo', supports: () => ({ ok: true }), create: async () => 'offline' },
       ],
     });
     expect((await r.resolve('auto', 'en-US', env)).reason).toBe('auto: no model here (npx dub models fetch m); gpu is installed but auto uses it only on CUDA');
     expect((await r.resolve('auto', 'fr-FR', env)).reason).toBe('auto: no model here (npx dub models fetch m)');
-    expect((await r.resolve('gpu', 'en-US', env)).record).toEqual({ id: 'gpu', selected: 'explicit', reason: 'DUB_S_ENGINE=gpu' });
+    expect((await r.resolve('gpu', 'en-US', env)).record).toEqual({ id: 'gpu', label: 'GPU engine large', selected: 'explicit', reason: 'DUB_S_ENGINE=gpu' });
     await expect(r.resolve('gpu', 'fr-FR', env)).rejects.toMatchObject({ code: 'engine_unavailable', message: 'DUB_S_ENGINE=gpu: gpu is not installed' });
   });
 
   it('refuses duplicate ids and says why when no engine runs the locale', async () => {
-    expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', entries: [{ id: 'a', supports: () => ({ ok: true }), create: async () => 1 }, { id: 'a', supports: () => ({ ok: true }), create: async () => 2 }] })).toThrow(/duplicate/);
-    const none = defineEngineRegistry<number, void>({ stage: 'asr', envVar: 'DUB_ASR_ENGINE', entries: [{ id: 'a', supports: (l) => ({ ok: false, reason: `a does not speak ${l}` }), create: async () => 1 }] });
+    expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', entries: [{ id: 'a', label: 'A', supports: () => ({ ok: true }), create: async () => 1 }, { id: 'a', label: 'A', supports: () => ({ ok: true }), create: async () => 2 }] })).toThrow(/duplicate/);
+    const none = defineEngineRegistry<number, void>({ stage: 'asr', envVar: 'DUB_ASR_ENGINE', entries: [{ id: 'a', label: 'A', supports: (l) => ({ ok: false, reason: `a does not speak ${l}` }), create: async () => 1 }] });
     await expect(none.resolve('auto', 'ja-JP', env)).rejects.toMatchObject({ code: 'engine_unavailable', message: 'asr: no engine here runs ja-JP (a: a does not speak ja-JP)' });
   });
 });

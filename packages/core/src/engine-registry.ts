@@ -1,7 +1,7 @@
 /**
  * One registry shape for every stage that has engines (separation, voice activity, speech
- * recognition, speaker embedding, translation, speech synthesis, voice conversion, lips): an
- * list of entries `{ id, supports(locale, env), create(options, env), installHint }` with the
+ * recognition, speaker embedding, translation, speech synthesis, voice conversion, lips): a
+ * list of entries `{ id, label, supports(locale, env), create(options, env), installHint }` with the
  * order `auto` tries them in (best first), and one `resolve(choice, locale, env)` that turns `auto` or an explicit id into the
  * engine that runs, its model files' identity and the reason, as an EngineRecord.
  *
@@ -29,6 +29,8 @@ export type EngineSupport =
       reason?: string;
       /** Absolute paths of the model files it loads, first the main one (for the record and cache keys). */
       files?: string[];
+      /** The record's label of what runs here, where the entry's label cannot tell it from the model files (e.g. "Whisper small"). */
+      label?: string;
       /** false: it runs when named, but `auto` passes over it here (e.g. Chatterbox on a CPU host). */
       auto?: boolean;
       /** Said after the reason `auto` gives when it passes over this engine. */
@@ -46,8 +48,16 @@ export type EngineSupport =
       note?: string;
     };
 
+/**
+ * The human-readable name of an engine for its record: a fixed name, or one made from the absolute
+ * paths of the model files it loads, the main one first (e.g. the Piper voice's file name).
+ */
+export type EngineLabel = string | ((files: readonly string[]) => string);
+
 export interface EngineEntry<E, O, Env extends EngineHost = EngineHost> {
   readonly id: string;
+  /** What the record calls it ("Silero VAD v5", "energy VAD", "Piper <voice>", ...). */
+  readonly label: EngineLabel;
   /** Whether this engine can run `locale` (undefined: the stage has no locale) on this host. */
   supports(locale: string | undefined, env: Env): EngineSupport | Promise<EngineSupport>;
   /** A new engine instance (imported lazily: creating the registry loads no engine). */
@@ -89,6 +99,11 @@ export interface EngineRegistry<E, O, Env extends EngineHost = EngineHost> {
   create(id: string, options: O, env: Env): Promise<E>;
 }
 
+/** The label of an engine entry for the model files it loads (absolute paths, the main one first; none for engines without weights). */
+export function engineLabel(entry: { readonly label: EngineLabel }, files: readonly string[] = []): string {
+  return typeof entry.label === 'string' ? entry.label : entry.label(files);
+}
+
 /** The engine record of a resolved engine with the provider its model ran on. */
 export function engineRecordOf(r: { record: EngineRecord }, provider?: 'cpu' | 'cuda'): EngineRecord {
   return provider && r.record.model ? { ...r.record, provider } : { ...r.record };
@@ -115,10 +130,11 @@ async function identities(files: readonly string[] | undefined): Promise<ModelId
   return out;
 }
 
-function recordOf(id: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[]): EngineRecord {
+function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[]): EngineRecord {
   const [m] = models;
   return {
     id,
+    label,
     ...(m ? { model: m.model, sha256: m.sha256, size: m.size } : {}),
     ...(models.length > 1 ? { files: models.map((x) => ({ name: x.model, sha256: x.sha256, size: x.size })) } : {}),
     selected,
@@ -166,7 +182,8 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         }
         const models = await identities(s.files);
         const reason = `${o.envVar}=${choice}`;
-        return { id: entry.id, entry, selected: 'explicit', reason, models, record: recordOf(entry.id, 'explicit', reason, models) };
+        const label = s.label ?? engineLabel(entry, s.files);
+        return { id: entry.id, entry, selected: 'explicit', reason, models, record: recordOf(entry.id, label, 'explicit', reason, models) };
       }
       const skipped: string[] = [];
       const passed: string[] = [];
@@ -182,7 +199,8 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         const why = passed.length ? `${passed[0]}${entry.fallbackNote ? ` (${entry.fallbackNote})` : ''}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
         const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
         const models = await identities(s.files);
-        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, 'auto', reason, models) };
+        const label = s.label ?? engineLabel(entry, s.files);
+        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models) };
       }
       throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${skipped.join('; ')})`, { details: { stage: o.stage } });
     },

@@ -12,6 +12,14 @@ import { Type, type Static } from '@sinclair/typebox';
 export const EngineRecordSchema = Type.Object({
   /** Engine id (htdemucs, silero, whisper, pocketsphinx, wespeaker, mfcc, apertium, espeak-ng, piper, chatterbox, wav2lip, viseme-warp, ...). */
   id: Type.String(),
+  /**
+   * Short human-readable name of what ran: the engine and, where it has one, its model (e.g.
+   * "Silero VAD v5", "energy VAD", "HTDemucs v4", "no separation", "Whisper base", "WeSpeaker
+   * ResNet34", "Apertium", "Piper es_ES-davefx-medium", "espeak-ng", "Wav2Lip GAN 96", "viseme
+   * warp", "rubberband"). Every record the pipeline writes has one; records written before it
+   * existed lack it.
+   */
+  label: Type.Optional(Type.String()),
   /** File name of the engine's model, where it has one. */
   model: Type.Optional(Type.String()),
   /** sha256 of that file (hex). */
@@ -60,12 +68,12 @@ export async function modelIdentity(file: string): Promise<ModelIdentity> {
   return { file, model: path.basename(file), sha256, size: st.size };
 }
 
-/** An engine record for a model-backed engine: its file's identity and the provider it ran on. */
+/** An engine record for a model-backed engine: its label, its file's identity and the provider it ran on. */
 export async function modelEngineRecord(
   id: string,
   file: string,
-  o: { selected: 'auto' | 'explicit'; reason?: string; provider?: 'cpu' | 'cuda' | undefined },
+  o: { label: string; selected: 'auto' | 'explicit'; reason?: string; provider?: 'cpu' | 'cuda' | undefined },
 ): Promise<EngineRecord> {
   const m = await modelIdentity(file);
-  return { id, model: m.model, sha256: m.sha256, size: m.size, ...(o.provider ? { provider: o.provider } : {}), selected: o.selected, ...(o.reason ? { reason: o.reason } : {}) };
+  return { id, label: o.label, model: m.model, sha256: m.sha256, size: m.size, ...(o.provider ? { provider: o.provider } : {}), selected: o.selected, ...(o.reason ? { reason: o.reason } : {}) };
 }

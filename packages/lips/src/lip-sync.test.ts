@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probe } from '@dub/media';
-import { silentLogger, ValidationError } from '@dub/core';
+import { engineLabel, silentLogger, ValidationError } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { lipSync } from './lip-sync.js';
 import { resolveLipsOptions, LIPS_PROFILES } from './options.js';
@@ -48,8 +48,10 @@ describeWithMedia(['talking-head-480.mp4'], 'lipSync on a real talking head', ()
         const r = resolveLipsOptions(o);
         return LIPS_ENGINES.resolve(r.engine, 'es-ES', lipsEngineHost(r));
       };
-      expect((await choose({ searchDirs: [dir] })).record).toEqual({ id: 'viseme-warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
-      expect((await choose({ wav2lip: { modelPath: TINY_WAV2LIP } })).record).toMatchObject({ id: 'wav2lip', selected: 'auto', reason: 'auto: the Wav2Lip model is installed', model: path.basename(TINY_WAV2LIP) });
+      expect((await choose({ searchDirs: [dir] })).record).toEqual({ id: 'viseme-warp', label: 'viseme warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
+      expect((await choose({ wav2lip: { modelPath: TINY_WAV2LIP } })).record).toMatchObject({ id: 'wav2lip', label: 'Wav2Lip (tiny-wav2lip.onnx)', selected: 'auto', reason: 'auto: the Wav2Lip model is installed', model: path.basename(TINY_WAV2LIP) });
+      // the manifest's model is named by what it is; another file given as modelPath by its name
+      expect(engineLabel(LIPS_ENGINES.get('wav2lip'), [path.join(dir, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx')])).toBe('Wav2Lip GAN 96');
       expect((await choose({ engine: 'viseme-warp', wav2lip: { modelPath: TINY_WAV2LIP } })).id).toBe('viseme-warp');
       await expect(choose({ engine: 'wav2lip', searchDirs: [dir] })).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch wav2lip-gan-96/) });
       await expect(LIPS_ENGINES.create('nope', {}, lipsEngineHost({}))).rejects.toBeInstanceOf(ValidationError);

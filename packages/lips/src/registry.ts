@@ -3,6 +3,7 @@
  * @dub/lips loads no model): `auto` takes wav2lip when its model resolves on this host (the
  * manifest's `wav2lip-gan-96`, or an explicit `wav2lip.modelPath`), else the classical viseme-warp.
  */
+import path from 'node:path';
 import { DubError, defineEngineRegistry, isModelAvailable, type EngineHost, type EngineRegistry } from '@dub/core';
 import type { VisemeWarpOptions } from './engines/viseme-warp.js';
 import type { Wav2LipOptions } from './engines/wav2lip.js';
@@ -25,6 +26,8 @@ export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngi
   entries: [
     {
       id: 'wav2lip',
+      // the manifest's model, or the file an explicit modelPath names
+      label: ([file]) => (!file || path.basename(file) === 'wav2lip_gan_96.onnx' ? 'Wav2Lip GAN 96' : `Wav2Lip (${path.basename(file)})`),
       installHint: 'npx dub models fetch wav2lip-gan-96',
       supports: async (_locale, env) => {
         const { resolveWav2LipModel } = await import('./engines/wav2lip.js');
@@ -39,6 +42,7 @@ export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngi
     },
     {
       id: 'viseme-warp',
+      label: 'viseme warp',
       fallbackNote: 'classical mouth warp',
       supports: () => ({ ok: true, reason: 'classical mouth warp (no weights)' }),
       create: async (c) => (await import('./engines/viseme-warp.js')).createVisemeWarpEngine(c['viseme-warp'] ?? {}),

@@ -59,6 +59,8 @@ export function engineChoiceFromEnv(env: Record<string, string | undefined> = pr
 /** The speaker engine a prepare runs: its id, the @dub/asr embedding it uses, and the identity of its model file (for cache keys). */
 export interface SpeakerEngine {
   id: SpeakerEngineId;
+  /** The record's label ("WeSpeaker ResNet34", "MFCC statistics"). */
+  label: string;
   embedding: 'mfcc' | 'onnx';
   selected: 'auto' | 'explicit';
   reason: string;
@@ -77,7 +79,7 @@ export async function speakerEngineOf(choice: EngineChoice['speaker'], modelsDir
   // resolve reads only where models are; the embedding itself is created by diarization with its full env
   const r = await SPEAKER_ENGINES.resolve(choice, undefined, engineHost(modelsDir) as Parameters<typeof SPEAKER_ENGINES.resolve>[2]);
   const id = r.id as SpeakerEngineId;
-  return { id, embedding: SPEAKER_EMBEDDING_KIND[id]!, selected: r.selected, reason: r.reason, ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}) };
+  return { id, label: r.record.label ?? id, embedding: SPEAKER_EMBEDDING_KIND[id]!, selected: r.selected, reason: r.reason, ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}) };
 }
 
 /** The generate-version options these choices make. */
@@ -128,6 +130,8 @@ export async function separationEngineOf(choice: EngineChoice['separation'], mod
 /** The speech recognition engine a prepare runs, why, and the identity of its model files. */
 export interface AsrEngineChoice {
   engine: string;
+  /** The record's label ("Whisper base", "pocketsphinx (en-US)", "source subtitles"; "none" where no engine speaks the locale). */
+  label: string;
   selected: 'auto' | 'explicit';
   reason: string;
   /** Model files (Whisper: encoder, decoder, tokenizer); null for engines without ONNX weights. */
@@ -154,8 +158,8 @@ export async function asrEngineIdentity(locale: string, modelsDir: string | unde
     // resolve reads only where models are and which binaries are installed; the engine itself is created by the stage with its full env
     r = await resolveAsrEngine(o, host as Parameters<typeof resolveAsrEngine>[1]);
   } catch (e) {
-    if (choice === 'auto' && (e as { code?: string }).code === 'unsupported_source_language') return { engine: 'none', selected: 'auto', reason: `auto: no engine here speaks ${locale}`, model: null };
+    if (choice === 'auto' && (e as { code?: string }).code === 'unsupported_source_language') return { engine: 'none', label: 'none', selected: 'auto', reason: `auto: no engine here speaks ${locale}`, model: null };
     throw e;
   }
-  return { engine: r.id, selected: r.selected, reason: r.reason, model: r.models.length ? r.models : null, record: r.record };
+  return { engine: r.id, label: r.record.label ?? r.id, selected: r.selected, reason: r.reason, model: r.models.length ? r.models : null, record: r.record };
 }

@@ -114,8 +114,8 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       const e = generated(events);
       expect(events.some((x) => x.type === 'stage_done' && x.stage === 'lips')).toBe(true);
       // no Wav2Lip model here: the classical engine ran, and the event says so
-      expect(e.engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto' });
-      expect(e.engines?.lips).toEqual({ id: 'viseme-warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
+      expect(e.engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto' });
+      expect(e.engines?.lips).toEqual({ id: 'viseme-warp', label: 'viseme warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
       const result = store.localPath(e.result_video_key)!;
       const [src, res] = await Promise.all([probe(sourceFile), probe(result)]);
       expect([res.video!.width, res.video!.height, res.video!.fps]).toEqual([320, 320, src.video!.fps]);
@@ -156,7 +156,7 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'synthesis')).toMatchObject({ cached: true });
       const installed = await fsp.readFile(path.join(models, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx'));
       expect(generated(events).engines?.lips).toEqual({
-        id: 'wav2lip', model: 'wav2lip_gan_96.onnx', sha256: createHash('sha256').update(installed).digest('hex'), size: installed.length, provider: 'cpu', selected: 'auto', reason: 'auto: the Wav2Lip model is installed',
+        id: 'wav2lip', label: 'Wav2Lip GAN 96', model: 'wav2lip_gan_96.onnx', sha256: createHash('sha256').update(installed).digest('hex'), size: installed.length, provider: 'cpu', selected: 'auto', reason: 'auto: the Wav2Lip model is installed',
       });
     });
 

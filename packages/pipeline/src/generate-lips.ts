@@ -7,7 +7,7 @@
  * `options.lips_model` of the job picks real_face or real_face_turbo.
  */
 import path from 'node:path';
-import { type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { engineLabel, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { detectFaces, LIPS_ENGINES, lipsEngineHost, lipSync, resolveLipsOptions, type FaceTrack, type LipsEngineId, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
 import type { MediaToolOptions } from '@dub/media';
@@ -48,6 +48,8 @@ export interface LipsStageResult {
   videoKey: string;
   /** The engine that rendered it, and its model file where it has one. */
   engine: string;
+  /** The record's label of that engine ("Wav2Lip GAN 96", "viseme warp"). */
+  label: string;
   modelFile: string | null;
   /** ONNX execution provider of the Wav2Lip model, where it ran one. */
   provider?: 'cpu' | 'cuda';
@@ -117,5 +119,5 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}), ...(result.chunks ? { chunks: result.chunks } : {}) };
   });
   const provider = (r.value as { provider?: 'cpu' | 'cuda' }).provider;
-  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, modelFile, ...(provider ? { provider } : {}), cached: r.cached };
+  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, label: engineLabel(LIPS_ENGINES.get(r.value.engine), modelFile ? [modelFile] : []), modelFile, ...(provider ? { provider } : {}), cached: r.cached };
 }

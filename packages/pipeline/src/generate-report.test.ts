@@ -27,8 +27,10 @@ import {
 import { SessionCache } from '@dub/onnx';
 import { readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { loadTranslateConfig } from '@dub/translate';
+import { detectStretchers } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
+import { stretchRecord } from './generate-synthesis.js';
 
 const ASSET = 'ast_reporttest';
 const VERSION = 'ver_reporttest';
@@ -192,7 +194,10 @@ describe('the quality report of a generation', () => {
     for (const k of ['result_video', 'result_audio'] as const) expect(Math.abs(report.durations.diff_ms[k]!), k).toBeLessThan(50);
     expect(report.stages.map((s) => s.stage)).toEqual(expect.arrayContaining(['source', 'voices', 'synthesis', 'timeline', 'mix', 'audio', 'video', 'quality', 'publish']));
     for (const s of report.stages) expect(s.seconds).toBeGreaterThanOrEqual(0);
-    expect(report.engines.tts).toMatchObject({ id: 'espeak-ng' });
+    expect(report.engines.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng' });
+    expect(report.engines.translation).toEqual({ id: 'apertium', label: 'Apertium', selected: 'auto' });
+    const stretch = (await detectStretchers())[0] ?? 'atempo';
+    expect(report.engines.time_stretch).toEqual({ id: stretch, label: stretch, selected: 'auto', reason: stretchRecord(stretch).reason });
     expect(report.speakers).toEqual({
       method: 'bic',
       found: [{ id: 'S1', speech_seconds: 2, segments: 2, voice: 'matched' }, { id: 'S2', speech_seconds: 1, segments: 1, voice: 'matched' }],

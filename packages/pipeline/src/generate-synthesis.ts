@@ -13,6 +13,7 @@ import path from 'node:path';
 import {
   blobKeys,
   DubError,
+  engineLabel,
   modelIdentity,
   PLACEMENT_DEFAULTS,
   reportProgress,
@@ -108,7 +109,11 @@ export interface SynthesisResult {
   ttsChoice: TtsEngineChoice;
   engineId: TtsEngineId;
   ttsModel: ModelIdentity | undefined;
+  /** The tts record's label (the Piper voice, "espeak-ng", "Chatterbox Multilingual"). */
+  ttsLabel: string;
   conversion: VoiceConversionChoice;
+  /** The voice_conversion record's label ("OpenVoice V2 tone colour", "no voice conversion"). */
+  conversionLabel: string;
   script: VersionScript;
   transcript: Transcript;
   sourceKey: string;
@@ -139,8 +144,8 @@ export interface SynthesisResult {
  */
 export function stretchRecord(stretcher: Stretcher): EngineRecord {
   return stretcher === 'rubberband'
-    ? { id: 'rubberband', selected: 'auto', reason: "auto: this ffmpeg has the rubberband filter (pitch-preserving phase vocoder)" }
-    : { id: 'atempo', selected: 'auto', reason: "auto: this ffmpeg has no rubberband filter (librubberband), so ffmpeg's atempo (WSOLA) stretches the lines" };
+    ? { id: 'rubberband', label: 'rubberband', selected: 'auto', reason: "auto: this ffmpeg has the rubberband filter (pitch-preserving phase vocoder)" }
+    : { id: 'atempo', label: 'atempo', selected: 'auto', reason: "auto: this ffmpeg has no rubberband filter (librubberband), so ffmpeg's atempo (WSOLA) stretches the lines" };
 }
 
 export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions, input: SynthesisInput): Promise<SynthesisResult> {
@@ -338,6 +343,8 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       ttsChoice,
       engineId,
       ttsModel,
+      ttsLabel: engineLabel(TTS_ENGINES.get(engineId), ttsModel ? [ttsModel.file] : []),
+      conversionLabel: engineLabel(VOICE_CONVERSION_ENGINES.get(conversion.id), conversion.models.map((m) => m.file)),
       conversion,
       script,
       transcript,

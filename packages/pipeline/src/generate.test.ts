@@ -298,7 +298,7 @@ describe('generateVersion', () => {
       expect(added).toHaveLength(1);
       return JSON.parse((await store.getBuffer(added[0]!)).toString()) as { value: T; files: Record<string, string> };
     };
-    type AudioValue = { chunks: { total: number; encoded: number; reused: number }; encode: string };
+    type AudioValue = { chunks: { total: number; encoded: number; reused: number }; encode: string; identities: { frames: number; hashes: string[] }; hashesReused: number };
     const chunkBlobs = async () => (await store.list(`assets/${ASSET}/artifacts/audio-chunk-`)).length;
     const saved = (await store.getBuffer(blobKeys.script(VERSION))).toString();
     const setText = async (i: number, text: string) => {
@@ -314,7 +314,9 @@ describe('generateVersion', () => {
         mix1 = (await ranDuring('mix', () => generateVersion(job(20), runtime(events), opts))).files['mix.wav']!;
       });
       const total = a1.value.chunks.total;
-      expect(a1.value).toEqual({ chunks: { total, encoded: total, reused: 0 }, encode: 'whole' });
+      // the first generation hashes every chunk (no earlier identities to reuse)
+      expect(a1.value).toMatchObject({ chunks: { total, encoded: total, reused: 0 }, encode: 'whole', hashesReused: 0 });
+      expect(a1.value.identities.hashes).toHaveLength(total);
 
       // a small edit (one word): the exact loudness gain stays within tolerance of generation 20's, which is kept
       await setText(0, 'Hola a todos, bienvenidas al programa.');
@@ -348,7 +350,9 @@ describe('generateVersion', () => {
       console.log(`audio chunks re-encoded after editing line 1: ${changed.length} of ${total}`);
       // Another audio stage key on the same mix: every chunk comes from the blob store.
       const a3 = await ranDuring<AudioValue>('audio', () => generateVersion(job(22), runtime([]), { audio: { ...opts.audio, wholeEncodeFraction: 0.99 } }));
-      expect(a3.value).toEqual({ chunks: { total, encoded: 0, reused: total }, encode: 'none' });
+      expect(a3.value).toMatchObject({ chunks: { total, encoded: 0, reused: total }, encode: 'none', hashesReused: 0 });
+      // the same mix: the same chunk identities as generation 21's audio
+      expect(a3.value.identities).toEqual(a2.value.identities);
 
       // The muxed video: the spliced track is copied, starts at 0 and lasts the video's duration.
       const g = generated(events);
@@ -490,7 +494,7 @@ describe('Piper chosen by auto once its voice is installed', () => {
     const rt = (events: EmittedEvent[]): JobRuntime => ({ ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
     const before: EmittedEvent[] = [];
     await generateVersion(job(20), rt(before));
-    expect(generated(before).engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/npx dub models fetch piper-es_ES-davefx-medium/) });
+    expect(generated(before).engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/npx dub models fetch piper-es_ES-davefx-medium/) });
     expect(generated(before).engines?.tts?.sha256).toBeUndefined();
 
     // "Install" the voice: the tiny generated model with the Piper export's inputs and outputs.
@@ -505,7 +509,7 @@ describe('Piper chosen by auto once its voice is installed', () => {
     const after: EmittedEvent[] = [];
     await generateVersion(job(21), rt(after));
     const tts = generated(after).engines?.tts;
-    expect(tts).toEqual({ id: 'piper', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, provider: 'cpu', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    expect(tts).toEqual({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, provider: 'cpu', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
     const done = (events: EmittedEvent[], stage: string) => events.find((x): x is Extract<EmittedEvent, { type: 'stage_done' }> => x.type === 'stage_done' && x.stage === stage);
     expect(done(after, 'source')?.cached).toBe(true);
     expect(done(after, 'synthesis')?.cached).toBe(false);
@@ -513,7 +517,8 @@ describe('Piper chosen by auto once its voice is installed', () => {
     // The speech timeline is Piper's (22.05 kHz, the voice config's rate), not espeak-ng's.
     expect((await readWav(store.localPath(generated(after).speech_key!)!)).sampleRate).toBe(22050);
     // The translation and prepare records come with the generation's.
-    expect(generated(after).engines?.translation).toEqual({ id: 'test', selected: 'auto' });
+    // (a script written before its engines were recorded: the label of an engine no registry knows is its id)
+    expect(generated(after).engines?.translation).toEqual({ id: 'test', label: 'test', selected: 'auto' });
   });
 });
 
@@ -534,14 +539,14 @@ describe('DUB_TTS_ENGINE=piper in the worker\'s handlers', () => {
     }
     const events: EmittedEvent[] = [];
     await handlers['generate-version']!(job(25), { ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
-    expect(generated(events).engines?.tts).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', provider: 'cpu', selected: 'explicit' });
+    expect(generated(events).engines?.tts).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', provider: 'cpu', selected: 'explicit' });
     expect((await readWav(store.localPath(generated(events).speech_key!)!)).sampleRate).toBe(22050);
     // and the stretch filter the lines were fitted with, as this ffmpeg offers it
     expect(generated(events).engines?.time_stretch).toEqual(stretchRecord((await detectStretchers())[0] ?? 'atempo'));
   });
   it('the time stretch record says which filter and why', () => {
-    expect(stretchRecord('rubberband')).toEqual({ id: 'rubberband', selected: 'auto', reason: 'auto: this ffmpeg has the rubberband filter (pitch-preserving phase vocoder)' });
-    expect(stretchRecord('atempo')).toMatchObject({ id: 'atempo', selected: 'auto', reason: expect.stringMatching(/^auto: this ffmpeg has no rubberband filter/) });
+    expect(stretchRecord('rubberband')).toEqual({ id: 'rubberband', label: 'rubberband', selected: 'auto', reason: 'auto: this ffmpeg has the rubberband filter (pitch-preserving phase vocoder)' });
+    expect(stretchRecord('atempo')).toMatchObject({ id: 'atempo', label: 'atempo', selected: 'auto', reason: expect.stringMatching(/^auto: this ffmpeg has no rubberband filter/) });
   });
 });
 
@@ -554,7 +559,7 @@ describe('voice conversion (OpenVoice V2) chosen by auto once installed', () => 
     await expect(generateVersion(job(30), rt(missing), generateOptionsOf(engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'openvoice' })))).rejects.toThrow(/npx dub models fetch openvoice-v2-tone-clone/);
     const none: EmittedEvent[] = [];
     await generateVersion(job(31), rt(none));
-    expect(generated(none).engines?.voice_conversion).toEqual({ id: 'none', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
+    expect(generated(none).engines?.voice_conversion).toEqual({ id: 'none', label: 'no voice conversion', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
 
     const vcDir = path.join(modelsDir, 'openvoice-v2-tone-clone');
     const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'openvoice-tiny');
@@ -564,7 +569,7 @@ describe('voice conversion (OpenVoice V2) chosen by auto once installed', () => 
     const vc = generated(after).engines?.voice_conversion;
     const { createHash } = await import('node:crypto');
     const sha = createHash('sha256').update(await fsp.readFile(path.join(vcDir, 'tone_clone_model.onnx'))).digest('hex');
-    expect(vc).toMatchObject({ id: 'openvoice', model: 'tone_clone_model.onnx', sha256: sha, provider: 'cpu', selected: 'auto', reason: 'auto: the OpenVoice V2 tone-colour converter is installed' });
+    expect(vc).toMatchObject({ id: 'openvoice', label: 'OpenVoice V2 tone colour', model: 'tone_clone_model.onnx', sha256: sha, provider: 'cpu', selected: 'auto', reason: 'auto: the OpenVoice V2 tone-colour converter is installed' });
     expect(vc?.files?.map((f) => f.name)).toEqual(['tone_clone_model.onnx', 'tone_color_extract_model.onnx', 'configuration.json']);
     const done = (events: EmittedEvent[], stage: string) => events.find((x): x is Extract<EmittedEvent, { type: 'stage_done' }> => x.type === 'stage_done' && x.stage === stage);
     expect(done(after, 'voices')?.cached).toBe(false);
@@ -589,18 +594,18 @@ describe('voice cloning (Chatterbox Multilingual) by DUB_TTS_ENGINE=chatterbox',
     // "Install" the export: the tiny stand-in with its signature.
     const cbDir = path.join(modelsDir, 'chatterbox-multilingual');
     await fsp.cp(path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'chatterbox-tiny'), cbDir, { recursive: true });
-    expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'chatterbox', selected: 'auto', reason: expect.stringMatching(/installed and the device is cuda/), model: 'language_model.onnx' });
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'chatterbox', label: 'Chatterbox Multilingual', selected: 'auto', reason: expect.stringMatching(/installed and the device is cuda/), model: 'language_model.onnx' });
     expect((await TTS_ENGINES.resolve('auto', 'ca-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'espeak-ng' });
     const auto: EmittedEvent[] = [];
     await generateVersion(job(41), rt(auto));
-    expect(generated(auto).engines?.tts).toMatchObject({ id: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/Chatterbox Multilingual is installed but auto uses it only on a CUDA device/) });
+    expect(generated(auto).engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/Chatterbox Multilingual is installed but auto uses it only on a CUDA device/) });
 
     const events: EmittedEvent[] = [];
     await generateVersion(job(42), rt(events), options);
     const { createHash } = await import('node:crypto');
     const lm = path.join(cbDir, 'language_model.onnx');
     const sha = createHash('sha256').update(await fsp.readFile(lm)).digest('hex');
-    expect(generated(events).engines?.tts).toEqual({ id: 'chatterbox', model: 'language_model.onnx', sha256: sha, size: (await fsp.stat(lm)).size, provider: 'cpu', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
+    expect(generated(events).engines?.tts).toEqual({ id: 'chatterbox', label: 'Chatterbox Multilingual', model: 'language_model.onnx', sha256: sha, size: (await fsp.stat(lm)).size, provider: 'cpu', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
     const report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 42))).toString()) as { speakers: { found: { id: string; voice: string }[] } };
     expect(report.speakers.found.map((f) => [f.id, f.voice])).toEqual([['S1', 'cloned'], ['S2', 'cloned']]);
     // the timeline is the export's 24 kHz, and every line has speech where its slot is

@@ -54,6 +54,7 @@ import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoud
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
+import { translationLabel } from './prepare-version.js';
 import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
 import type { LipsOptions } from '@dub/lips';
 
@@ -189,7 +190,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   let synth: SynthesisResult | undefined;
   try {
     synth = await synthesizeLines(job, rt, opts, { runner, cache, local, media });
-    const { ttsChoice, engineId, ttsModel, conversion, script, transcript, sourceKey, sourceIdentity, duration, voiceOverDelay, speakers, voices, utterances, segments, shortener, speedCap, speedLimit, getEngine } = synth;
+    const { ttsChoice, engineId, ttsModel, ttsLabel, conversion, conversionLabel, script, transcript, sourceKey, sourceIdentity, duration, voiceOverDelay, speakers, voices, utterances, segments, shortener, speedCap, speedLimit, getEngine } = synth;
     const voiced = segments.filter((s): s is PlacedSegment & { result: StageResult<SegmentArtifact> } => s.result !== undefined);
 
     // Speech timeline.
@@ -287,13 +288,13 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     // Provenance: the script's engines (prepare's stages and translation) and this generation's.
     const engines: EngineRecords = {
       ...transcript.engines,
-      ...(script.engines ?? { translation: { id: script.translation_engine, selected: 'auto' } }),
+      ...(script.engines ?? { translation: { id: script.translation_engine, label: translationLabel(script.translation_engine), selected: 'auto' } }),
       tts: ttsModel
-        ? await modelEngineRecord(engineId, ttsModel.file, { selected: ttsChoice.selected, reason: ttsChoice.reason, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })
-        : { id: engineId, selected: ttsChoice.selected, reason: ttsChoice.reason },
+        ? await modelEngineRecord(engineId, ttsModel.file, { label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })
+        : { id: engineId, label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason },
       voice_conversion: conversion.models[0]
-        ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.models[0].file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
-        : { id: 'none', selected: conversion.selected, reason: conversion.reason },
+        ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { label: conversionLabel, selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.models[0].file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
+        : { id: 'none', label: conversionLabel, selected: conversion.selected, reason: conversion.reason },
       // lines fitted to their time: the pitch-preserving stretch filter this ffmpeg offers (no choice to configure)
       time_stretch: stretchRecord(synth.stretcher),
     };
@@ -304,8 +305,8 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       const lipsSelected = opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto';
       const lipsReason = lipsSelected === 'explicit' ? `DUB_LIPS_ENGINE=${lips.engine}` : lips.engine === 'wav2lip' ? 'auto: the Wav2Lip model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
       engines.lips = lips.modelFile
-        ? await modelEngineRecord(lips.engine, lips.modelFile, { selected: lipsSelected, reason: lipsReason, provider: lips.provider })
-        : { id: lips.engine, selected: lipsSelected, reason: lipsReason };
+        ? await modelEngineRecord(lips.engine, lips.modelFile, { label: lips.label, selected: lipsSelected, reason: lipsReason, provider: lips.provider })
+        : { id: lips.engine, label: lips.label, selected: lipsSelected, reason: lipsReason };
     }
     // the dubbed track is encoded once: the video takes the .m4a's AAC stream as it is
     const audioKey = audio.files['result.m4a']!;

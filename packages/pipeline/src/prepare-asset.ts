@@ -233,7 +233,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // The engine and its model files (sha256) are part of the key: installing Whisper transcribes again.
     const asr =
       job.source_srt !== undefined
-        ? { engine: 'source_srt', selected: 'explicit' as const, reason: 'the asset has a source_srt', model: null }
+        ? { engine: 'source_srt', label: 'source subtitles', selected: 'explicit' as const, reason: 'the asset has a source_srt', model: null }
         : await asrEngineIdentity(job.locale, rt.config.modelsDir, opts.asrEngine ?? choice.asr);
     const recognition = await runner.run<Recognition & { provider?: 'cpu' | 'cuda' }>(
       'transcription',
@@ -283,16 +283,16 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const t0 = performance.now();
     const separation = separationRecord(separated.value.engine, plan);
     const speakerRecord: EngineRecord = speakerEngine.model
-      ? await modelEngineRecord(speakerEngine.id, speakerEngine.model.file, { selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider })
-      : { id: speakerEngine.id, selected: speakerEngine.selected, reason: speakerEngine.reason };
+      ? await modelEngineRecord(speakerEngine.id, speakerEngine.model.file, { label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider })
+      : { id: speakerEngine.id, label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason };
     const engines: EngineRecords = {
       separation: separationModel
         ? { ...sepEngine!.record, ...(separated.value.provider ? { provider: separated.value.provider } : {}), reason: `${sepEngine!.reason}; ${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}` }
-        : { id: separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
+        : { id: separated.value.engine, label: separated.value.engine === 'given_tracks' ? 'given clean tracks' : separated.value.engine === 'none' ? 'no separation' : separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
       vad: vadRecord(vadEngine, vadEngine.models[0] ? providerOf(rt, vadEngine.models[0].file) : undefined),
       asr: asr.model?.[0]
-        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { selected: asr.selected, reason: asr.reason, provider: recognition.value.provider })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
-        : { id: recognition.value.engine, selected: asr.selected, reason: asr.reason },
+        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
+        : { id: recognition.value.engine, label: asr.label, selected: asr.selected, reason: asr.reason },
       speakers: speakerRecord,
     };
     const transcript = validate<Transcript>(

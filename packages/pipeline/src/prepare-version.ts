@@ -22,9 +22,10 @@ import {
   type Transcript,
   type VersionScript,
   type EngineRecord,
+  engineLabel,
 } from '@dub/core';
 import { parseSrt } from '@dub/srt';
-import { alignReferenceSrt, engineForPair, loadTranslateConfig, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { alignReferenceSrt, engineForPair, loadTranslateConfig, TRANSLATE_ENGINES, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -44,6 +45,12 @@ const WEIGHTS = { transcript: 0.1, translation: 5, script: 0.1 };
 
 async function readJson<T>(rt: JobRuntime, key: string, schema: Parameters<typeof validate>[0], what: string): Promise<T> {
   return validate<T>(schema, JSON.parse((await rt.store.getBuffer(key)).toString('utf8')), what);
+}
+
+/** The translation record's label: the engine's ("Apertium", "DeepL", ...), or "reference SRT" for a version made from one. */
+export function translationLabel(engine: string): string {
+  if (engine === 'reference_srt') return 'reference SRT';
+  return TRANSLATE_ENGINES.has(engine) ? engineLabel(TRANSLATE_ENGINES.get(engine)) : engine;
 }
 
 export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opts: PrepareVersionOptions = {}): Promise<PrepareVersionResult> {
@@ -93,7 +100,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       }
       const t1 = performance.now();
       engine = 'reference_srt';
-      translation = { id: engine, selected: 'explicit', reason: `the version was created with a reference srt for ${target}` };
+      translation = { id: engine, label: translationLabel(engine), selected: 'explicit', reason: `the version was created with a reference srt for ${target}` };
       texts = new Map(alignReferenceSrt(transcript.segments, cues).map((a) => [a.id, a.text]));
       await runner.done('translation', false, (performance.now() - t1) / 1000);
     } else {
@@ -102,7 +109,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       engine = translator.engine;
       const chosen = engineForPair(config, job.source_locale, target);
       const explicit = chosen.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
-      translation = { id: engine, selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
+      translation = { id: engine, label: translationLabel(engine), selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
       const segments = transcript.segments.map((s) => ({ id: s.id, text: s.text, speaker: s.speaker, duration: Math.max(0, s.end - s.start) }));
       const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey }, async (_out, ctx) =>
         translator.translate({ sourceLocale: job.source_locale, targetLocale: target, segments }, ctx),

@@ -38,12 +38,14 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
   entries: [
     {
       id: 'htdemucs',
+      label: 'HTDemucs v4',
       installHint: `npx dub models fetch ${HTDEMUCS_MODEL.id}`,
       supports: (_locale, env) => modelSupport(HTDEMUCS_MODEL.id, [HTDEMUCS_MODEL.file], env.models, { ok: 'the HTDemucs model is installed', missing: 'no HTDemucs model here' }),
       create: async (o, env) => (await separationEngines.htdemucs()).createEngine(o, env.ctx ?? resolveContext()),
     },
     {
       id: 'none',
+      label: 'no separation',
       fallbackNote: 'no separation: the background stays in the speech track',
       supports: () => ({ ok: true, reason: 'no separation model (the mix is the speech track)' }),
       create: async () => null,

@@ -21,8 +21,8 @@ describe('voice engine registries', () => {
 
   it('tts: auto is espeak-ng without a Piper voice (naming its fetch), Piper once the voice is in place; explicit piper without it fails naming the fetch', async () => {
     const before = await TTS_ENGINES.resolve('auto', 'es-ES', host);
-    expect(before.record).toEqual({ id: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)' });
-    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', host)).record).toEqual({ id: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice is listed for ja-JP' });
+    expect(before.record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)' });
+    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice is listed for ja-JP' });
     const e = await TTS_ENGINES.resolve('piper', 'es-ES', host).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ModelMissingError);
     expect((e as Error).message).toMatch(/npx dub models fetch piper-es_ES-davefx-medium/);
@@ -31,9 +31,9 @@ describe('voice engine registries', () => {
     fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx'), 'voice');
     fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx.json'), '{}');
     const after = await TTS_ENGINES.resolve('auto', 'es-ES', host);
-    expect(after.record).toMatchObject({ id: 'piper', model: 'es_ES-davefx-medium.onnx', size: 5, selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    expect(after.record).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', size: 5, selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
     expect(after.record.files).toBeUndefined();
-    expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
+    expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
   });
 
   it('tts: auto passes over an installed Chatterbox on CUDA for a language whose reference text step is not ported (zh, ru), saying so; explicit still runs it; es-ES takes it', async () => {
@@ -41,9 +41,10 @@ describe('voice engine registries', () => {
     fs.mkdirSync(path.join(models, 'chatterbox-multilingual'));
     for (const f of ['language_model.onnx', 'speech_encoder.onnx', 'embed_tokens.onnx', 'conditional_decoder.onnx', 'tokenizer.json']) fs.writeFileSync(path.join(models, 'chatterbox-multilingual', f), f);
     const cuda = { models: { modelsDir: models }, device: 'cuda' as const };
-    expect((await TTS_ENGINES.resolve('auto', 'es-ES', cuda)).record).toMatchObject({ id: 'chatterbox', model: 'language_model.onnx', selected: 'auto' });
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', cuda)).record).toMatchObject({ id: 'chatterbox', label: 'Chatterbox Multilingual', model: 'language_model.onnx', selected: 'auto' });
     expect((await TTS_ENGINES.resolve('auto', 'zh-CN', cuda)).record).toEqual({
       id: 'espeak-ng',
+      label: 'espeak-ng',
       selected: 'auto',
       reason: "auto: no Piper voice is listed for zh-CN; Chatterbox Multilingual's reference text step for zh (Cangjie codes (Cangjie5_TC.json + pkuseg segmentation)) is not ported here: auto does not use it for zh-CN (DUB_TTS_ENGINE=chatterbox runs it without that step)",
     });
@@ -51,12 +52,12 @@ describe('voice engine registries', () => {
     // on CPU both reasons are given
     expect((await TTS_ENGINES.resolve('auto', 'ja-JP', { ...cuda, device: 'cpu' as const })).record.reason).toMatch(/only on a CUDA device .*; .*text step for ja \(kanji to hiragana \(pykakasi\)\) is not ported/);
     const explicit = await TTS_ENGINES.resolve('chatterbox', 'zh-CN', cuda);
-    expect(explicit.record).toMatchObject({ id: 'chatterbox', model: 'language_model.onnx', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
+    expect(explicit.record).toMatchObject({ id: 'chatterbox', label: 'Chatterbox Multilingual', model: 'language_model.onnx', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
   });
 
   it('voice conversion: none with the fetch command when OpenVoice is absent; explicit openvoice fails naming it', async () => {
-    expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'none', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
-    expect((await VOICE_CONVERSION_ENGINES.resolve('none', 'es-ES', host)).record).toEqual({ id: 'none', selected: 'explicit', reason: 'DUB_VOICE_CONVERSION=none' });
+    expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'none', label: 'no voice conversion', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
+    expect((await VOICE_CONVERSION_ENGINES.resolve('none', 'es-ES', host)).record).toEqual({ id: 'none', label: 'no voice conversion', selected: 'explicit', reason: 'DUB_VOICE_CONVERSION=none' });
     await expect(VOICE_CONVERSION_ENGINES.resolve('openvoice', 'es-ES', host)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch openvoice-v2-tone-clone/) });
   });
 });

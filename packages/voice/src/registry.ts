@@ -9,6 +9,7 @@
  * - VOICE_CONVERSION_ENGINES (DUB_VOICE_CONVERSION): OpenVoice V2's tone-colour converter when
  *   its export is installed, else none.
  */
+import path from 'node:path';
 import { defineEngineRegistry, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
 import { chatterboxLanguage, unportedTextStep } from './engines/chatterbox-text.js';
 import type { ChatterboxOptions } from './engines/chatterbox.js';
@@ -81,18 +82,22 @@ export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHo
   entries: [
     {
       id: 'espeak-ng',
+      label: 'espeak-ng',
       installHint: 'apt-get install espeak-ng',
       supports: () => ({ ok: true, reason: 'espeak-ng speaks every target locale (offline, no weights)' }),
       create: async (c) => (await import('./engines/espeak-engine.js')).createEspeakEngine(c['espeak-ng'] ?? {}),
     },
     {
       id: 'piper',
+      // the voice: its model file is named after it (es_ES-davefx-medium.onnx)
+      label: ([file]) => (file ? `Piper ${path.basename(file).replace(/\.onnx$/, '')}` : 'Piper'),
       installHint: 'npx dub models fetch piper-<voice>',
       supports: piperSupport,
       create: async (c) => (await import('./engines/piper-engine.js')).createPiperEngine(c.piper ?? {}),
     },
     {
       id: 'chatterbox',
+      label: 'Chatterbox Multilingual',
       installHint: `npx dub models fetch ${CHATTERBOX.id}`,
       supports: chatterboxSupport,
       create: async (c) => (await import('./engines/chatterbox.js')).createChatterboxEngine(c.chatterbox ?? {}),
@@ -115,11 +120,12 @@ export const VOICE_CONVERSION_ENGINES: EngineRegistry<ToneColorConverter | null,
   entries: [
     {
       id: 'openvoice',
+      label: 'OpenVoice V2 tone colour',
       installHint: `npx dub models fetch ${OPENVOICE.id}`,
       supports: (_locale, env) => modelSupport(OPENVOICE.id, OPENVOICE.files, env.models, { ok: 'the OpenVoice V2 tone-colour converter is installed', missing: `no voice conversion model here (npx dub models fetch ${OPENVOICE.id})` }),
       create: async (o) => (await import('./engines/openvoice.js')).ToneColorConverter.load(o),
     },
-    { id: 'none', supports: () => ({ ok: true, reason: 'no voice conversion' }), create: async () => null },
+    { id: 'none', label: 'no voice conversion', supports: () => ({ ok: true, reason: 'no voice conversion' }), create: async () => null },
   ],
 });
 

@@ -57,13 +57,19 @@ function whisperFiles(o: ResolvedWhisperOptions, env: EngineHost): string[] {
   return [WHISPER_FILES.encoder, WHISPER_FILES.decoder, WHISPER_FILES.tokenizer].map((f) => resolveModelFile(o.model, f, env.models));
 }
 
+/** "Whisper base" for the manifest's whisper-base; "Whisper" for explicit files (their size is not known). */
+export function whisperLabel(o: ResolvedWhisperOptions): string {
+  if (o.encoderFile && o.decoderFile && o.tokenizerFile) return 'Whisper';
+  return `Whisper ${o.model.replace(/^whisper-/, '')}`;
+}
+
 async function whisperSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
   const o = env.engines?.whisper ?? resolveWhisperOptions();
   const provider = await ASR_PROVIDERS.whisper();
   const error = unsupportedSourceLanguage(locale ?? '', ['whisper']);
   if (!locale || !whisperLanguageOf(locale)) return { ok: false, silent: true, reason: `Whisper does not speak ${locale}`, error };
   if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: `no Whisper model here (npx dub models fetch ${o.model})`, error };
-  return { ok: true, reason: `Whisper is installed and speaks ${locale}`, files: whisperFiles(o, env) };
+  return { ok: true, reason: `Whisper is installed and speaks ${locale}`, files: whisperFiles(o, env), label: whisperLabel(o) };
 }
 
 async function pocketsphinxSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
@@ -81,12 +87,14 @@ export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, As
   entries: [
     {
       id: 'whisper',
+      label: 'Whisper',
       installHint: 'npx dub models fetch whisper-base',
       supports: whisperSupport,
       create: async (o, env) => (await ASR_PROVIDERS.whisper()).create(o.whisper, env),
     },
     {
       id: 'pocketsphinx',
+      label: 'pocketsphinx (en-US)',
       installHint: 'apt-get install pocketsphinx pocketsphinx-en-us',
       supports: pocketsphinxSupport,
       create: async (o, env) => (await ASR_PROVIDERS.pocketsphinx()).create(o.pocketsphinx, env),

@@ -31,12 +31,14 @@ export const SPEAKER_ENGINES: EngineRegistry<SpeakerEmbeddingEngine, ResolvedEmb
   entries: [
     {
       id: 'wespeaker',
+      label: 'WeSpeaker ResNet34',
       installHint: `npx dub models fetch ${WESPEAKER_MODEL.id}`,
       supports: (_locale, env) => modelSupport(WESPEAKER_MODEL.id, [WESPEAKER_MODEL.file], env.models, { ok: 'the WeSpeaker model is installed', missing: 'no WeSpeaker model here' }),
       create: async (o, env) => (await EMBEDDING_ENGINES.onnx())(o.onnx, env),
     },
     {
       id: 'mfcc',
+      label: 'MFCC statistics',
       fallbackNote: 'MFCC statistics, no weights',
       supports: () => ({ ok: true, reason: 'MFCC statistics (no weights)' }),
       create: async (o, env) => (await EMBEDDING_ENGINES.mfcc())(o.mfcc, env),

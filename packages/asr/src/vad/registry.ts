@@ -20,12 +20,14 @@ export const VAD_ENGINES: EngineRegistry<VadEngine, VadEngineOptions, EngineEnv>
   entries: [
     {
       id: 'silero',
+      label: 'Silero VAD v5',
       installHint: `npx dub models fetch ${SILERO_VAD_MODEL.id}`,
       supports: (_locale, env) => modelSupport(SILERO_VAD_MODEL.id, [SILERO_VAD_MODEL.file], env.models, { ok: 'the Silero VAD model is installed', missing: 'no Silero VAD model here' }),
       create: async (_o, env) => (await import('./silero.js')).createSileroVad(env),
     },
     {
       id: 'energy',
+      label: 'energy VAD',
       fallbackNote: 'energy VAD, no weights',
       supports: () => ({ ok: true, reason: 'energy VAD (no weights)' }),
       create: async (_o, env) => (await import('./energy.js')).createEnergyVad(env),
