@@ -2,14 +2,20 @@
 // mixes: jfk.wav (looped) and voice-ref-b.mp3 each over music-coffee.wav (../shared/media), the
 // music 6 dB under the speech, 44.1 kHz stereo; the clean speech is the reference. Each variant
 // runs in its own process (so its peak RSS is its own): engine creation (session load) is timed
-// apart from separation. Reported: separation seconds and real-time factor, peak RSS, SI-SDR of
+// apart from separation. Reported: separation seconds and real-time factor, the CPU seconds of
+// the process during separation (less sensitive than wall time to other work on a shared
+// machine; of the fastest round), peak RSS, SI-SDR of
 // the speech stem and its difference from the baseline (a variant may become the default only
-// within 0.5 dB of it). No int8 model: onnxruntime's Python quantization tools are not in Debian
-// (`apt-cache search onnxruntime` finds nothing here), so the variants are onnxruntime's memory
-// pattern (off), fewer overlaps (0.25 = demucs' default, 0.1) and the graph run whole or as its
-// consecutive parts (scripts/split-htdemucs.py, made by scripts/fetch-npm-models.sh), with glibc's
-// malloc returning freed memory at once (MALLOC_TRIM_THRESHOLD_=0) as an operator setting.
+// within 0.5 dB of it). The variants are onnxruntime's memory pattern (off), fewer overlaps
+// (0.25 = demucs' default, 0.1), the graph run whole or as its consecutive parts
+// (scripts/split-htdemucs.py, made by scripts/fetch-npm-models.sh), glibc's malloc settings, and
+// int8 models made by scripts/quantize-htdemucs.py (engine htdemucs-int8, with today's default
+// settings: overlap 0.1, split parts, MALLOC_MMAP_THRESHOLD_=1048576).
 // Run after `npm run build`: node bench/separation-fast.mjs [seconds per mix, default 24]
+//   [--only id,id] the baseline and those variants; [--base id] the baseline (default `base`);
+//   [--int8 DIR,DIR] one variant `int8-<DIR's name>` per models folder holding htdemucs-int8/
+//   (default: the repo's models/ when it has one); [--rounds N] run the list N times, interleaved
+//   (A B A B: a shared machine's load falls on every variant alike), and keep each variant's fastest round.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -30,17 +36,20 @@ if (process.argv[2] === '--variant') {
   const v = JSON.parse(process.argv[3]);
   const mixes = JSON.parse(process.argv[4]);
   const t0 = performance.now();
-  const engine = await createSeparationEngine('htdemucs', { overlap: v.overlap, memPattern: v.memPattern, split: v.split });
+  const engine = await createSeparationEngine(v.engine ?? 'htdemucs', { overlap: v.overlap, memPattern: v.memPattern, split: v.split, ...(v.modelsDir ? { modelsDir: v.modelsDir } : {}) });
   const load = (performance.now() - t0) / 1000;
   const out = [];
   for (const m of mixes) {
     const speechPath = `${m.mix}.${v.id}.speech.wav`;
     const t1 = performance.now();
+    const c1 = process.cpuUsage();
     await engine.separate({ path: m.mix, speechPath, backgroundPath: `${m.mix}.${v.id}.background.wav` });
     const seconds = (performance.now() - t1) / 1000;
+    const c = process.cpuUsage(c1);
+    const cpu = (c.user + c.system) / 1e6;
     const est = await readWav(speechPath);
     const ref = await readWav(m.speech);
-    out.push({ seconds, sdr: siSdr(est.channels, ref.channels) });
+    out.push({ seconds, cpu, sdr: siSdr(est.channels, ref.channels) });
   }
   await engine.dispose();
   const hwm = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync('/proc/self/status', 'utf8'))[1]) / 1024;
@@ -49,8 +58,15 @@ if (process.argv[2] === '--variant') {
 }
 
 // [--only id,id] runs the baseline and those variants (splittrim and splithuge run only when named)
-const onlyAt = process.argv.indexOf('--only');
-const only = onlyAt > 0 ? process.argv[onlyAt + 1].split(',') : undefined;
+const arg = (name) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
+const only = arg('--only')?.split(',');
+const baseId = arg('--base') ?? 'base';
+const rounds = Math.max(1, Number(arg('--rounds') ?? 1));
+const repoModels = path.resolve(here, '..', 'models');
+const int8Dirs = (arg('--int8')?.split(',') ?? (fs.existsSync(path.join(repoModels, 'htdemucs-int8', 'htdemucs-int8.onnx')) ? [repoModels] : [])).map((d) => path.resolve(d));
 const seconds = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 24);
 for (const f of ['jfk.wav', 'voice-ref-b.mp3', 'music-coffee.wav']) {
   if (!fs.existsSync(path.join(MEDIA, f))) {
@@ -88,22 +104,39 @@ try {
     { id: 'splitmmap', label: 'overlap 0.1, memory pattern on, split parts, MALLOC_MMAP_THRESHOLD_=1048576 (the default: `dub` sets it)', overlap: 0.1, memPattern: true, split: true, env: { MALLOC_MMAP_THRESHOLD_: '1048576' } },
     { id: 'splithuge', label: 'overlap 0.1, memory pattern on, split parts, GLIBC_TUNABLES=glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576', overlap: 0.1, memPattern: true, split: true, env: { GLIBC_TUNABLES: 'glibc.malloc.hugetlb=1:glibc.malloc.mmap_threshold=1048576' }, optional: true },
     { id: 'wholemmap', label: 'overlap 0.1, memory pattern on, whole graph, MALLOC_MMAP_THRESHOLD_=1048576', overlap: 0.1, memPattern: true, split: false, env: { MALLOC_MMAP_THRESHOLD_: '1048576' } },
-  ].filter((v, i) => i === 0 || (only ? only.includes(v.id) : !v.optional));
+    ...int8Dirs.map((dir) => {
+      const info = JSON.parse(fs.readFileSync(path.join(dir, 'htdemucs-int8', 'htdemucs-int8.json'), 'utf8'));
+      const q = info.quantization;
+      return { id: `int8-${path.basename(dir)}`, label: `int8 ${q.ops.join('+')} ${q.per_channel ? 'per channel' : 'per tensor'} (${(info.size / 1e6).toFixed(0)} MB, sha256 ${info.sha256.slice(0, 12)}), overlap 0.1, split parts, MALLOC_MMAP_THRESHOLD_=1048576`, engine: 'htdemucs-int8', modelsDir: dir, overlap: 0.1, memPattern: true, split: true, env: { MALLOC_MMAP_THRESHOLD_: '1048576' } };
+    }),
+  ];
+  const baseVariant = variants.find((v) => v.id === baseId);
+  if (!baseVariant) throw new Error(`--base ${baseId}: no such variant (${variants.map((v) => v.id).join(', ')})`);
+  variants.splice(variants.indexOf(baseVariant), 1);
+  variants.unshift(baseVariant);
+  const chosen = variants.filter((v, i) => i === 0 || (only ? only.includes(v.id) : !v.optional));
   const loadBefore = os.loadavg()[0].toFixed(1);
-  const results = [];
-  for (const v of variants) {
-    const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--variant', JSON.stringify(v), JSON.stringify(mixes)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(v.env ?? {}) } });
-    if (r.status !== 0) throw new Error(`variant ${v.id} failed (${r.status})`);
-    results.push({ v, ...JSON.parse(r.stdout.trim().split('\n').pop()) });
+  const best = new Map();
+  for (let round = 0; round < rounds; round++) {
+    for (const v of chosen) {
+      const r = spawnSync(process.execPath, [fileURLToPath(import.meta.url), '--variant', JSON.stringify(v), JSON.stringify(mixes)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(v.env ?? {}) } });
+      if (r.status !== 0) throw new Error(`variant ${v.id} failed (${r.status})`);
+      const res = { v, ...JSON.parse(r.stdout.trim().split('\n').pop()) };
+      const total = (x) => x.out.reduce((a, o) => a + o.seconds, 0);
+      console.error(`round ${round + 1}/${rounds} ${v.id}: ${f2(total(res))} s (CPU ${f2(res.out.reduce((a, o) => a + o.cpu, 0))} s), SI-SDR ${res.out.map((o) => f2(o.sdr)).join(' / ')} dB, peak ${res.hwm.toFixed(0)} MiB`);
+      if (!best.has(v.id) || total(res) < total(best.get(v.id))) best.set(v.id, res);
+    }
   }
+  const results = chosen.map((v) => best.get(v.id));
   const base = results[0];
-  console.log(`\n### HTDemucs variants: ${mixes.length} mixes of ${seconds} s (speech 6 dB over music-coffee), ${os.cpus().length} cores, load ${loadBefore} -> ${os.loadavg()[0].toFixed(1)}\n`);
-  console.log(`| variant | separation s (RTF) | vs baseline time | peak RSS MiB | ${mixes.map((m) => `SI-SDR speech ${m.name} dB (vs baseline)`).join(' | ')} |`);
-  console.log(`|---|---|---|---|${mixes.map(() => '---').join('|')}|`);
+  console.log(`\n### HTDemucs variants: ${mixes.length} mixes of ${seconds} s (speech 6 dB over music-coffee), ${os.cpus().length} cores, load ${loadBefore} -> ${os.loadavg()[0].toFixed(1)}${rounds > 1 ? `, fastest of ${rounds} interleaved rounds` : ''}\n`);
+  console.log(`| variant | separation s (RTF) | vs baseline time | CPU s (vs baseline) | peak RSS MiB | ${mixes.map((m) => `SI-SDR speech ${m.name} dB (vs baseline)`).join(' | ')} |`);
+  console.log(`|---|---|---|---|---|${mixes.map(() => '---').join('|')}|`);
   for (const r of results) {
     const s = r.out.reduce((a, o) => a + o.seconds, 0);
     const bs = base.out.reduce((a, o) => a + o.seconds, 0);
-    console.log(`| ${r.v.label} | ${f2(s)} (${f2(s / (seconds * mixes.length))}) | ${f2(s / bs)}x | ${r.hwm.toFixed(0)} | ${r.out.map((o, i) => `${f2(o.sdr)} (${o.sdr - base.out[i].sdr >= 0 ? '+' : ''}${f2(o.sdr - base.out[i].sdr)})`).join(' | ')} |`);
+    const cpu = (x) => x.out.reduce((a, o) => a + o.cpu, 0);
+    console.log(`| ${r.v.label} | ${f2(s)} (${f2(s / (seconds * mixes.length))}) | ${f2(s / bs)}x | ${f2(cpu(r))} (${f2(cpu(r) / cpu(base))}x) | ${r.hwm.toFixed(0)} | ${r.out.map((o, i) => `${f2(o.sdr)} (${o.sdr - base.out[i].sdr >= 0 ? '+' : ''}${f2(o.sdr - base.out[i].sdr)})`).join(' | ')} |`);
   }
 } finally {
   await fsp.rm(dir, { recursive: true, force: true });

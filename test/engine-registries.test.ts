@@ -49,7 +49,7 @@ describe('engine registries of the stages', () => {
   it('name every engine with a label for its record; a model-named label follows the model file', () => {
     const labels = Object.fromEntries(Object.entries(registries).map(([stage, r]) => [stage, Object.fromEntries(r.entries.map((e) => [e.id, engineLabel(e)]))]));
     expect(labels).toEqual({
-      separation: { htdemucs: 'HTDemucs v4', none: 'no separation' },
+      separation: { htdemucs: 'HTDemucs v4', 'htdemucs-int8': 'HTDemucs v4 int8', none: 'no separation' },
       vad: { silero: 'Silero VAD v5', energy: 'energy VAD' },
       // Whisper's size is in the label its support check gives ("Whisper base")
       asr: { whisper: 'Whisper', pocketsphinx: 'pocketsphinx (en-US)' },

@@ -4,10 +4,11 @@
  * the transcript's engine records say so, and the stages' cache keys hold the engine (a change of
  * engine recomputes what depends on it, nothing else).
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { blobKeys, getModelEntry, type PrepareAssetJob } from '@dub/core';
+import { blobKeys, getModelEntry, loadConfig, type PrepareAssetJob } from '@dub/core';
 import { readWav, runFfmpeg } from '@dub/media';
 import { defaultStages, prepareAsset, type PrepareStages } from '@dub/pipeline';
 import { eventsOf, makeRuntime, sameStore, spokenWav, videoFromWav, type TestRuntime } from './prepare-helpers.js';
@@ -107,6 +108,34 @@ describe('prepare engine choices', () => {
     const background = await readWav(r.store.localPath(t.tracks!.background)!);
     expect(background.channels.every((c) => c.every((v) => v === 0))).toBe(true);
     expect(speech.channels[0]!.reduce((m, v) => Math.max(m, Math.abs(v)), 0)).toBeGreaterThan(0.05);
+  }, 300_000);
+
+  it('DUB_SEPARATION_ENGINE=htdemucs-int8: the separation stage is asked for that engine, and the transcript records the int8 file and its sha256', async () => {
+    // A stand-in int8 file (the stage is replaced: nothing loads it) in the runtime's models folder.
+    const modelsDir = path.join(rt.dir, 'models-int8');
+    fs.mkdirSync(path.join(modelsDir, 'htdemucs-int8'), { recursive: true });
+    const bytes = Buffer.from('int8 stand-in for the prepare test');
+    fs.writeFileSync(path.join(modelsDir, 'htdemucs-int8', 'htdemucs-int8.onnx'), bytes);
+    process.env.DUB_SEPARATION_ENGINE = 'htdemucs-int8';
+    const r = { ...sameStore(rt), config: loadConfig({ DUB_DATA_DIR: rt.dir, DUB_TMP_DIR: path.join(rt.dir, 'tmp'), DUB_ONNX_THREADS: '2', DUB_MODELS_DIR: modelsDir }) };
+    const asked: (string | undefined)[] = [];
+    const res = await prepareAsset(await jobOf('ast_int8', noisyVideo), r, {
+      stages: {
+        separate: async (mix, out, _given, _env, _ctx, plan, engine) => {
+          asked.push(engine);
+          fs.copyFileSync(mix, out.speech);
+          fs.copyFileSync(mix, out.background);
+          return plan?.mode === 'none' ? 'none' : engine!;
+        },
+      },
+    });
+    const t = res.transcript;
+    // the chord between the words is a background: the model runs, and it is the one named
+    expect(t.separation?.mode).not.toBe('none');
+    expect(asked).toEqual(['htdemucs-int8']);
+    expect(t.separation?.engine).toBe('htdemucs-int8');
+    expect(t.engines?.separation).toMatchObject({ id: 'htdemucs-int8', label: 'HTDemucs v4 int8', model: 'htdemucs-int8.onnx', sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, selected: 'explicit' });
+    expect(t.engines!.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=htdemucs-int8; .*; whole graph/);
   }, 300_000);
 
   it('an unknown engine is refused naming the known ones', async () => {

@@ -1,6 +1,6 @@
 /**
  * Engine choices read from the environment of the worker process (`dub run`, `dub serve`,
- * `dub worker` alike): `DUB_SEPARATION_ENGINE` (auto, htdemucs, none), `DUB_VAD_ENGINE` (auto,
+ * `dub worker` alike): `DUB_SEPARATION_ENGINE` (auto, htdemucs, htdemucs-int8, none), `DUB_VAD_ENGINE` (auto,
  * silero, energy), `DUB_ASR_ENGINE` (auto, whisper, pocketsphinx), `DUB_TTS_ENGINE` (auto,
  * espeak-ng, piper), `DUB_LIPS_ENGINE` (auto, wav2lip, viseme-warp) and `DUB_SPEAKER_ENGINE`
  * (auto, mfcc, wespeaker). `auto` (or unset) picks the best installed engine that supports the
@@ -19,7 +19,7 @@ export type SpeakerEngineId = (typeof SPEAKER_ENGINE_IDS)[number];
 export const ASR_ENGINE_IDS = ['whisper', 'pocketsphinx'] as const;
 export type AsrEngineChoiceId = (typeof ASR_ENGINE_IDS)[number];
 /** The ids of @dub/separation's SEPARATION_ENGINES (listed here so that reading the choice loads no separation code). */
-export const SEPARATION_ENGINE_CHOICES = ['htdemucs', 'none'] as const;
+export const SEPARATION_ENGINE_CHOICES = ['htdemucs', 'htdemucs-int8', 'none'] as const;
 export type SeparationEngineChoiceId = (typeof SEPARATION_ENGINE_CHOICES)[number];
 
 /** Where a stage's engine registry looks for model files (DUB_MODELS_DIR). */
@@ -118,13 +118,15 @@ export async function vadEngineOf(choice: EngineChoice['vad'], modelsDir: string
 
 /**
  * The separation engine of SEPARATION_ENGINES (@dub/separation) for this choice: auto takes
+ * the int8 HTDemucs on the CPU (`device`) when it was made from the float model here, else
  * HTDemucs when its model resolves, else none (the background stays in the speech track). An
  * explicit `htdemucs` whose model is missing throws the resolver's error naming
- * `npx dub models fetch htdemucs`.
+ * `npx dub models fetch htdemucs`; `htdemucs-int8` (the int8 file scripts/quantize-htdemucs.py
+ * makes) has a record naming that file and its sha256.
  */
-export async function separationEngineOf(choice: EngineChoice['separation'], modelsDir: string | undefined): Promise<StageEngine> {
+export async function separationEngineOf(choice: EngineChoice['separation'], modelsDir: string | undefined, device?: string): Promise<StageEngine> {
   const { SEPARATION_ENGINES } = await import('@dub/separation');
-  return stageEngine(await SEPARATION_ENGINES.resolve(choice, undefined, engineHost(modelsDir)));
+  return stageEngine(await SEPARATION_ENGINES.resolve(choice, undefined, { ...engineHost(modelsDir), device }));
 }
 
 /** The speech recognition engine a prepare runs, why, and the identity of its model files. */

@@ -171,7 +171,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const choice = engineChoiceFromEnv(process.env);
     const vadEngine = await vadEngineOf(opts.vadEngine ?? choice.vad, rt.config.modelsDir);
     const vadIdentity = { engine: vadEngine.id, model: vadEngine.models[0]?.sha256 ?? null };
-    const sepEngine = hasGiven ? undefined : await separationEngineOf(opts.separationEngine ?? choice.separation, rt.config.modelsDir);
+    const sepEngine = hasGiven ? undefined : await separationEngineOf(opts.separationEngine ?? choice.separation, rt.config.modelsDir, rt.config.device);
     // Without given tracks: is there a background to separate, and where does the model run?
     const planned = hasGiven
       ? undefined
@@ -186,7 +186,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const separationModel = sepEngine && plan?.mode !== 'none' ? sepEngine.models[0] : undefined;
     // Whole graph or its consecutive parts (same weights, outputs equal within float rounding): in the key and the record.
     const sepGraph = separationModel
-      ? await separationGraph(separationModel.file, rt.config)
+      ? await separationGraph(separationModel.file, rt.config, sepEngine!.id)
       : undefined;
     const separated = await runner.run<{ engine: string; provider?: 'cpu' | 'cuda' }>(
       'separation',
@@ -213,7 +213,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
             tracks[kind] = file;
           }
         }
-        const run = () => stages.separate(mix, { speech, background }, tracks, env, ctx, plan);
+        const run = () => stages.separate(mix, { speech, background }, tracks, env, ctx, plan, sepEngine?.id);
         // No model, no GPU slot.
         const engine = rt.withLimit && plan?.mode !== 'none' ? await rt.withLimit('gpu', run) : await run();
         out.addFile('speech.wav', speech);

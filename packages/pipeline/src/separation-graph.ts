@@ -7,7 +7,8 @@
 import type { DubConfig } from '@dub/core';
 import type { HtdemucsGraph } from '@dub/separation';
 
-export async function separationGraph(modelFile: string, config: Pick<DubConfig, 'modelsDir' | 'device'>): Promise<HtdemucsGraph> {
+/** `modelId`: the separation engine's model (htdemucs, htdemucs-int8), whose folder holds its parts. */
+export async function separationGraph(modelFile: string, config: Pick<DubConfig, 'modelsDir' | 'device'>, modelId = 'htdemucs'): Promise<HtdemucsGraph> {
   const { resolveHtdemucsGraph } = await import('@dub/separation');
-  return resolveHtdemucsGraph(modelFile, { modelsDir: config.modelsDir, device: config.device });
+  return resolveHtdemucsGraph(modelFile, { modelId, modelsDir: config.modelsDir, device: config.device });
 }

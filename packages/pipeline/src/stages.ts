@@ -9,7 +9,7 @@ import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/co
 import type { VadEngineId } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
-import type { SeparationPlan } from '@dub/separation';
+import type { SeparationEngineId, SeparationPlan } from '@dub/separation';
 
 export interface StageEnv {
   config: DubConfig;
@@ -71,7 +71,8 @@ export interface PrepareStages {
   planSeparation(mix: string, env: StageEnv, ctx: PartialContext, vadEngine?: string): Promise<{ vad: SpeechRegions; plan: SeparationPlan }>;
   /**
    * Split `mix` into speech and background files; given clean tracks replace the model, a `plan`
-   * limits where it runs (none, spans, full). Returns the engine id (`none` when no model ran).
+   * limits where it runs (none, spans, full), `engine` names the model engine (SEPARATION_ENGINES:
+   * htdemucs, the default, or htdemucs-int8). Returns the engine id (`none` when no model ran).
    */
   separate(
     mix: string,
@@ -80,6 +81,7 @@ export interface PrepareStages {
     env: StageEnv,
     ctx: PartialContext,
     plan?: Pick<SeparationPlan, 'mode' | 'background' | 'spans'>,
+    engine?: string,
   ): Promise<string>;
   /** Speech regions of `speech` by the VAD_ENGINES engine `engine` (default auto). */
   detectSpeech(speech: string, env: StageEnv, ctx: PartialContext, engine?: string): Promise<SpeechRegions>;
@@ -129,14 +131,16 @@ export const defaultStages: PrepareStages = {
     const sensitive = speechRegions(d.probabilities, d.frameSeconds, d.duration, resolveVadOptions({ threshold: SPAN_VAD_THRESHOLD }));
     return { vad, plan: await planSeparation(mix, vad.regions, { spanRegions: sensitive }) };
   },
-  async separate(mix, out, given, env, ctx, plan) {
+  async separate(mix, out, given, env, ctx, plan, engine) {
     const { separate } = await import('@dub/separation');
+    // An id @dub/separation does not know is refused there (ValidationError), never replaced.
+    const model = (engine ?? 'htdemucs') as SeparationEngineId;
     const base = { config: env.config, sessions: env.sessions, tmpDir: env.tmpDir, speechPath: out.speech, backgroundPath: out.background };
-    const r = given ? await separate(mix, { ...base, given }, ctx) : await separate(mix, { ...base, ...(plan ? { plan } : {}) }, ctx);
+    const r = given ? await separate(mix, { ...base, given }, ctx) : await separate(mix, { ...base, engine: model, ...(plan ? { plan } : {}) }, ctx);
     // A given track is used in place: copy it to where the caller expects it.
     if (r.speech !== out.speech) await copyFile(r.speech, out.speech);
     if (r.background !== out.background) await copyFile(r.background, out.background);
-    return given ? 'given_tracks' : plan?.mode === 'none' ? 'none' : 'htdemucs';
+    return given ? 'given_tracks' : plan?.mode === 'none' ? 'none' : model;
   },
   async detectSpeech(speech, env, ctx, engine) {
     const { detectSpeech } = await import('@dub/asr');

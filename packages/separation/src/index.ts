@@ -14,6 +14,7 @@ export { resolveHtdemucsGraph, splitChoiceFromEnv, HTDEMUCS_SPLIT_FORMAT, type H
 export {
   SEPARATION_ENGINES,
   HTDEMUCS_MODEL,
+  HTDEMUCS_INT8_MODEL,
   separationEngines,
   createSeparationEngine,
   loadSeparationEngine,

