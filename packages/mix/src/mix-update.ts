@@ -186,7 +186,7 @@ const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
  * mixReplace's whole-file resample gives it there. Each window of the input starts on the
  * resampler's period (a multiple of inRate / gcd(inRate, outRate) input samples, so its output
  * samples fall on the same filter phases as the whole run's) and carries RESAMPLER_REACH input
- * samples of margin on each side (ffmpeg's default filter reaches 16); inside the margins ffmpeg
+ * samples of margin on each side, and as much again (ffmpeg's default filter reaches 16); inside the margins ffmpeg
  * gives the whole run's values (byte identity with mixReplace is tested). A window that comes
  * within the margin of either end of the input runs to that end, where it ends as the whole run does.
  */
@@ -199,10 +199,11 @@ class SpeechWindows {
     const windows: SpeechWindows['windows'] = [];
     try {
       for (const [i, n] of needed.entries()) {
-        let inStart = Math.floor((Math.floor((n.start * inRate) / fmt.sampleRate) - RESAMPLER_REACH) / period) * period;
-        let inEnd = Math.ceil((n.end * inRate) / fmt.sampleRate) + RESAMPLER_REACH;
-        if (inStart < RESAMPLER_REACH) inStart = 0;
-        if (inEnd > inFrames - RESAMPLER_REACH) inEnd = inFrames;
+        // twice the margin on each side: the frames read stay inside the valid part whatever way ffmpeg rounds the window's output length
+        let inStart = Math.floor((Math.floor((n.start * inRate) / fmt.sampleRate) - 2 * RESAMPLER_REACH) / period) * period;
+        let inEnd = Math.ceil((n.end * inRate) / fmt.sampleRate) + 2 * RESAMPLER_REACH;
+        if (inStart < 2 * RESAMPLER_REACH) inStart = 0;
+        if (inEnd > inFrames - 2 * RESAMPLER_REACH) inEnd = inFrames;
         const file = path.join(dir, `speech-${i}.wav`);
         await runFfmpeg(['-i', speech, '-map', '0:a:0', '-vn', '-af', `atrim=start_sample=${inStart}:end_sample=${inEnd}`, '-ac', String(fmt.channels), '-ar', String(fmt.sampleRate), '-c:a', 'pcm_f32le', '-f', 'wav', file], { ...fmt, stage: 'resample' }, ctx);
         const reader = await WavReader.open(file);
