@@ -11,18 +11,10 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeWav } from '@dub/media';
 import { MelWindows, WAV2LIP_MEL } from './audio/mel.js';
+import { makeSignal, type SignalSpec } from '../../../test/support/reference-signals.js';
 
 const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 
-interface SignalSpec {
-  rate: number;
-  length: number;
-  chirp?: { amp: number; f0: number; f1: number; am: number };
-  tones?: [number, number][];
-  noiseAmp?: number;
-  seed?: number;
-  silences?: [number, number][];
-}
 interface Case {
   name: string;
   signal: SignalSpec;
@@ -34,29 +26,6 @@ interface Case {
   frameMeans: number[];
 }
 const ref = JSON.parse(fs.readFileSync(path.join(FIXTURES, 'wav2lip-mel-references.json'), 'utf8')) as { sampleRate: number; nMels: number; cases: Case[] };
-
-/** The closed-form signal of scripts/reference_signals.py make_signal. */
-function makeSignal(s: SignalSpec): Float32Array {
-  const out = new Float32Array(s.length);
-  const total = s.length / s.rate;
-  const silences = (s.silences ?? []).map(([a, b]) => [Math.floor(a * s.rate), Math.floor(b * s.rate)] as const);
-  let state = (s.seed ?? 1) >>> 0;
-  for (let i = 0; i < s.length; i++) {
-    const t = i / s.rate;
-    let v = 0;
-    const c = s.chirp;
-    if (c) {
-      const env = 1 - c.am + c.am * Math.sin(2 * Math.PI * 3 * t);
-      v += c.amp * env * Math.sin(2 * Math.PI * (c.f0 * t + ((c.f1 - c.f0) * t * t) / (2 * total)));
-    }
-    for (const [a, hz] of s.tones ?? []) v += a * Math.sin(2 * Math.PI * hz * t);
-    state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
-    v += (s.noiseAmp ?? 0) * (2 * (state / 4294967296) - 1);
-    if (silences.some(([a, b]) => a <= i && i < b)) v = 0;
-    out[i] = v;
-  }
-  return out;
-}
 
 let dir: string;
 beforeAll(async () => {
