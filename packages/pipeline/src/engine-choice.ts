@@ -122,7 +122,7 @@ export async function vadEngineOf(choice: EngineChoice['vad'], modelsDir: string
  * HTDemucs when its model resolves, else none (the background stays in the speech track). An
  * explicit `htdemucs` whose model is missing throws the resolver's error naming
  * `npx dub models fetch htdemucs`; `htdemucs-int8` (the int8 file scripts/quantize-htdemucs.py
- * makes) has a record naming that file and its sha256.
+ * makes at set-up) has a record naming that file and its sha256.
  */
 export async function separationEngineOf(choice: EngineChoice['separation'], modelsDir: string | undefined, device?: string): Promise<StageEngine> {
   const { SEPARATION_ENGINES } = await import('@dub/separation');

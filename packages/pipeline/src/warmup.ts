@@ -29,7 +29,7 @@ export interface WarmupRuntime {
 export async function warmup(rt: WarmupRuntime): Promise<void> {
   if (!rt.config.warmup) return;
   const choice = engineChoiceFromEnv(process.env);
-  const sep = await separationEngineOf(choice.separation, rt.config.modelsDir);
+  const sep = await separationEngineOf(choice.separation, rt.config.modelsDir, rt.config.device);
   const vad = await vadEngineOf(choice.vad, rt.config.modelsDir);
   const engines = { separation: sep.id, vad: vad.id };
   if (sep.models.length === 0 && vad.models.length === 0) {
@@ -46,7 +46,8 @@ export async function warmup(rt: WarmupRuntime): Promise<void> {
     const ctx = resolveContext({ logger: rt.logger });
     const t0 = performance.now();
     const out = { speech: path.join(dir, 'speech.wav'), background: path.join(dir, 'background.wav') };
-    if (sep.models.length > 0) await defaultStages.separate(mix, out, undefined, env, ctx);
+    // The engine the jobs will run (auto: htdemucs-int8 on the CPU where set-up made it), not the stage's default.
+    if (sep.models.length > 0) await defaultStages.separate(mix, out, undefined, env, ctx, undefined, sep.id);
     if (vad.models.length > 0) await defaultStages.detectSpeech(sep.models.length > 0 ? out.speech : mix, env, ctx, vad.id);
     rt.logger.info({ engines, providers: Object.fromEntries(rt.sessions.providers), seconds: Number(((performance.now() - t0) / 1000).toFixed(2)) }, 'warmup: models loaded');
   } finally {

