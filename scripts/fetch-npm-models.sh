@@ -61,7 +61,7 @@ done <<< "$plan"
 
 # Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per
 # segment on CPU instead of ~2.8 GB), and its int8 form (scripts/quantize-htdemucs.py: MatMul
-# weights int8 as onnxruntime's quantize_dynamic makes them, ~0.7x the time on CPU, which `auto`
+# weights int8 as onnxruntime's quantize_dynamic makes them, 0.7-0.9x the float model's time on CPU, which `auto`
 # takes there; DUB_SEPARATION_ENGINE=htdemucs keeps the float model). Both need Debian's
 # python3-onnx; without it the engine runs the float graph whole and says so in its record. Each is
 # remade when the source file or the script that makes it changes.
@@ -73,7 +73,7 @@ if [ "$#" -eq 0 ] || printf '%s\n' "$@" | grep -qx -e htdemucs -e htdemucs-int8;
   if [ -z "$src" ] || [ ! -f "$src" ]; then
     echo "htdemucs/split, htdemucs-int8: htdemucs.onnx not found (npm ci installs it); skipped"
   elif ! /usr/bin/python3 -c 'import onnx, numpy' >/dev/null 2>&1; then
-    echo "htdemucs/split, htdemucs-int8: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one float graph (~2.8 GB peak per segment, ~1.5x the int8 time)"
+    echo "htdemucs/split, htdemucs-int8: python3-onnx is not installed (apt-get install python3-onnx); HTDemucs will run as one float graph (~2.8 GB peak per segment, slower than the int8 model)"
   else
     sha=$(sha256sum "$src" | cut -d' ' -f1)
     splitter=$(sha256sum "$root/scripts/split-htdemucs.py" | cut -d' ' -f1)
