@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
-import { clip as clipIn, ffmpeg, MEDIA, missingMedia, speechLoop as speechLoopIn } from './lib/clips.mjs';
+import { clip as clipIn, clipsDir, ffmpeg, speechLoop as speechLoopIn } from './lib/clips.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -39,14 +39,7 @@ const minutes = values.minutes.split(',').map(Number);
 if (minutes.some((m) => !(m > 0))) throw new Error(`--minutes must be positive numbers, got ${values.minutes}`);
 const variants = values.variants.split(',');
 for (const v of variants) if (!['clean', 'music'].includes(v)) throw new Error(`unknown variant ${v} (clean, music)`);
-const missing = missingMedia();
-if (missing.length) {
-  console.log(`bench e2e skipped: ${MEDIA} lacks ${missing.join(', ')}`);
-  process.exit(0);
-}
-
-const clips = values.keep ? path.resolve(values.keep) : await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-e2e-'));
-await fsp.mkdir(clips, { recursive: true });
+const clips = clipsDir('e2e', values.keep);
 const f2 = (x) => (x === undefined || x === null ? '—' : Number(x).toFixed(2));
 const load = () => os.loadavg()[0].toFixed(1);
 

@@ -63,7 +63,7 @@ if (process.argv[2] === '--child') {
   process.exit(0);
 }
 
-const { clip: clipIn, ffmpeg, MEDIA, missingMedia, ROOT } = await import('./lib/clips.mjs');
+const { clip: clipIn, clipsDir, ffmpeg, ROOT } = await import('./lib/clips.mjs');
 const { values } = parseArgs({
   options: {
     minutes: { type: 'string', default: '1' },
@@ -75,13 +75,7 @@ const { values } = parseArgs({
 const minutes = Number(values.minutes);
 const rounds = Number(values.rounds);
 if (!(minutes > 0) || !(rounds >= 1)) throw new Error('--minutes must be > 0 and --rounds >= 1');
-const missing = missingMedia();
-if (missing.length) {
-  console.log(`bench overlap skipped: ${MEDIA} lacks ${missing.join(', ')}`);
-  process.exit(0);
-}
-const clips = values.keep ? path.resolve(values.keep) : await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-overlap-'));
-await fsp.mkdir(clips, { recursive: true });
+const clips = clipsDir('overlap', values.keep);
 const work = await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-overlap-'));
 
 /** Busy and total jiffies of all CPUs now. */

@@ -23,7 +23,7 @@ import { SessionCache } from '@dub/onnx';
 import { readWav } from '@dub/media';
 import { readFrames } from '@dub/lips';
 import { generateVersion, prepareAsset, prepareVersion } from '@dub/pipeline';
-import { clip, missingMedia } from './lib/clips.mjs';
+import { clip, clipsDir } from './lib/clips.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -32,15 +32,9 @@ const { values } = parseArgs({
     keep: { type: 'string' },
   },
 });
-const missing = missingMedia();
-if (missing.length) {
-  console.log(`bench redub skipped: ../shared/media lacks ${missing.join(', ')}`);
-  process.exit(0);
-}
 const minutes = Number(values.minutes);
 const modes = values.modes.split(',');
-const root = values.keep ? path.resolve(values.keep) : await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-redub-'));
-await fsp.mkdir(root, { recursive: true });
+const root = clipsDir('redub', values.keep);
 const input = clip(root, minutes, 'clean');
 const sessions = new SessionCache({ threads: 0 });
 

@@ -4,6 +4,7 @@
 // 14 dB under the speech). Clips are made once per folder and reused.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +16,21 @@ export const CLIP_MEDIA = ['talking-head-480.mp4', 'voice-ref-a.mp3', 'voice-ref
 /** The recordings a clip needs that ../shared/media lacks. */
 export function missingMedia() {
   return CLIP_MEDIA.filter((f) => !fs.existsSync(path.join(MEDIA, f)));
+}
+
+/**
+ * The folder a benchmark makes its clips in (`keep`, reused, or a new temporary one); when
+ * ../shared/media lacks a recording the clips need, says so and ends the process (the bench is skipped).
+ */
+export function clipsDir(bench, keep) {
+  const missing = missingMedia();
+  if (missing.length) {
+    console.log(`bench ${bench} skipped: ${MEDIA} lacks ${missing.join(', ')}`);
+    process.exit(0);
+  }
+  const dir = keep ? path.resolve(keep) : fs.mkdtempSync(path.join(os.tmpdir(), `dub-bench-${bench}-`));
+  fs.mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 export function ffmpeg(args) {
