@@ -61,7 +61,7 @@ done <<< "$plan"
 
 # Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per
 # segment on CPU instead of ~2.8 GB), and its int8 form (scripts/quantize-htdemucs.py: MatMul
-# weights int8 as onnxruntime's quantize_dynamic makes them, 0.7-0.9x the float model's time on CPU, which `auto`
+# weights int8 as onnxruntime's quantize_dynamic makes them, 0.7-0.94x the float model's time on CPU, which `auto`
 # takes there; DUB_SEPARATION_ENGINE=htdemucs keeps the float model). Both need Debian's
 # python3-onnx; without it the engine runs the float graph whole and says so in its record. Each is
 # remade when the source file or the script that makes it changes.

