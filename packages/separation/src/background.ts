@@ -12,12 +12,15 @@
  *   noise (median flatness >= `noiseFlatness`) must be louder (`noiseLevelDb`) than tonal content
  *   (music, effects) to count: a steady hiss or room tone under clean speech is not kept.
  *
- * The plan says where the model runs: nowhere when there is no background (speech = the mix,
- * background = silence) or no speech (speech = silence, background = the mix), else on the speech
+ * The plan says where the model runs: nowhere when there is no background to separate (speech =
+ * the mix, background = silence under speech) or no speech (speech = silence, background = the
+ * mix), else on the speech
  * regions padded by `padding` and merged across speech-free stretches shorter than
  * `minPassthrough` (the model works in 7.8 s segments; a shorter gap saves little; half that at
  * the ends of the input), everywhere
  * when those spans cover nearly all of it. Outside the spans the mix is the background as it is.
+ * Whatever the mode, `plan.speech` says where speech is: `separate` keeps the mix as the
+ * background outside it (only speech is replaced; see keep-outside-speech.ts).
  */
 import { ValidationError } from '@dub/core';
 import { Fft, hannWindow, nextPow2, WavReader, type AudioSource, type PlanarAudio } from '@dub/media';
@@ -91,7 +94,7 @@ export type SeparationMode = 'none' | 'spans' | 'full';
 
 export interface SeparationPlan {
   mode: SeparationMode;
-  /** Whether the source has a background worth keeping (decides `none`'s tracks: true = no speech, the mix is background). */
+  /** Whether the source has a background worth separating (decides `none`'s tracks: true = no speech, the mix is background; false = the mix is the speech track, and the background the mix outside speech). */
   background: boolean;
   /** `music` (tonal), `noise` (broadband), or null when there is none or it could not be told. */
   backgroundKind: 'music' | 'noise' | null;
@@ -101,6 +104,12 @@ export interface SeparationPlan {
   spans: TimeSpan[];
   /** Seconds the model runs on (sum of spans). */
   modelSeconds: number;
+  /**
+   * The speech regions (seconds, sorted and disjoint: the VAD's regions and `spanRegions`
+   * merged): only there is the source's audio replaced; outside them the background track is the
+   * mix itself, whatever the mode (`separate` with this plan, `keepOutsideSpeech`).
+   */
+  speech: TimeSpan[];
   measurement: BackgroundMeasurement;
   thresholds: BackgroundThresholds;
 }
@@ -287,6 +296,8 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
     gapFlatness: gapFlatness === null ? null : Math.round(gapFlatness * 1e4) / 1e4,
     gapFlux: r2(gapFlux),
   };
+  const spanSource = options.spanRegions ? checkRegions(options.spanRegions) : speech;
+  const speechRegions = mergeSpans([...speech, ...spanSource], 0, duration).map((s) => ({ start: r3(s.start), end: r3(s.end) }));
   const plan = (mode: SeparationMode, background: boolean, kind: SeparationPlan['backgroundKind'], reason: string, spans: TimeSpan[]): SeparationPlan => ({
     mode,
     background,
@@ -294,6 +305,7 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
     reason,
     spans: spans.map((s) => ({ start: r3(s.start), end: r3(s.end) })),
     modelSeconds: r3(spans.reduce((s, x) => s + x.end - x.start, 0)),
+    speech: speechRegions,
     measurement,
     thresholds: t,
   });
@@ -310,9 +322,8 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
   const rel = gapToSpeechDb!;
   if (gapLevelDb <= t.floorDb || rel <= limit) {
     const why = gapLevelDb <= t.floorDb ? `gaps at ${gapLevelDb.toFixed(1)} dBFS (floor ${t.floorDb})` : `gaps ${rel.toFixed(1)} dB under the speech (${kind === 'noise' ? 'broadband' : 'tonal'}, flatness ${gapFlatness?.toFixed(2) ?? 'n/a'}; limit ${limit} dB)`;
-    return plan('none', false, null, `no background worth keeping: ${why}; the speech track is the source, the background is silence`, []);
+    return plan('none', false, null, `no background to separate: ${why}; no model runs, the speech track is the source, the background is the source outside speech`, []);
   }
-  const spanSource = options.spanRegions ? checkRegions(options.spanRegions) : speech;
   const spans = mergeSpans(
     [...speech, ...spanSource].map((s) => ({ start: s.start - padding, end: s.end + padding })),
     minPassthrough,

@@ -9,6 +9,7 @@ export {
   type ResolvedEngineOptions,
   type SeparationConfig,
   type GivenTracks,
+  type SeparatePlan,
 } from './options.js';
 export { resolveHtdemucsGraph, splitChoiceFromEnv, HTDEMUCS_SPLIT_FORMAT, type HtdemucsGraph, type HtdemucsGraphOptions, type SplitPlan, type SplitPart } from './engines/htdemucs-graph.js';
 export {
@@ -43,3 +44,4 @@ export { Fft, hannWindow } from '@dub/media';
 export { DemucsSpectrogram } from './dsp/demucs-spectrogram.js';
 export { planSeparation, frameStats, mergeSpans, DEFAULT_BACKGROUND_THRESHOLDS, type SeparationPlan, type SeparationMode, type BackgroundMeasurement, type BackgroundOptions, type BackgroundThresholds, type TimeSpan } from './background.js';
 export { passThrough, runSpans } from './plan-runner.js';
+export { keepOutsideSpeech, keptOutsideSpeech, replacedRegions, resolveKeep, SpeechWeight, KEEP_OUTSIDE_SPEECH_DEFAULTS, type KeepOutsideSpeechOptions, type KeptOutsideSpeech } from './keep-outside-speech.js';

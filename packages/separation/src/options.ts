@@ -8,7 +8,8 @@ import { loadConfig, ValidationError, type DeviceChoice, type DubConfig } from '
 import { type SessionCache } from '@dub/onnx';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { SeparationEngine } from './types.js';
-import type { SeparationPlan } from './background.js';
+import type { SeparationPlan, TimeSpan } from './background.js';
+import { resolveKeep, type KeepOutsideSpeechOptions, type ResolvedKeep } from './keep-outside-speech.js';
 import { splitChoiceFromEnv } from './engines/htdemucs-graph.js';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './registry.js';
 
@@ -113,10 +114,17 @@ export interface SeparateOptions extends SeparationEngineOptions {
   /**
    * Where the model runs (`planSeparation`): `none` loads no model (speech = the mix and
    * background = silence, or the other way round when `background` is true), `spans` runs it on
-   * `spans` only, `full` (the default) everywhere.
+   * `spans` only, `full` (the default) everywhere. With `speech` (the speech regions, seconds:
+   * `SeparationPlan.speech`) only speech is replaced: outside those regions the background track
+   * is the mix itself, cross-faded at their edges (`keepOutsideSpeech`), whatever the mode.
    */
-  plan?: Pick<SeparationPlan, 'mode' | 'background' | 'spans'>;
+  plan?: SeparatePlan;
+  /** Padding, cross-fade and joining of the speech regions of `plan.speech` (KEEP_OUTSIDE_SPEECH_DEFAULTS). */
+  keep?: KeepOutsideSpeechOptions;
 }
+
+/** The part of a SeparationPlan that `separate` applies. */
+export type SeparatePlan = Pick<SeparationPlan, 'mode' | 'background' | 'spans'> & { speech?: readonly TimeSpan[] };
 
 export interface ResolvedSeparateOptions {
   engine: SeparationEngineId;
@@ -125,7 +133,8 @@ export interface ResolvedSeparateOptions {
   speechPath: string | undefined;
   backgroundPath: string | undefined;
   format: WavWriteFormat;
-  plan: Pick<SeparationPlan, 'mode' | 'background' | 'spans'> | undefined;
+  plan: SeparatePlan | undefined;
+  keep: ResolvedKeep;
   engineOptions: ResolvedEngineOptions;
 }
 
@@ -143,6 +152,7 @@ export function resolveSeparateOptions(opts: SeparateOptions = {}): ResolvedSepa
     backgroundPath: opts.backgroundPath,
     format: opts.format ?? 'float32',
     plan: checkPlan(opts.plan),
+    keep: resolveKeep(opts.keep),
     engineOptions: resolveEngineOptions(opts),
   };
 }
@@ -152,6 +162,9 @@ function checkPlan(plan: SeparateOptions['plan']): ResolvedSeparateOptions['plan
   if (!['none', 'spans', 'full'].includes(plan.mode)) throw new ValidationError(`plan.mode must be none, spans or full, got "${String(plan.mode)}"`, { field: 'plan' });
   for (const s of plan.spans) {
     if (!(Number.isFinite(s.start) && Number.isFinite(s.end) && s.start >= 0 && s.end >= s.start)) throw new ValidationError(`plan span [${s.start}, ${s.end}] is not a time span`, { field: 'plan' });
+  }
+  for (const s of plan.speech ?? []) {
+    if (!(Number.isFinite(s.start) && Number.isFinite(s.end) && s.end >= s.start)) throw new ValidationError(`plan speech region [${s.start}, ${s.end}] is not a time span`, { field: 'plan' });
   }
   return plan;
 }

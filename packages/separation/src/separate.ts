@@ -9,6 +9,8 @@ import { randomUUID } from 'node:crypto';
 import { resolveContext, ValidationError, type PartialContext, type StageContext } from '@dub/core';
 import { resample, WavReader, WavWriter, type PlanarAudio } from '@dub/media';
 import { MemorySink, planarSource } from './audio-io.js';
+import type { TimeSpan } from './background.js';
+import { keepOutsideSpeech } from './keep-outside-speech.js';
 import { passThrough } from './plan-runner.js';
 import type { ResolvedSeparateOptions } from './options.js';
 import { defaultTrackPath, fromGivenTracks } from './given-tracks.js';
@@ -41,6 +43,14 @@ export async function separate(input: PlanarAudio | string, options: SeparateOpt
     }
     return fromGivenTracks({ mix: input, ...(speech !== undefined ? { speech } : {}), ...(background !== undefined ? { background } : {}) }, {}, ctx);
   }
+  const tracks = await modelOrPassThrough(input, o, ctx);
+  const speech = o.plan?.speech;
+  if (!speech) return tracks;
+  return typeof input === 'string' ? keepInFile(input, tracks as SeparatedFiles, speech, o, ctx) : keepInMemory(input, tracks as SeparatedAudio, speech, o, ctx);
+}
+
+/** The model's tracks, or the mix passed through to one of them (plan `none`, engine `none`). */
+async function modelOrPassThrough(input: PlanarAudio | string, o: ResolvedSeparateOptions, ctx: StageContext): Promise<SeparatedAudio | SeparatedFiles> {
   if (o.plan?.mode === 'none') return withoutModel(input, o, o.plan.background ? 'background' : 'speech', ctx);
   if (o.engine === 'none' && !o.engineInstance) return withoutModel(input, o, 'speech', ctx);
   const engine = o.engineInstance ?? (await loadSeparationEngine(o.engine, o.engineOptions, ctx));
@@ -57,6 +67,53 @@ export async function separate(input: PlanarAudio | string, options: SeparateOpt
   } finally {
     if (!o.engineInstance) await engine.dispose();
   }
+}
+
+/** Only speech replaced, in memory: the background outside `speech` becomes the mix (same rate: the engines' 44.1 kHz). */
+async function keepInMemory(input: PlanarAudio, tracks: SeparatedAudio, speech: readonly TimeSpan[], o: ResolvedSeparateOptions, ctx: StageContext): Promise<SeparatedAudio> {
+  if (input.sampleRate !== tracks.background.sampleRate) throw new ValidationError(`audio in memory must be at ${tracks.background.sampleRate} Hz to keep it outside speech, got ${input.sampleRate} Hz`, { field: 'input' });
+  const bg = planarSource(tracks.background);
+  const sink = new MemorySink(2, bg.frames);
+  const kept = await keepOutsideSpeech(planarSource(input), bg, speech, sink, o.keep, ctx.signal);
+  ctx.logger.info({ kept }, 'background: the mix kept outside speech');
+  return { speech: tracks.speech, background: { sampleRate: tracks.background.sampleRate, channels: sink.channels } };
+}
+
+/** Only speech replaced, in files: the background file is rewritten with the mix outside `speech` (the mix converted to its rate when needed). */
+async function keepInFile(input: string, tracks: SeparatedFiles, speech: readonly TimeSpan[], o: ResolvedSeparateOptions, ctx: StageContext): Promise<SeparatedFiles> {
+  const e = o.engineOptions;
+  const kept = `${tracks.background}.keep-${randomUUID()}.wav`;
+  let converted: string | undefined;
+  const bg = await WavReader.open(tracks.background);
+  let mix: WavReader | undefined;
+  try {
+    mix = await WavReader.open(input);
+    if (mix.sampleRate !== bg.sampleRate) {
+      // at most two channels, a mono mix left mono (ffmpeg's mono-to-stereo upmix is 3 dB down; a mono mix is duplicated here, as without a model)
+      const channels = Math.min(2, mix.channelCount);
+      await mix.close();
+      mix = undefined;
+      converted = path.join(e.tmpDir, `dub-separation-${randomUUID()}.wav`);
+      await resample(input, converted, { sampleRate: bg.sampleRate, channels, format: 'float32', ffmpegPath: e.ffmpegPath, ffprobePath: e.ffprobePath }, { logger: ctx.logger, ...(ctx.signal ? { signal: ctx.signal } : {}) });
+      mix = await WavReader.open(converted);
+    }
+    const writer = await WavWriter.create(kept, { sampleRate: bg.sampleRate, channels: 2, format: o.format });
+    try {
+      const r = await keepOutsideSpeech(mix, bg, speech, writer, o.keep, ctx.signal);
+      await writer.close();
+      ctx.logger.info({ kept: { ...r, replaced: r.replaced.length } }, 'background: the mix kept outside speech');
+    } catch (err) {
+      await writer.close().catch(() => undefined);
+      await fs.rm(kept, { force: true });
+      throw err;
+    }
+  } finally {
+    await bg.close();
+    await mix?.close();
+    if (converted) await fs.rm(converted, { force: true });
+  }
+  await fs.rename(kept, tracks.background);
+  return tracks;
 }
 
 /** Rate of the tracks written without a model: the engines' (44.1 kHz), as with one. */
