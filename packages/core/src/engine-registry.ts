@@ -11,14 +11,43 @@
  *   `npx dub models fetch <id>`) when a model file is missing, else EngineUnavailableError with
  *   the entry's reason and install hint. It is never replaced by another engine.
  * - An unknown id is a ValidationError naming the known ones.
+ * - Every entry says what its weights are (`weights`): manifest entries whose `terms` the record
+ *   carries (licence id, commercial flag), a service, or none. Under the model policy `commercial`
+ *   (DUB_MODEL_POLICY, `--model-policy`) `auto` passes over weights whose terms are not `yes` and
+ *   says so in the reason, and an explicit choice of one throws ModelPolicyError (before its
+ *   support is looked at) naming the licence and the engines the policy leaves.
  */
 import { modelIdentity, type EngineRecord, type ModelIdentity } from './engines.js';
 import { DubError, EngineUnavailableError, ValidationError } from './errors.js';
-import { resolveModelFile, type ResolveOptions } from './models.js';
+import { licenseId, ModelPolicyError, modelPolicyFromEnv, policyAllows, type ModelPolicy, type ModelTerms } from './licence.js';
+import { resolveModelFile, termsOf, type ResolveOptions } from './models.js';
 
 /** What every registry's `supports` and `create` receive at least: where model files are looked up. */
 export interface EngineHost {
   models: ResolveOptions;
+  /** Which weights may run (default: DUB_MODEL_POLICY, unset `any`). */
+  policy?: ModelPolicy;
+}
+
+/**
+ * What an engine runs, for its licence:
+ * - `models`: the manifest entries (models/manifest.json `models`, `derived` or `system`) whose
+ *   terms cover its weights; `pick` says which one runs for a locale and host (default the first).
+ * - `service`: a remote service the operator configures (no weights here: its terms are the
+ *   operator's contract with it).
+ * - `none`: no trained weights (what it is instead, e.g. "an energy threshold").
+ */
+export type EngineWeights<Env extends EngineHost = EngineHost> =
+  | { readonly models: readonly string[]; pick?(locale: string | undefined, env: Env): string | undefined }
+  | { readonly service: string }
+  | { readonly none: string };
+
+/** The terms an engine's weights run under here: null for engines without weights (services included). */
+export interface EngineTerms {
+  /** The manifest entry whose terms apply. */
+  id: string;
+  /** Its terms (undefined: the entry has none, which the manifest test fails). */
+  terms: ModelTerms | undefined;
 }
 
 /** Whether an engine can run a locale here. */
@@ -66,6 +95,8 @@ export interface EngineEntry<E, O, Env extends EngineHost = EngineHost> {
   readonly installHint?: string;
   /** Said after the reason when `auto` falls back to this engine (e.g. "classical mouth warp"). */
   readonly fallbackNote?: string;
+  /** What its weights are, for their licence (models/manifest.json terms), or that it has none. */
+  readonly weights: EngineWeights<Env>;
 }
 
 /** The engine a stage runs, why, and its model files' identity. */
@@ -97,6 +128,31 @@ export interface EngineRegistry<E, O, Env extends EngineHost = EngineHost> {
   resolve(choice: string, locale: string | undefined, env: Env): Promise<ResolvedEngine<E, O, Env>>;
   /** Create engine `id` (no support check: `resolve` first where the choice matters). */
   create(id: string, options: O, env: Env): Promise<E>;
+  /** The terms engine `id`'s weights run under for `locale` here; null when it has no weights. */
+  termsOf(id: string, locale: string | undefined, env: Env): EngineTerms | null;
+  /** Throws ModelPolicyError when the policy (env.policy, else DUB_MODEL_POLICY) refuses an explicit `choice`; `auto` never throws here. */
+  checkPolicy(choice: string, locale: string | undefined, env: Env): void;
+  /** The ids the policy leaves for `locale` (whether they are installed is `resolve`'s concern). */
+  allowed(locale: string | undefined, env: Env): string[];
+}
+
+/** The policy of a host: its own, else DUB_MODEL_POLICY. */
+export function policyOf(env: EngineHost): ModelPolicy {
+  return env.policy ?? modelPolicyFromEnv();
+}
+
+/** The terms of an entry's weights for a locale here (null: no weights). */
+export function entryTerms<Env extends EngineHost>(entry: { readonly weights: EngineWeights<Env> }, locale: string | undefined, env: Env): EngineTerms | null {
+  const w = entry.weights as EngineWeights<Env> | undefined;
+  if (!w || !('models' in w)) return null;
+  const id = w.pick ? w.pick(locale, env) : w.models[0];
+  if (!id) return null;
+  return { id, terms: termsOf(id, env.models.manifest) };
+}
+
+function recordTermsOf(t: EngineTerms | null): Pick<EngineRecord, 'model_id' | 'license' | 'commercial'> {
+  if (!t) return {};
+  return { model_id: t.id, ...(t.terms ? { license: licenseId(t.terms), commercial: t.terms.commercial } : {}) };
 }
 
 /** The label of an engine entry for the model files it loads (absolute paths, the main one first; none for engines without weights). */
@@ -130,13 +186,14 @@ async function identities(files: readonly string[] | undefined): Promise<ModelId
   return out;
 }
 
-function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[]): EngineRecord {
+function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[], terms: EngineTerms | null): EngineRecord {
   const [m] = models;
   return {
     id,
     label,
     ...(m ? { model: m.model, sha256: m.sha256, size: m.size } : {}),
     ...(models.length > 1 ? { files: models.map((x) => ({ name: x.model, sha256: x.sha256, size: x.size })) } : {}),
+    ...recordTermsOf(terms),
     selected,
     reason,
   };
@@ -163,7 +220,11 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
     if (!e) throw new ValidationError(`${o.envVar}="${id}" is not an engine: auto, ${ids.join(', ')}`, { field: o.envVar });
     return e;
   };
-  return Object.freeze({
+  const allowedIds = (locale: string | undefined, env: Env): string[] => {
+    const policy = policyOf(env);
+    return o.entries.filter((e) => policyAllows(policy, entryTerms(e, locale, env)?.terms)).map((e) => e.id);
+  };
+  const registry: EngineRegistry<E, O, Env> = Object.freeze({
     stage: o.stage,
     envVar: o.envVar,
     entries: Object.freeze([...o.entries]),
@@ -172,9 +233,26 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
     has: (id: string) => byId.has(id),
     get,
     create: async (id: string, options: O, env: Env) => get(id).create(options, env),
+    termsOf: (id: string, locale: string | undefined, env: Env) => entryTerms(get(id), locale, env),
+    allowed: (locale: string | undefined, env: Env) => allowedIds(locale, env),
+    checkPolicy(choice: string, locale: string | undefined, env: Env): void {
+      if (choice === 'auto') return;
+      const entry = get(choice);
+      const policy = policyOf(env);
+      const t = entryTerms(entry, locale, env);
+      if (policyAllows(policy, t?.terms)) return;
+      const left = allowedIds(locale, env);
+      const terms = t!.terms;
+      throw new ModelPolicyError(
+        `${o.envVar}=${choice}: ${engineLabel(entry)}'s weights (${t!.id}) are ${terms ? `${licenseId(terms)}, commercial use ${terms.commercial} (${terms.url})` : 'without known terms'}; the model policy "commercial" (--model-policy, DUB_MODEL_POLICY) runs only weights cleared for commercial use: ${left.length ? `choose ${left.join(' or ')} (or auto)` : 'no engine of this stage is'}, or --model-policy any`,
+        { details: { stage: o.stage, engine: choice, model: t!.id, ...(terms ? { license: licenseId(terms), commercial: terms.commercial } : {}), allowed: left } },
+      );
+    },
     async resolve(choice: string, locale: string | undefined, env: Env): Promise<ResolvedEngine<E, O, Env>> {
+      const policy = policyOf(env);
       if (choice !== 'auto') {
         const entry = get(choice);
+        registry.checkPolicy(choice, locale, env);
         const s = await entry.supports(locale, env);
         if (!s.ok) {
           if (s.error) throw s.error;
@@ -183,26 +261,38 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         const models = await identities(s.files);
         const reason = `${o.envVar}=${choice}`;
         const label = s.label ?? engineLabel(entry, s.files);
-        return { id: entry.id, entry, selected: 'explicit', reason, models, record: recordOf(entry.id, label, 'explicit', reason, models) };
+        return { id: entry.id, entry, selected: 'explicit', reason, models, record: recordOf(entry.id, label, 'explicit', reason, models, entryTerms(entry, locale, env)) };
       }
       const skipped: string[] = [];
       const passed: string[] = [];
       const notes: string[] = [];
+      // Installed engines the policy passes over, with their licences: the reason names them.
+      const refused: string[] = [];
       for (const entry of preferred) {
         const s = await entry.supports(locale, env);
+        const t = entryTerms(entry, locale, env);
+        if (s.ok && !policyAllows(policy, t?.terms)) {
+          refused.push(`${entry.id} (${t!.terms ? `${licenseId(t!.terms)}, commercial use ${t!.terms.commercial}` : `${t!.id}: no known terms`})`);
+          skipped.push(`${entry.id}: not cleared for commercial use`);
+          continue;
+        }
         if (!s.ok || s.auto === false) {
           if (!s.ok) skipped.push(`${entry.id}: ${s.reason}`);
           if (!s.ok && !s.silent) passed.push(s.reason);
           if (s.note) notes.push(s.note);
           continue;
         }
-        const why = passed.length ? `${passed[0]}${entry.fallbackNote ? ` (${entry.fallbackNote})` : ''}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
+        const fallback = entry.fallbackNote ? ` (${entry.fallbackNote})` : '';
+        const why = refused.length
+          ? `the model policy "commercial" passes over ${refused.join(', ')}: ${s.reason ?? `${entry.id} runs ${locale ?? 'here'}`}${fallback}`
+          : passed.length ? `${passed[0]}${fallback}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
         const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
         const models = await identities(s.files);
         const label = s.label ?? engineLabel(entry, s.files);
-        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models) };
+        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models, t) };
       }
       throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${skipped.join('; ')})`, { details: { stage: o.stage } });
     },
   });
+  return registry;
 }

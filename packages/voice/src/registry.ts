@@ -84,6 +84,8 @@ export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHo
       id: 'espeak-ng',
       label: 'espeak-ng',
       installHint: 'apt-get install espeak-ng',
+      // formant synthesis from espeak-ng-data's rules and tables (GPL)
+      weights: { models: ['espeak-ng-data'] },
       supports: () => ({ ok: true, reason: 'espeak-ng speaks every target locale (offline, no weights)' }),
       create: async (c) => (await import('./engines/espeak-engine.js')).createEspeakEngine(c['espeak-ng'] ?? {}),
     },
@@ -92,6 +94,8 @@ export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHo
       // the voice: its model file is named after it (es_ES-davefx-medium.onnx)
       label: ([file]) => (file ? `Piper ${path.basename(file).replace(/\.onnx$/, '')}` : 'Piper'),
       installHint: 'npx dub models fetch piper-<voice>',
+      // each voice has its own data terms (models/manifest.json)
+      weights: { models: Object.values(PIPER_DEFAULT_VOICES).map((v) => `piper-${v}`), pick: (locale) => (locale && PIPER_DEFAULT_VOICES[locale] ? `piper-${PIPER_DEFAULT_VOICES[locale]}` : undefined) },
       supports: piperSupport,
       create: async (c) => (await import('./engines/piper-engine.js')).createPiperEngine(c.piper ?? {}),
     },
@@ -99,6 +103,7 @@ export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHo
       id: 'chatterbox',
       label: 'Chatterbox Multilingual',
       installHint: `npx dub models fetch ${CHATTERBOX.id}`,
+      weights: { models: [CHATTERBOX.id] },
       supports: chatterboxSupport,
       create: async (c) => (await import('./engines/chatterbox.js')).createChatterboxEngine(c.chatterbox ?? {}),
     },
@@ -122,10 +127,11 @@ export const VOICE_CONVERSION_ENGINES: EngineRegistry<ToneColorConverter | null,
       id: 'openvoice',
       label: 'OpenVoice V2 tone colour',
       installHint: `npx dub models fetch ${OPENVOICE.id}`,
+      weights: { models: [OPENVOICE.id] },
       supports: (_locale, env) => modelSupport(OPENVOICE.id, OPENVOICE.files, env.models, { ok: 'the OpenVoice V2 tone-colour converter is installed', missing: `no voice conversion model here (npx dub models fetch ${OPENVOICE.id})` }),
       create: async (o) => (await import('./engines/openvoice.js')).ToneColorConverter.load(o),
     },
-    { id: 'none', label: 'no voice conversion', supports: () => ({ ok: true, reason: 'no voice conversion' }), create: async () => null },
+    { id: 'none', label: 'no voice conversion', weights: { none: 'no voice conversion' }, supports: () => ({ ok: true, reason: 'no voice conversion' }), create: async () => null },
   ],
 });
 

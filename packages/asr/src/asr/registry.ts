@@ -81,6 +81,14 @@ async function pocketsphinxSupport(locale: string | undefined, env: AsrEngineHos
   return { ok: true, reason: `the engine installed here that speaks ${locale}` };
 }
 
+/** The manifest's Whisper models (their terms: OpenAI's MIT weights). */
+const WHISPER_MODEL_IDS = ['whisper-base', 'whisper-small', 'whisper-base-q8', 'whisper-small-q8'] as const;
+
+/** The manifest id of the Whisper model these options run (explicit files count as their named model). */
+function whisperModelId(env: AsrEngineHost): string {
+  return (env.engines?.whisper ?? resolveWhisperOptions()).model ?? 'whisper-base';
+}
+
 export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv> = defineEngineRegistry<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv>({
   stage: 'asr',
   envVar: 'DUB_ASR_ENGINE',
@@ -88,6 +96,8 @@ export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, As
     {
       id: 'whisper',
       label: 'Whisper',
+      // OpenAI's MIT weights, float or q8: the model the options name
+      weights: { models: WHISPER_MODEL_IDS, pick: (_locale, env) => whisperModelId(env) },
       installHint: 'npx dub models fetch whisper-base',
       supports: whisperSupport,
       create: async (o, env) => (await ASR_PROVIDERS.whisper()).create(o.whisper, env),
@@ -95,6 +105,7 @@ export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, As
     {
       id: 'pocketsphinx',
       label: 'pocketsphinx (en-US)',
+      weights: { models: ['pocketsphinx-en-us'] },
       installHint: 'apt-get install pocketsphinx pocketsphinx-en-us',
       supports: pocketsphinxSupport,
       create: async (o, env) => (await ASR_PROVIDERS.pocketsphinx()).create(o.pocketsphinx, env),
