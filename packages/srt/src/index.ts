@@ -1,5 +1,18 @@
 export type { SrtCue, SubtitleSegment, SubtitleWord } from './types.js';
 export { parseSrt, validateSrt, type SrtParseErrorReason, type SrtValidation, type ValidateSrtOptions } from './parse.js';
+export {
+  readSrt,
+  checkSrt,
+  srtNoteMessages,
+  type ReadCue,
+  type ReadSrtOptions,
+  type SrtReadCheck,
+  type SrtReadErrorReason,
+  type SrtReadNote,
+  type SrtReadNoteKind,
+  type SrtReading,
+} from './read.js';
+export { decodeSrtBytes, type DecodeSrtOptions, type DecodedSrt } from './decode.js';
 export { serializeSrt, type SerializeSrtOptions } from './serialize.js';
 export { formatSrtTimestamp } from './timestamp.js';
 export { countGraphemes } from './graphemes.js';
