@@ -107,6 +107,30 @@ function decodeUtf32(bytes: Uint8Array, start: number, littleEndian: boolean): s
   return parts.join('');
 }
 
+/**
+ * windows-1252's bytes 0x80-0x9F (WHATWG index). Node 20's TextDecoder('windows-1252') decodes
+ * them as C1 controls (ISO-8859-1), losing the euro sign, curly quotes and dashes.
+ */
+const CP1252_HIGH = [
+  0x20ac, 0x81, 0x201a, 0x192, 0x201e, 0x2026, 0x2020, 0x2021, 0x2c6, 0x2030, 0x160, 0x2039, 0x152, 0x8d, 0x17d, 0x8f,
+  0x90, 0x2018, 0x2019, 0x201c, 0x201d, 0x2022, 0x2013, 0x2014, 0x2dc, 0x2122, 0x161, 0x203a, 0x153, 0x9d, 0x17e, 0x178,
+];
+
+function decodeWindows1252(bytes: Uint8Array): string {
+  const parts: string[] = [];
+  for (let i = 0; i < bytes.length; i += 8192) {
+    const codes = Array.from(bytes.subarray(i, i + 8192), (b) => (b >= 0x80 && b <= 0x9f ? CP1252_HIGH[b - 0x80]! : b));
+    parts.push(String.fromCharCode(...codes));
+  }
+  return parts.join('');
+}
+
+/** Decode strictly with a TextDecoder label (windows-1252 by its own table); undefined where a byte is not defined. */
+export function decodeStrict(label: string, bytes: Uint8Array): string | undefined {
+  if (canonical(label) === 'windows-1252') return decodeWindows1252(bytes);
+  return strict(label, bytes);
+}
+
 function strict(label: string, bytes: Uint8Array): string | undefined {
   try {
     return new TextDecoder(label, { fatal: true, ignoreBOM: true }).decode(bytes);
@@ -188,15 +212,15 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
     if (want === 'utf-32le' || want === 'utf-32be') return { text: decodeUtf32(bytes, 0, want === 'utf-32le'), encoding: want, how: 'given' };
     const label = canonical(want);
     if (!label) fail(`unknown encoding "${opts.encoding}"`, 1, 'name an encoding TextDecoder knows, e.g. utf-8, windows-1252, gb18030, shift_jis, big5');
-    const text = strict(label, bytes);
+    const text = decodeStrict(label, bytes);
     if (text === undefined) fail(`the file is not valid ${label}`, 1, 'name the encoding the file was saved in, or save it again as UTF-8');
     return { text, encoding: label, how: 'given' };
   }
+  const utf16 = looksUtf16(bytes);
+  if (utf16) fail(`the file looks like UTF-16${utf16 === 'le' ? 'LE' : 'BE'} without a byte order mark (every other byte is 0)`, 1, 'save it again as UTF-8, or as UTF-16 with a byte order mark');
   const bad = firstInvalidUtf8(bytes);
   if (bad < 0) return { text: new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes), encoding: 'utf-8', how: 'utf-8' };
   const line = lineAtByte(bytes, bad);
-  const utf16 = looksUtf16(bytes);
-  if (utf16) fail(`the file looks like UTF-16${utf16 === 'le' ? 'LE' : 'BE'} without a byte order mark (every other byte is 0)`, 1, 'save it again as UTF-8, or as UTF-16 with a byte order mark');
 
   // Candidates: chardet's matches that TextDecoder knows, that decode strictly and hold no stray controls.
   const tried: string[] = ['utf-8'];
@@ -206,7 +230,7 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
     const label = canonical(m.name);
     if (!label || candidates.some((c) => c.label === label)) continue;
     if (!tried.includes(label)) tried.push(label);
-    const text = strict(label, bytes);
+    const text = decodeStrict(label, bytes);
     if (text === undefined || hasStrayControls(text)) continue;
     candidates.push({ name: m.name, label, confidence: m.confidence, text });
   }

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SrtParseError } from '@dub/core';
 import { describe, expect, it } from 'vitest';
+import { decodeStrict } from './decode.js';
 import { ffmpegCues, ffprobeMissing, normaliseCueText } from './ffmpeg-cues.test-util.js';
 import { readSrt, type SrtReadErrorReason } from './read.js';
 
@@ -99,8 +100,8 @@ describe('fixture corpus', () => {
         const encoding = ENCODING[file] ?? 'utf-8';
         expect(reading.encoding).toBe(encoding);
         // ffmpeg passes legacy encodings through as bytes and turns UTF-16 into UTF-8.
-        const decoder = new TextDecoder(/^utf-(16|32)/.test(encoding) ? 'utf-8' : encoding, { fatal: true });
-        const expected = theirs.map((c) => ({ start: c.start, end: c.end, text: normaliseCueText(decoder.decode(c.data)) })).filter((c) => c.text !== '');
+        const label = /^utf-(16|32)/.test(encoding) ? 'utf-8' : encoding;
+        const expected = theirs.map((c) => ({ start: c.start, end: c.end, text: normaliseCueText(decodeStrict(label, c.data)!) })).filter((c) => c.text !== '');
         expect(reading.cues.map(({ start, end, text }) => ({ start, end, text }))).toEqual(expected);
         // No character replaced: a U+FFFD in the cues is one the file itself holds.
         const decoded = reading.cues.map((c) => c.text).join('\n');

@@ -202,12 +202,14 @@ function timeShaped(line: string): boolean {
 /** Why a time-shaped line with an arrow is not a timing line, as precisely as one look can tell. */
 function brokenTimingProblem(line: string): string {
   const t = line.trim();
-  if (!t.includes('-->')) return `${shown(t)} looks like a timing line but its arrow is not "-->"`;
-  const [left = '', right = ''] = t.split('-->');
-  for (const side of [left.trim(), right.trim()]) {
-    if (/^\d+:\d+:\d+$/.test(side.split(/\s/)[0] ?? '')) return `${shown(t)} looks like a timing line but ${shown(side.split(/\s/)[0]!)} has no milliseconds`;
-    if (/^\d+:\d+:\d+:\d+/.test(side)) return `${shown(t)} looks like a timing line but uses ':' before the milliseconds`;
-    if (/^\d+:\d+[,.]\d+/.test(side) && !/^\d+:\d+:/.test(side)) return `${shown(t)} looks like a timing line but a time has no hours field`;
+  const arrow = t.indexOf('-->');
+  if (arrow < 0) return `${shown(t)} looks like a timing line but its arrow is not "-->"`;
+  for (const side of [t.slice(0, arrow).trim(), t.slice(arrow + 3).trim()]) {
+    const space = side.search(/\s/);
+    const first = space < 0 ? side : side.slice(0, space);
+    if (/^\d+:\d+:\d+$/.test(first)) return `${shown(t)} looks like a timing line but ${shown(first)} has no milliseconds`;
+    if (/^\d+:\d+:\d+:\d+$/.test(first)) return `${shown(t)} looks like a timing line but uses ':' before the milliseconds`;
+    if (/^\d+:\d+[,.]\d+$/.test(first)) return `${shown(t)} looks like a timing line but ${shown(first)} has no hours field`;
   }
   return `${shown(t)} looks like a timing line but is not one`;
 }
@@ -253,7 +255,7 @@ class Notes {
 
 function checkTime(fields: Field[], line: number, side: string, raw: string, notes: Notes): number {
   const [h, m, s, f] = fields as [Field, Field, Field, Field];
-  if (fields.some((x) => x.negative && (x.overflow || x.value !== 0))) {
+  if (fields.some((x) => x.negative)) {
     refuse('bad_timing', line, `the ${side} time in ${shown(raw.trim())} is negative`, 'times start at 00:00:00,000; shift the cues so that none is negative');
   }
   if (fields.some((x) => x.overflow)) refuse('bad_timing', line, `a field of the ${side} time in ${shown(raw.trim())} is out of range`, TIMING_FIX);
