@@ -2,7 +2,8 @@
  * `dub worker --nats nats://HOST:4222 [--concurrency N] [--device cpu|cuda|cuda:N]
  *   [--data-dir DIR] [--blobs nats|nats:BUCKET|fs:PATH] [--handlers MODULE] [--metrics-port P]
  *   [--limit NAME=N]... [--ack-wait MS] [--drain-timeout MS] [--max-deliver N]`
- * Runs the NATS worker daemon until SIGTERM/SIGINT, then drains and exits 0.
+ * Runs the NATS worker daemon until SIGTERM/SIGINT, then drains and exits 0, NATS reachable or
+ * not: within --drain-timeout + 5 s abort grace + a few seconds of closing (see WorkerDaemon.stop).
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +22,8 @@ export const WORKER_USAGE = `usage: dub worker --nats nats://HOST:4222 [options]
   --metrics-port P        serve /healthz and /metrics on port P
   --limit NAME=N          per-stage limit used through rt.withLimit (default gpu=1), repeatable
   --ack-wait MS           ack wait of the worker consumer, set at start (default 30000)
-  --drain-timeout MS      on SIGTERM, wait this long for jobs in hand before naking them (default 30000)
+  --drain-timeout MS      on SIGTERM, wait this long for jobs in hand before naking them (default 30000);
+                          the worker exits within it + ~10 s, NATS reachable or not
   --max-deliver N         deliveries before a retryable failure is final (default 5)
   --no-warmup             do not load the default models when a thread starts (they load on first use)`;
 
@@ -116,6 +118,25 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+  // The stop is bounded step by step (see WorkerDaemon.stop); this is the backstop should a step
+  // still hang: log what the server was not told and exit rather than wait for a SIGKILL.
+  const boundMs = daemon.options.drainTimeoutMs + daemon.options.abortGraceMs + STOP_SLACK_MS;
+  const backstop = setTimeout(() => {
+    const left = daemon.notAcknowledged();
+    logger.error({ bound_ms: boundMs, not_acknowledged: left }, `stop did not finish within ${boundMs} ms; exiting with code 1 (job messages not acknowledged: ${left.map((u) => u.job_id ?? '(invalid job)').join(', ') || 'none'})`);
+    process.exit(1);
+  }, boundMs);
+  backstop.unref();
   await daemon.stop();
+  clearTimeout(backstop);
+  // Everything the daemon opened is closed now; whatever still holds the event loop (a handlers
+  // module's own socket or timer) must not keep a stopped worker alive.
+  setTimeout(() => {
+    logger.warn({ resources: process.getActiveResourcesInfo() }, 'still running 3 s after "worker stopped"; exiting');
+    process.exit(0);
+  }, 3000).unref();
   return 0;
 }
+
+/** What a stop may take beyond the drain timeout and the abort grace: the fetch, the threads' dispose, the connection's close. */
+const STOP_SLACK_MS = 10_000;

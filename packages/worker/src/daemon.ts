@@ -14,7 +14,7 @@ import { DEFAULT_HANDLERS_MODULE } from './handlers-module.js';
 import { runAttempt, type Outcome } from './job-runner.js';
 import { NamedLimiter } from './limiter.js';
 import { startMetricsServer, WorkerMetrics, type MetricsServer } from './metrics.js';
-import { connectNats, parseServers } from './nats-connection.js';
+import { closeNats, connectNats, DEFAULT_CLOSE_TIMEOUT_MS, parseServers, type CloseOutcome } from './nats-connection.js';
 import { NatsObjectBlobStore } from './nats-object-store.js';
 import { NatsEventSink, NatsJobQueue } from './nats-queue.js';
 import { ensureStreams, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
@@ -40,12 +40,28 @@ export interface WorkerDaemonOptions extends RunnerOptions, TopologyOptions {
   fetchExpiresMs?: number;
   /** Heartbeat interval; default a third of the consumer's ack wait. */
   heartbeatMs?: number;
+  /** On stop, how long the connection's drain may take before it is closed without it (server unreachable). Default 2 s. */
+  closeTimeoutMs?: number;
 }
 
 interface InFlight {
   job: Job | undefined;
+  msg: JsMsg;
   abort: AbortController;
   done: Promise<void>;
+}
+
+/**
+ * A job message whose ack, nak or term did not reach the server (it was sent while the
+ * connection was down, or never sent because the stop ran out of time): the server delivers it
+ * again after its ack wait.
+ */
+export interface Unacknowledged {
+  job_id: string | undefined;
+  type: string;
+  seq: number;
+  /** What the worker meant to tell the server: `ack` (done), `nak` (retry or handed back), `term` (failed), or `none` (still running when the stop gave up). */
+  meant: 'ack' | 'nak' | 'term' | 'none';
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -59,6 +75,8 @@ export class WorkerDaemon {
   private fetching: Promise<void> = Promise.resolve();
   private metricsServer: MetricsServer | undefined;
   private queueInfo: { at: number; value: Promise<{ pending: number; ackPending: number } | undefined> } | undefined;
+  /** Settlements sent while disconnected since the connection was last up (lost: the client drops what it buffered when it dials again). */
+  private unacknowledged: Unacknowledged[] = [];
 
   private constructor(
     readonly nc: NatsConnection,
@@ -72,6 +90,7 @@ export class WorkerDaemon {
     readonly options: ResolvedRunnerOptions,
     private readonly heartbeatMs: number,
     private readonly fetchExpiresMs: number,
+    private readonly closeTimeoutMs: number,
     private readonly logger: Logger,
   ) {}
 
@@ -101,7 +120,7 @@ export class WorkerDaemon {
       const consumer = await jetstream(nc).consumers.get(topology.names.jobsStream, topology.names.workerConsumer);
       const sink = new NatsEventSink(nc, topology);
       const queue = await NatsJobQueue.open(nc, { ...topology, ensure: false });
-      const d = new WorkerDaemon(nc, jsm, consumer, pool, limiter, sink, queue, topology, options, heartbeatMs, o.fetchExpiresMs ?? 2000, logger);
+      const d = new WorkerDaemon(nc, jsm, consumer, pool, limiter, sink, queue, topology, options, heartbeatMs, o.fetchExpiresMs ?? 2000, o.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS, logger);
       if (o.metricsPort !== undefined) {
         d.metricsServer = await startMetricsServer(o.metricsPort, o.metricsHost ?? '0.0.0.0', d.metrics, {
           jobsInFlight: () => d.inFlight.size,
@@ -119,7 +138,7 @@ export class WorkerDaemon {
       return d;
     } catch (e) {
       await pool?.close();
-      await nc.close();
+      await closeNats(nc, 0);
       throw e;
     }
   }
@@ -130,7 +149,13 @@ export class WorkerDaemon {
     void (async () => {
       for await (const s of this.nc.status()) {
         if (s.type === 'disconnect') this.connected = false;
-        else if (s.type === 'reconnect') this.connected = true;
+        else if (s.type === 'reconnect') {
+          this.connected = true;
+          if (this.unacknowledged.length) {
+            this.logger.warn({ not_acknowledged: this.unacknowledged }, `${this.unacknowledged.length} job message(s) settled while NATS was unreachable; the server delivers them again after ack_wait`);
+            this.unacknowledged = [];
+          }
+        }
       }
     })().catch(() => undefined);
   }
@@ -178,7 +203,7 @@ export class WorkerDaemon {
         const iter = await this.consumer.fetch({ max_messages: free, expires: this.fetchExpiresMs });
         for await (const m of iter) {
           if (this.stopping) {
-            m.nak();
+            this.settle(m, undefined, 'nak');
             continue;
           }
           this.accept(m);
@@ -192,17 +217,29 @@ export class WorkerDaemon {
   }
 
   private accept(m: JsMsg): void {
-    const entry: InFlight = { job: undefined, abort: new AbortController(), done: Promise.resolve() };
+    const entry: InFlight = { job: undefined, msg: m, abort: new AbortController(), done: Promise.resolve() };
     this.inFlight.add(entry);
     entry.done = this.handle(m, entry)
       .catch((e: unknown) => {
         this.logger.error({ err: (e as Error).message, seq: m.seq }, 'job handling failed unexpectedly; naking it');
-        m.nak(this.options.backoffBaseMs);
+        this.settle(m, entry.job, 'nak', this.options.backoffBaseMs);
       })
       .finally(() => {
         this.inFlight.delete(entry);
         this.freeSlot();
       });
+  }
+
+  /** ack / nak / term a job message, noting it when the server cannot hear it now. */
+  private settle(m: JsMsg, job: Job | undefined, meant: 'ack' | 'nak' | 'term', arg?: number | string): void {
+    if (meant === 'ack') m.ack();
+    else if (meant === 'nak') m.nak(arg as number | undefined);
+    else m.term(arg as string | undefined);
+    if (!this.connected || this.nc.isClosed()) this.unacknowledged.push({ job_id: job?.job_id, type: job?.type ?? this.typeOf(m), seq: m.info.streamSequence, meant });
+  }
+
+  private typeOf(m: JsMsg): string {
+    return m.subject.slice(this.topology.names.jobsPrefix.length + 1);
   }
 
   private publishEvent(e: WorkerEvent): Promise<void> {
@@ -244,24 +281,24 @@ export class WorkerDaemon {
     const seconds = (performance.now() - t0) / 1000;
     switch (outcome.kind) {
       case 'done':
-        m.ack();
+        this.settle(m, job, 'ack');
         break;
       case 'retry':
-        m.nak(outcome.delayMs);
+        this.settle(m, job, 'nak', outcome.delayMs);
         break;
       case 'aborted':
-        m.nak();
+        this.settle(m, job, 'nak');
         break;
       case 'failed':
         try {
           await this.publishEvent(completeEvent(job, outcome.event));
         } catch (e) {
           this.logger.error({ job_id: job.job_id, err: (e as Error).message }, 'failure event not published; the job will be delivered again');
-          m.nak(retryDelayMs(attempt, this.options));
+          this.settle(m, job, 'nak', retryDelayMs(attempt, this.options));
           this.metrics.jobFinished(job.type, 'retry', seconds, outcome.error.code);
           return;
         }
-        await this.terminate(m, `${outcome.error.code}: ${outcome.error.message}`);
+        await this.terminate(m, `${outcome.error.code}: ${outcome.error.message}`, job);
         break;
     }
     this.metrics.jobFinished(job.type, outcome.kind, seconds, 'error' in outcome ? outcome.error.code : undefined);
@@ -284,44 +321,80 @@ export class WorkerDaemon {
     } catch {
       /* not enough to name the job: the log line and the metric are the record */
     }
-    await this.terminate(m, `${err.code}: ${err.message}`);
+    await this.terminate(m, `${err.code}: ${err.message}`, undefined);
   }
 
   /**
    * Term the message and delete it from the work queue: servers before 2.11 keep a termed
    * message in a work-queue stream, and a failed job must leave nothing behind.
    */
-  private async terminate(m: JsMsg, reason: string): Promise<void> {
-    m.term(reason.slice(0, 256));
+  private async terminate(m: JsMsg, reason: string, job: Job | undefined): Promise<void> {
+    this.settle(m, job, 'term', reason.slice(0, 256));
+    if (!this.connected) return; // the delete would wait for a server that is not there; the termed message is delivered again and failed again
     await this.jsm.streams.deleteMessage(this.topology.names.jobsStream, m.info.streamSequence, false).catch(() => undefined);
   }
 
   /**
    * Graceful stop: no more fetching; jobs in hand get `drainTimeoutMs` to finish, then they are
-   * aborted and naked (another worker resumes them from their last finished stage); threads
-   * release their ONNX sessions; the connection is drained.
+   * aborted and naked (another worker resumes them from their last finished stage) and event
+   * publishes still retrying give up; threads release their ONNX sessions; the connection is
+   * drained, or closed when the server does not answer within `closeTimeoutMs` (NATS unreachable:
+   * the client's reconnect loop would otherwise keep the process alive). Each step after the
+   * drain is bounded, so the whole stop takes at most drainTimeoutMs + abortGraceMs + about 4 s.
+   * What the server was not told (acks, naks, terms sent while it was unreachable, jobs still
+   * running when the stop gave up) is logged by job id before 'worker stopped'.
    */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
+      const t0 = Date.now();
       this.stopping = true;
       this.freeSlot();
-      this.logger.info({ jobs_in_flight: this.inFlight.size, drain_timeout_ms: this.options.drainTimeoutMs }, 'stopping: no more fetching');
+      this.logger.info({ jobs_in_flight: this.inFlight.size, drain_timeout_ms: this.options.drainTimeoutMs, nats_connected: this.connected }, 'stopping: no more fetching');
       const all = () => Promise.allSettled([...this.inFlight].map((f) => f.done));
-      let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([all().then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), this.options.drainTimeoutMs)))]);
-      clearTimeout(timer);
-      if (!drained) {
+      if (!(await within(all(), this.options.drainTimeoutMs))) {
         this.logger.warn({ jobs: [...this.inFlight].map((f) => f.job?.job_id) }, 'drain timeout; aborting jobs in hand (they are naked)');
         for (const f of this.inFlight) f.abort.abort('worker shutting down');
-        await all();
+        this.sink.close(); // a job waiting on an event publish (NATS unreachable) returns now
+        if (!(await within(all(), this.options.abortGraceMs + 1000))) {
+          for (const f of this.inFlight) this.unacknowledged.push({ job_id: f.job?.job_id, type: f.job?.type ?? this.typeOf(f.msg), seq: f.msg.info.streamSequence, meant: 'none' });
+        }
       }
-      await this.fetching;
-      await this.pool.close();
-      await this.metricsServer?.close();
       this.sink.close();
-      await this.nc.drain().catch(() => undefined);
-      this.logger.info('worker stopped');
+      await within(this.fetching, this.fetchExpiresMs + 1000);
+      await this.pool.close();
+      await within(this.metricsServer?.close() ?? Promise.resolve(), 1000);
+      const nats = await closeNats(this.nc, this.closeTimeoutMs);
+      this.reportUnacknowledged(nats);
+      this.logger.info({ stop_ms: Date.now() - t0, nats: nats.how }, 'worker stopped');
     })();
     return this.stopped;
+  }
+
+  /** The log line of what the server was not told, when there is any doubt (anything settled while unreachable, or no confirming drain). */
+  private reportUnacknowledged(nats: CloseOutcome): void {
+    const list = this.unacknowledged;
+    if (nats.how === 'drained' && list.length === 0) return;
+    const what = list.length ? list.map((u) => `${u.job_id ?? '(invalid job)'} (${u.type}, stream seq ${u.seq}, ${u.meant === 'none' ? 'still running' : u.meant})`).join(', ') : 'none';
+    const tail = list.length ? '; the server delivers them again after ack_wait' : '';
+    const msg = nats.how === 'drained' ? `job messages not acknowledged: ${what}${tail}` : `NATS did not confirm the close (${nats.error ?? nats.how}); job messages not acknowledged: ${what}${tail}`;
+    this.logger[list.length ? 'warn' : 'info']({ not_acknowledged: list, nats: nats.how }, msg);
+  }
+
+  /** What the server has not been told so far (see `Unacknowledged`). */
+  notAcknowledged(): Unacknowledged[] {
+    return [
+      ...this.unacknowledged,
+      ...[...this.inFlight].map((f) => ({ job_id: f.job?.job_id, type: f.job?.type ?? this.typeOf(f.msg), seq: f.msg.info.streamSequence, meant: 'none' as const })),
+    ];
+  }
+}
+
+/** Whether `p` settled within `ms` (the timer does not outlive the race). */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true, () => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -11,10 +11,10 @@ export { DEFAULT_HANDLERS_MODULE, loadHandlersModule, type HandlersModule, type 
 export { parseBlobsOption, describeStore, openBlobStore, DEFAULT_BLOB_BUCKET, type BlobStoreSpec, type OpenedStore } from './store-spec.js';
 export { InProcessQueue, createEmbeddedRuntime, type EmbeddedRuntime, type EmbeddedRuntimeOptions } from './embedded.js';
 export { NatsObjectBlobStore, type NatsObjectBlobStoreOptions } from './nats-object-store.js';
-export { connectNats, parseServers } from './nats-connection.js';
+export { closeNats, connectNats, parseServers, DEFAULT_CLOSE_TIMEOUT_MS, type CloseOutcome } from './nats-connection.js';
 export { DEFAULT_NATS_NAMES, ensureStreams, eventSubjectOf, jobSubjectOf, resolveNames, resolveTopology, type NatsNames, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
 export { NatsJobQueue, NatsEventSink, publishWithRetry, type NatsQueueOptions } from './nats-queue.js';
-export { NatsEventFeed, type NatsEventFeedOptions } from './nats-event-feed.js';
+export { NatsEventFeed, type NatsEventFeedOptions, type UnacknowledgedEvent } from './nats-event-feed.js';
 export { WorkerMetrics, startMetricsServer, type GaugeSource, type MetricsServer } from './metrics.js';
-export { WorkerDaemon, type WorkerDaemonOptions } from './daemon.js';
+export { WorkerDaemon, type WorkerDaemonOptions, type Unacknowledged } from './daemon.js';
 export { runWorkerCommand, WORKER_USAGE } from './command.js';

@@ -158,6 +158,10 @@ export async function startMetricsServer(port: number, host: string, metrics: Wo
   });
   return {
     port: (server.address() as AddressInfo).port,
-    close: () => new Promise<void>((r) => server.close(() => r())),
+    close: () =>
+      new Promise<void>((r) => {
+        server.close(() => r());
+        server.closeAllConnections(); // a scraper's keep-alive connection must not hold the stop
+      }),
   };
 }

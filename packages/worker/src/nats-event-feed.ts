@@ -7,7 +7,7 @@
 import { jetstream, jetstreamManager, type Consumer, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ConflictError, parseWorkerEvent, silentLogger, type EventFeed, type Logger, type Subscription, type WorkerEvent, type WorkerEventHandler } from '@dub/core';
-import { connectNats } from './nats-connection.js';
+import { closeNats, connectNats, type CloseOutcome } from './nats-connection.js';
 import { ensureStreams, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
 
 export interface NatsEventFeedOptions extends TopologyOptions {
@@ -22,9 +22,20 @@ export interface NatsEventFeedOptions extends TopologyOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** An event whose ack or nak was sent while the server was unreachable (lost: it is delivered again). */
+export interface UnacknowledgedEvent {
+  type: string;
+  job_id: string | undefined;
+  seq: number;
+  meant: 'ack' | 'nak' | 'term';
+}
+
 export class NatsEventFeed implements EventFeed {
   private active: { stopped: boolean; done: Promise<void> } | undefined;
   private readonly logger: Logger;
+  private up = true;
+  /** Events acked, naked or termed while NATS was unreachable, since it was last reachable. */
+  readonly notAcknowledged: UnacknowledgedEvent[] = [];
 
   private constructor(
     readonly nc: NatsConnection,
@@ -33,6 +44,27 @@ export class NatsEventFeed implements EventFeed {
     private readonly o: NatsEventFeedOptions,
   ) {
     this.logger = o.logger ?? silentLogger;
+    void (async () => {
+      for await (const st of nc.status()) {
+        if (st.type === 'disconnect') this.up = false;
+        else if (st.type === 'reconnect') {
+          this.up = true;
+          this.notAcknowledged.length = 0; // delivered again now
+        }
+      }
+    })().catch(() => undefined);
+  }
+
+  /** Whether the connection is up (false from a disconnect until the reconnect). */
+  get connected(): boolean {
+    return this.up && !this.nc.isClosed();
+  }
+
+  private settle(m: JsMsg, event: WorkerEvent | undefined, meant: 'ack' | 'nak' | 'term'): void {
+    if (meant === 'ack') m.ack();
+    else if (meant === 'nak') m.nak();
+    else m.term('invalid event');
+    if (!this.connected) this.notAcknowledged.push({ type: event?.type ?? 'invalid', job_id: event?.job_id, seq: m.info.streamSequence, meant });
   }
 
   static async open(nc: NatsConnection, o: NatsEventFeedOptions = {}): Promise<NatsEventFeed> {
@@ -48,7 +80,7 @@ export class NatsEventFeed implements EventFeed {
       if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
       return new NatsEventFeed(nc, t, true, o);
     } catch (e) {
-      await nc.close();
+      await closeNats(nc, 0);
       throw e;
     }
   }
@@ -74,7 +106,7 @@ export class NatsEventFeed implements EventFeed {
         const iter = await consumer.fetch({ max_messages: batch, expires: 1000 });
         for await (const m of iter) {
           if (state.stopped) {
-            m.nak();
+            this.settle(m, undefined, 'nak');
             continue;
           }
           await this.handle(m, handler, state);
@@ -93,7 +125,7 @@ export class NatsEventFeed implements EventFeed {
       event = parseWorkerEvent(JSON.parse(m.string()));
     } catch (e) {
       this.logger.error({ subject: m.subject, seq: m.seq, code: 'validation_error', err: (e as Error).message }, 'invalid event; dropped');
-      m.term('invalid event');
+      this.settle(m, undefined, 'term');
       return;
     }
     const base = this.o.redeliverBaseMs ?? 100;
@@ -101,12 +133,12 @@ export class NatsEventFeed implements EventFeed {
     for (let failures = 0; ; ) {
       try {
         await handler(event);
-        m.ack();
+        this.settle(m, event, 'ack');
         return;
       } catch (e) {
         failures++;
         if (state.stopped) {
-          m.nak();
+          this.settle(m, event, 'nak');
           return;
         }
         const delay = Math.min(max, base * 2 ** (failures - 1));
@@ -117,11 +149,21 @@ export class NatsEventFeed implements EventFeed {
     }
   }
 
-  async close(): Promise<void> {
+  /**
+   * Stop the subscriber (waiting at most `timeoutMs` for the event in hand and the pull in
+   * progress), then drain the connection when this feed opened it (closed without the drain when
+   * the server does not answer: NATS unreachable).
+   */
+  async close(timeoutMs = 5000): Promise<void> {
     if (this.active) {
       this.active.stopped = true;
-      await this.active.done;
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([this.active.done, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
+      clearTimeout(timer);
     }
-    if (this.ownsConnection) await this.nc.drain().catch(() => undefined);
+    if (this.ownsConnection) this.closed = await closeNats(this.nc);
   }
+
+  /** How `close()` ended the connection (when this feed opened it). */
+  closed: CloseOutcome | undefined;
 }

@@ -13,6 +13,7 @@ import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { NotFoundError, checkBlobKey, type BlobStat, type BlobStore } from '@dub/core';
+import { closeNats } from './nats-connection.js';
 import type { BlobStoreSpec } from './store-spec.js';
 
 export interface NatsObjectBlobStoreOptions {
@@ -55,7 +56,7 @@ export class NatsObjectBlobStore implements BlobStore {
       const os = await new Objm(nc).create(bucket, { storage: 'file' });
       return new NatsObjectBlobStore(os, nc, o.servers, bucket);
     } catch (e) {
-      await nc.close();
+      await closeNats(nc, 0);
       throw e;
     }
   }
@@ -66,8 +67,9 @@ export class NatsObjectBlobStore implements BlobStore {
     return new NatsObjectBlobStore(os, undefined, servers, bucket);
   }
 
+  /** Close the connection `connect()` opened, within 2 s even with the server unreachable. */
   async close(): Promise<void> {
-    await this.nc?.close();
+    if (this.nc) await closeNats(this.nc);
   }
 
   async put(key: string, data: Buffer | Uint8Array | string | Readable): Promise<BlobStat> {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DubError, parseJob, type EventSink, type Job, type JobQueue, type Logger, type WorkerEvent, silentLogger } from '@dub/core';
-import { connectNats } from './nats-connection.js';
+import { closeNats, connectNats, type CloseOutcome } from './nats-connection.js';
 import { ensureStreams, eventSubjectOf, jobSubjectOf, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
 
 export interface NatsQueueOptions extends TopologyOptions {
@@ -26,10 +26,14 @@ export async function publishWithRetry(js: JetStreamClient, subject: string, dat
   let delay = 100;
   for (;;) {
     let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
     try {
+      if (signal?.aborted) throw new Error('publishing stopped (shutting down)');
       await Promise.race([
         js.publish(subject, data, { msgID, timeout: 5000 }),
         new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('publish timed out')), 6000))),
+        // A stop does not wait for an attempt against a server that is not there.
+        new Promise<never>((_, reject) => signal?.addEventListener('abort', (onAbort = () => reject(new Error('publishing stopped (shutting down)'))), { once: true })),
       ]);
       return;
     } catch (e) {
@@ -41,12 +45,18 @@ export async function publishWithRetry(js: JetStreamClient, subject: string, dat
       delay = Math.min(delay * 2, 2000);
     } finally {
       clearTimeout(timer);
+      if (onAbort) signal?.removeEventListener('abort', onAbort);
     }
   }
 }
 
 export class NatsJobQueue implements JobQueue {
   private readonly js: JetStreamClient;
+  private readonly closing = new AbortController();
+  private up = true;
+  /** Jobs whose publish was given up by `stopPublishing()` / `close()` (their sender keeps them: the API's outbox). */
+  readonly notEnqueued: string[] = [];
+
   private constructor(
     readonly nc: NatsConnection,
     readonly topology: ResolvedTopology,
@@ -54,6 +64,12 @@ export class NatsJobQueue implements JobQueue {
     private readonly publishTimeoutMs: number,
   ) {
     this.js = jetstream(nc);
+    void (async () => {
+      for await (const st of nc.status()) {
+        if (st.type === 'disconnect') this.up = false;
+        else if (st.type === 'reconnect') this.up = true;
+      }
+    })().catch(() => undefined);
   }
 
   /** Over an existing connection (not closed by `close()`). */
@@ -66,7 +82,7 @@ export class NatsJobQueue implements JobQueue {
     try {
       return await NatsJobQueue.build(nc, o, true);
     } catch (e) {
-      await nc.close();
+      await closeNats(nc, 0);
       throw e;
     }
   }
@@ -77,6 +93,11 @@ export class NatsJobQueue implements JobQueue {
     return new NatsJobQueue(nc, t, owns, o.publishTimeoutMs ?? 30_000);
   }
 
+  /** Whether the connection is up (false from a disconnect until the reconnect). */
+  get connected(): boolean {
+    return this.up && !this.nc.isClosed();
+  }
+
   /** Create/update the streams and consumers (idempotent). */
   async ensureStreams(): Promise<void> {
     await ensureStreams(await jetstreamManager(this.nc), this.topology);
@@ -84,11 +105,26 @@ export class NatsJobQueue implements JobQueue {
 
   async enqueue(job: Job): Promise<void> {
     const j = parseJob(job);
-    await publishWithRetry(this.js, jobSubjectOf(this.topology.names, j.type), JSON.stringify(j), j.job_id, this.publishTimeoutMs);
+    try {
+      await publishWithRetry(this.js, jobSubjectOf(this.topology.names, j.type), JSON.stringify(j), j.job_id, this.publishTimeoutMs, this.closing.signal);
+    } catch (e) {
+      if (this.closing.signal.aborted) this.notEnqueued.push(j.job_id);
+      throw e;
+    }
   }
 
+  /** Give up publishes in progress and refuse new ones (shutdown): each `enqueue` rejects at once with a retryable error. */
+  stopPublishing(): void {
+    this.closing.abort();
+  }
+
+  /** How `close()` ended the connection (when this queue opened it). */
+  closed: CloseOutcome | undefined;
+
+  /** Stop publishing, then drain the connection when this queue opened it (closed without the drain after 2 s: NATS unreachable). */
   async close(): Promise<void> {
-    if (this.ownsConnection) await this.nc.drain().catch(() => undefined);
+    this.stopPublishing();
+    if (this.ownsConnection) this.closed = await closeNats(this.nc);
   }
 }
 

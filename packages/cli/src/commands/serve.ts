@@ -11,10 +11,14 @@ import path from 'node:path';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 import { createLogger, FsBlobStore, loadConfig, type BlobStore, type EventFeed, type JobQueue } from '@dub/core';
 import { apiOptionsFromEnv, createApi } from '@dub/api';
+import type { NatsEventFeed, NatsJobQueue } from '@dub/worker';
 
 export const summary = 'run the HTTP API (embedded queue and worker, or --nats to enqueue into NATS)';
 
-const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N] [engine flags]
+const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N] [--drain-timeout MS] [engine flags]
+
+  --drain-timeout MS   on SIGTERM/SIGINT, how long requests and job publishes in progress may take
+                       before they are given up (default 30000; jobs not published stay in the outbox)
 
 engine flags (the embedded worker's; with --nats the workers' own settings apply):
 ${ENGINE_FLAGS_HELP}`;
@@ -28,12 +32,15 @@ export async function run(argv: string[]): Promise<number> {
     blobs: { type: 'string' },
     'public-url': { type: 'string' },
     concurrency: { type: 'string' },
+    'drain-timeout': { type: 'string', default: '30000' },
     help: { type: 'boolean', short: 'h' },
   });
   if (!args) return 0;
   const { values } = args;
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new UsageError(`--port must be 0..65535, got "${values.port}"`);
+  const drainTimeoutMs = Number(values['drain-timeout']);
+  if (!Number.isInteger(drainTimeoutMs) || drainTimeoutMs < 0) throw new UsageError(`--drain-timeout must be an integer >= 0 (milliseconds), got "${values['drain-timeout']}"`);
   const config = loadConfig();
   const dataDir = path.resolve(values['data-dir'] ?? config.dataDir);
   const logger = createLogger({ level: config.logLevel, name: 'dub-api' });
@@ -44,6 +51,7 @@ export async function run(argv: string[]): Promise<number> {
   let queue: JobQueue;
   let events: EventFeed;
   const closers: (() => Promise<void>)[] = [];
+  let nats: { queue: NatsJobQueue; feed: NatsEventFeed } | undefined;
   if (natsUrl) {
     const servers = worker.parseServers(natsUrl);
     const opened = await worker.openBlobStore(worker.parseBlobsOption(values.blobs ?? 'nats', servers));
@@ -52,6 +60,7 @@ export async function run(argv: string[]): Promise<number> {
     const f = await worker.NatsEventFeed.connect(servers, { logger });
     queue = q;
     events = f;
+    nats = { queue: q, feed: f };
     closers.push(() => f.close(), () => q.close(), () => opened.close());
   } else {
     store = values.blobs?.startsWith('fs:') ? new FsBlobStore(path.resolve(values.blobs.slice(3))) : new FsBlobStore(path.join(dataDir, 'blobs'));
@@ -86,8 +95,54 @@ export async function run(argv: string[]): Promise<number> {
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  logger.info('shutting down');
-  await api.close();
+  const t0 = Date.now();
+  logger.info({ drain_timeout_ms: drainTimeoutMs, ...(nats ? { nats_connected: nats.queue.connected } : {}) }, 'shutting down');
+  // Backstop: every step below is bounded; should one still hang, exit rather than wait for a SIGKILL.
+  const boundMs = drainTimeoutMs + STOP_SLACK_MS;
+  setTimeout(() => {
+    logger.error({ bound_ms: boundMs, resources: process.getActiveResourcesInfo() }, `shutdown did not finish within ${boundMs} ms; exiting with code 1`);
+    process.exit(1);
+  }, boundMs).unref();
+  // NATS unreachable: a job publish would retry for 30 s; give it up now (the job stays in the
+  // outbox, durable, and goes out at the next start). Reachable: requests and publishes in
+  // progress get the drain timeout.
+  if (nats && !nats.queue.connected) nats.queue.stopPublishing();
+  const apiClosed = api.close();
+  if (!(await settlesWithin(apiClosed, drainTimeoutMs))) {
+    logger.warn({ drain_timeout_ms: drainTimeoutMs }, 'drain timeout: giving up job publishes in progress');
+    nats?.queue.stopPublishing();
+    await settlesWithin(apiClosed, 5000);
+  }
   for (const c of closers) await c().catch((e) => logger.error({ err: e }, 'close failed'));
+  if (nats) {
+    const notEnqueued = nats.queue.notEnqueued;
+    const events = nats.feed.notAcknowledged;
+    const how = nats.queue.closed?.how ?? 'closed';
+    if (notEnqueued.length || events.length || how !== 'drained') {
+      const evs = events.map((e) => `${e.type} of ${e.job_id ?? '?'} (stream seq ${e.seq}, ${e.meant})`);
+      logger[notEnqueued.length || events.length ? 'warn' : 'info'](
+        { jobs_not_enqueued: notEnqueued, events_not_acknowledged: events, nats: how },
+        `${how === 'drained' ? '' : `NATS did not confirm the close (${nats.queue.closed?.error ?? how}); `}jobs not enqueued: ${notEnqueued.join(', ') || 'none'}${notEnqueued.length ? ' (kept in the outbox, sent at the next start)' : ''}; worker events not acknowledged: ${evs.join(', ') || 'none'}${events.length ? ' (NATS delivers them again)' : ''}`,
+      );
+    }
+  }
+  logger.info({ stop_ms: Date.now() - t0 }, 'stopped');
+  // Whatever still holds the event loop now must not keep a stopped server alive.
+  setTimeout(() => {
+    logger.warn({ resources: process.getActiveResourcesInfo() }, 'still running 3 s after the stop; exiting');
+    process.exit(0);
+  }, 3000).unref();
   return 0;
+}
+
+/** What the shutdown may take beyond the drain timeout: the event feed's stop, the connections' close. */
+const STOP_SLACK_MS = 15_000;
+
+async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    return await Promise.race([p.then(() => true, () => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
