@@ -1,12 +1,18 @@
 /**
  * Audio out of any media file as WAV: mono 16 kHz for speech models, stereo 44.1 kHz for
  * separation, pcm16 or float32; optionally only [start, end). Also `resample` of a WAV.
+ *
+ * Times are on the input's presentation timeline (timing.ts): sample 0 of the WAV is the
+ * presentation origin (+ `start`), not the audio stream's first sample, so an audio stream that
+ * starts after the picture is preceded by silence and every sound keeps its place against the
+ * picture; samples before the origin (encoder priming, pre-skip) are dropped by the decoder.
  */
 import { AssetError, ProcessError, resolveContext, type PartialContext } from '@dub/core';
 import { runFfmpeg } from './ffmpeg.js';
 import { probe } from './probe.js';
 import { ffTime } from './seconds.js';
-import type { MediaToolOptions } from './tools.js';
+import { ffSignedTime, streamStarts } from './timing.js';
+import { tools, type MediaToolOptions } from './tools.js';
 import { WavReader } from './wav-reader.js';
 
 export interface ExtractAudioOptions extends MediaToolOptions {
@@ -14,7 +20,7 @@ export interface ExtractAudioOptions extends MediaToolOptions {
   channels: number;
   /** Default pcm16. */
   format?: 'pcm16' | 'float32';
-  /** Seconds from the beginning (default 0). */
+  /** Seconds from the beginning, the input's presentation origin (default 0). */
   start?: number;
   /** Seconds from the beginning, exclusive (default the end of the input). */
   end?: number;
@@ -51,11 +57,26 @@ export async function extractAudio(input: string, output: string, opts: ExtractA
   }
   let durationSec = opts.end !== undefined ? opts.end - start : undefined;
   if (durationSec === undefined && ctx.onProgress) durationSec = Math.max(0, (await probe(input, opts, ctx)).duration - start);
-  const args: string[] = [];
-  if (start > 0) args.push('-ss', ffTime(start));
-  if (opts.end !== undefined) args.push('-t', ffTime(opts.end - start));
+  // Sample 0 is the origin + start: timestamps kept (-copyts), shifted to it, the head padded with
+  // silence where the audio starts later (aresample first_pts) and gaps filled (async).
+  const args: string[] = ['-copyts'];
+  const filters: string[] = [];
+  try {
+    const starts = await streamStarts(input, { ...tools(opts), audioStream: opts.audioStream ?? 0 }, ctx);
+    const at = starts.origin + start;
+    const seek = at - starts.formatStart;
+    if (seek > 0) args.push('-ss', ffTime(seek));
+    // read a little past the end (the reading counts from the container's start); atrim cuts exactly
+    if (opts.end !== undefined) args.push('-t', ffTime(opts.end - start + Math.max(0, -seek) + 1));
+    filters.push(`asetpts=PTS-(${ffSignedTime(at)})/TB`, `aresample=${opts.sampleRate}:async=1:first_pts=0`);
+  } catch (e) {
+    // a file ffprobe cannot read: probe's asset error says why
+    if (e instanceof ProcessError) await probe(input, opts, ctx);
+    throw e;
+  }
   args.push('-i', input, '-map', `0:a:${opts.audioStream ?? 0}`, '-vn', '-sn', '-dn');
-  args.push('-ac', String(opts.channels), '-ar', String(opts.sampleRate), '-c:a', codecOf(opts.format), '-f', 'wav', output);
+  if (opts.end !== undefined) filters.push(`atrim=end_sample=${Math.round((opts.end - start) * opts.sampleRate)}`);
+  args.push('-af', filters.join(','), '-ac', String(opts.channels), '-ar', String(opts.sampleRate), '-c:a', codecOf(opts.format), '-f', 'wav', output);
   try {
     await runFfmpeg(args, { ...opts, stage: 'extract_audio', ...(durationSec !== undefined ? { durationSec } : {}) }, ctx);
   } catch (e) {

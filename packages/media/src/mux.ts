@@ -3,6 +3,10 @@
  * audio is encoded to AAC, `+faststart` for MP4/MOV. By default the output lasts as long as the
  * video: shorter audio is padded with silence, longer audio is cut. `length: 'shortest'` ends
  * the output with the shortest stream instead (ffmpeg -shortest).
+ *
+ * Timing: the video's timestamps are kept as they are (its first frame keeps its presentation
+ * time, every frame is kept, no empty edit is added), and the audio tracks' time 0 is the video
+ * file's time 0 (the dubbing timeline's origin: timing.ts); with `audioStart` they begin there.
  */
 import path from 'node:path';
 import { DubError, resolveContext, type PartialContext } from '@dub/core';
@@ -10,7 +14,8 @@ import { faststartArgs } from './container.js';
 import { runFfmpeg } from './ffmpeg.js';
 import { probe } from './probe.js';
 import { ffTime } from './seconds.js';
-import type { MediaToolOptions } from './tools.js';
+import { streamStarts } from './timing.js';
+import { tools, type MediaToolOptions } from './tools.js';
 
 export interface MuxAudioTrack {
   file: string;
@@ -42,6 +47,12 @@ export interface MuxOptions extends MediaToolOptions {
    * output should be: their streams are copied, not encoded again (no padding either).
    */
   copyAudio?: boolean;
+  /**
+   * Where the audio tracks begin on the video's timeline (seconds, default 0): what comes before is
+   * left out, as when the source's audio started after its picture. Copied AAC is cut at a packet,
+   * so it begins less than one AAC frame (1024 samples) later.
+   */
+  audioStart?: number;
   /** x264 CRF when the video is re-encoded (default 18). */
   crf?: number;
   timeoutMs?: number;
@@ -53,25 +64,38 @@ export async function mux(opts: MuxOptions, context: PartialContext = {}): Promi
   const info = await probe(opts.video, opts, ctx);
   if (!info.video) throw new DubError('invalid_input', `mux: no video stream in ${opts.video}`);
   const videoDuration = info.video.duration ?? info.duration;
-  const duration = opts.durationSeconds !== undefined ? Math.max(opts.durationSeconds, videoDuration) : videoDuration;
-  const args = ['-i', opts.video];
+  // Where the video starts in its own timestamps (kept by -copyts): its end on the timeline.
+  const videoStart = Math.max(0, (await streamStarts(opts.video, { ...tools(opts), only: 'video' }, ctx)).video ?? 0);
+  const end = Math.max(opts.durationSeconds ?? 0, videoStart + videoDuration);
+  const audioStart = Math.max(0, opts.audioStart ?? 0);
+  if (!(audioStart < end)) throw new DubError('invalid_input', `mux: the audio would start at ${audioStart} s, after the end (${end} s)`);
+  const args = ['-copyts', '-i', opts.video];
   for (const t of opts.audioTracks) args.push('-i', t.file);
   args.push('-map', '0:v:0');
   opts.audioTracks.forEach((_, i) => args.push('-map', `${i + 1}:a:0`));
-  if (opts.copyVideo === false) args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(opts.crf ?? 18));
+  if (opts.copyVideo === false) args.push('-c:v', 'libx264', '-preset', 'veryfast', '-crf', String(opts.crf ?? 18), '-fps_mode', 'passthrough');
   else args.push('-c:v', 'copy');
-  if (opts.copyAudio) args.push('-c:a', 'copy');
-  else args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k');
+  if (opts.copyAudio) {
+    args.push('-c:a', 'copy');
+    // whole packets: those that start at audioStart or later
+    if (audioStart > 0) args.push('-bsf:a', `noise=drop=lt(pts*tb\\,${audioStart.toFixed(6)})`);
+  } else {
+    args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k');
+    const filters: string[] = [];
+    if (audioStart > 0) filters.push(`atrim=start=${audioStart.toFixed(6)}`);
+    // the audio's end on the timeline (its timestamps are the timeline's: -copyts)
+    if ((opts.length ?? 'video') === 'video') filters.push('apad', `atrim=end=${end.toFixed(6)}`);
+    if (filters.length) args.push('-af', filters.join(','));
+  }
   opts.audioTracks.forEach((t, i) => {
     if (t.language) args.push(`-metadata:s:a:${i}`, `language=${t.language}`);
     // MP4 keeps a track's name in its handler name; Matroska in the title tag.
     if (t.title) args.push(`-metadata:s:a:${i}`, `title=${t.title}`, `-metadata:s:a:${i}`, `handler_name=${t.title}`);
     args.push(`-disposition:a:${i}`, i === 0 ? 'default' : '0');
   });
-  if ((opts.length ?? 'video') === 'video') args.push(...(opts.copyAudio ? [] : ['-af', 'apad']), '-t', ffTime(duration));
-  else args.push('-shortest');
+  if (opts.length === 'shortest') args.push('-shortest');
   args.push('-map_metadata', '0', ...faststartArgs(opts.output), opts.output);
-  await runFfmpeg(args, { ...opts, stage: 'mux', durationSec: duration }, ctx);
+  await runFfmpeg(args, { ...opts, stage: 'mux', durationSec: end }, ctx);
   return { file: opts.output };
 }
 

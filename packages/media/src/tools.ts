@@ -24,3 +24,8 @@ export function resolveMediaTools(opts: MediaToolOptions = {}): MediaTools {
   const config = opts.config ?? loadConfig();
   return { ffmpegPath: opts.ffmpegPath || config.ffmpegPath, ffprobePath: opts.ffprobePath || config.ffprobePath };
 }
+
+/** Only the tool options of a larger options object (so its other fields do not reach another function's). */
+export function tools(opts: MediaToolOptions): MediaToolOptions {
+  return { ...(opts.ffmpegPath ? { ffmpegPath: opts.ffmpegPath } : {}), ...(opts.ffprobePath ? { ffprobePath: opts.ffprobePath } : {}), ...(opts.config ? { config: opts.config } : {}) };
+}

@@ -3,13 +3,20 @@
  * cut starts at 0 or exactly on a keyframe, since a stream copy can only start on one; otherwise it
  * is re-encoded (H.264) so the cut is frame-accurate. Audio is always re-encoded to AAC, which is
  * cheap and makes its cut sample-accurate.
+ *
+ * Times are on the input's presentation timeline (timing.ts): 0 is its presentation origin. The
+ * output keeps every stream where it was against the others: its time 0 is the origin + `start`,
+ * a video that starts 0.3 s after the sound still does, an audio stream that starts after the
+ * picture still does, and nothing is shifted to make room for the AAC encoder's priming (the MP4
+ * edit list carries it). No stream gets an empty edit the input did not have.
  */
 import { AssetError, resolveContext, type PartialContext } from '@dub/core';
 import { faststartArgs } from './container.js';
 import { runFfmpeg, runFfprobe } from './ffmpeg.js';
 import { probe, type MediaInfo } from './probe.js';
 import { ffTime } from './seconds.js';
-import type { MediaToolOptions } from './tools.js';
+import { ffSignedTime, streamStarts } from './timing.js';
+import { tools, type MediaToolOptions } from './tools.js';
 
 export interface TrimOptions extends MediaToolOptions {
   /** Seconds from the beginning. */
@@ -40,15 +47,25 @@ export async function trim(input: string, output: string, opts: TrimOptions, con
   const { start, end } = opts;
   if (!(start >= 0) || !(end > start)) throw new AssetError('invalid_input', `invalid trim window [${start}, ${end})`);
   const info = opts.info ?? (await probe(input, opts, ctx));
+  // The cut's start in the input's timestamps: its presentation origin + start.
+  const starts = await streamStarts(input, tools(opts), ctx);
+  const at = starts.origin + start;
   let copy: boolean;
   if (opts.video === 'copy') copy = true;
   else if (opts.video === 'reencode' || !info.video) copy = false;
-  else copy = start === 0 || (await startsOnKeyframe(input, start, info.video.fps, opts, ctx));
+  else copy = start === 0 || (await startsOnKeyframe(input, at, info.video.fps, opts, ctx));
 
-  const args = ['-ss', ffTime(start), '-t', ffTime(end - start), '-i', input, '-map', '0:v:0?', '-map', '0:a?', '-sn', '-dn', '-map_metadata', '0'];
+  // Timestamps kept (-copyts) and shifted by `at` (-output_ts_offset); -ss counts from the
+  // container's start (formatStart), and so does -t where there is no -ss.
+  const seek = at - starts.formatStart;
+  const seeked = start > 0 && seek > 0;
+  const args = ['-copyts'];
+  if (seeked) args.push('-ss', ffTime(seek));
+  args.push('-t', ffTime(at + (end - start) - (seeked ? at : starts.formatStart)));
+  args.push('-i', input, '-map', '0:v:0?', '-map', '0:a?', '-sn', '-dn', '-map_metadata', '0');
   if (copy) args.push('-c:v', 'copy');
-  else args.push('-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', String(opts.crf ?? 18));
-  args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k', '-avoid_negative_ts', 'make_zero', ...faststartArgs(output), output);
+  else args.push('-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', String(opts.crf ?? 18), '-fps_mode', 'passthrough');
+  args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k', '-output_ts_offset', ffSignedTime(-at), ...faststartArgs(output), output);
   ctx.logger.debug({ input, start, end, copy }, 'trim');
   await runFfmpeg(args, { ...opts, stage: 'trim', durationSec: end - start }, ctx);
   return { file: output, reencoded: !copy };

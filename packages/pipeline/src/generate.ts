@@ -44,7 +44,7 @@ import {
   type VersionScript,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, type MediaToolOptions } from '@dub/media';
+import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, streamStarts, type MediaToolOptions } from '@dub/media';
 import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget, type MixResult } from '@dub/mix';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
@@ -316,9 +316,13 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const qualityCtx = runner.context('quality');
     const trackLoudness = measureTrackLoudness(await local(audioKey), prevLoudness?.previousLoudness, media, { ...qualityCtx, signal: qualityCtx.signal ? AbortSignal.any([qualityCtx.signal, early.signal]) : early.signal });
     trackLoudness.catch(() => undefined);
-    const video = await runner.run('video', { v: STAGE_VERSION, audio: audioKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
+    // mux 2: the video's timestamps kept, the dubbed track starting where the source's audio starts
+    const video = await runner.run('video', { v: STAGE_VERSION, mux: 2, audio: audioKey, source: sourceIdentity, lang, duration, ...(withLips ? { lips: videoKey } : {}) }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.mp4');
-      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(audioKey), language: lang, title: `Dubbed (${job.locale})` }], output: file, durationSeconds: duration, copyAudio: true }, ctx);
+      // the source video's audio starts this late on the timeline (its picture may start before it)
+      const sourceAudio = (await streamStarts(await local(sourceKey), { ...media, only: 'audio' }, ctx)).audio ?? 0;
+      const audioStart = sourceAudio > 0.0005 ? sourceAudio : 0;
+      await mux({ ...media, video: await local(videoKey), audioTracks: [{ file: await local(audioKey), language: lang, title: `Dubbed (${job.locale})` }], output: file, durationSeconds: duration, copyAudio: true, audioStart }, ctx);
       out.addFile('result.mp4', file);
       return null;
     });

@@ -124,7 +124,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // Source video (trimmed) and thumbnail: only the versions read them, so they are made while
     // the audio is analysed (the trim's AAC encode beside the ASR); awaited before the transcript.
     const videoWork = (async () => {
-      const trimmed = await runner.run('trim', { media: media.identity, range }, async (out, ctx) => {
+      // v2: the streams keep their places on the source's presentation timeline (no shift for AAC priming)
+      const trimmed = await runner.run('trim', { v: 2, media: media.identity, range }, async (out, ctx) => {
         const file = path.join(out.dir, 'source.mp4');
         await stages.trim(await files.path(media.key), file, range, { ...info, file: await files.path(media.key) }, env, ctx);
         out.addFile('source.mp4', file);
@@ -157,7 +158,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     );
 
     // Audio, separation (or the given clean tracks).
-    const audio = await runner.run('audio', { media: media.identity, range }, async (out, ctx) => {
+    // v2: sample 0 is the source's presentation origin (an audio stream that starts late is preceded by silence)
+    const audio = await runner.run('audio', { v: 2, media: media.identity, range }, async (out, ctx) => {
       const file = path.join(out.dir, 'mix.wav');
       await stages.extractAudio(await files.path(media.key), file, range, MIX_FORMAT, env, ctx);
       out.addFile('mix.wav', file);

@@ -1,0 +1,80 @@
+/**
+ * The media steps of a dub keep every event where it was against the picture: the trimmed source
+ * video (trim), the audio the dub is built on (extractAudio), the dubbed track (encodeAudioChunked)
+ * and the dubbed video (mux), run as prepare-asset and generate-version run them, on sources made
+ * by ffmpeg with a one-frame flash and a beep at the same presentation times. Where events sit is
+ * measured on decoded frames (their pts) and decoded audio (its first frame's pts), not read from
+ * durations. The full pipeline on the same sources, with and without lips: test/sync-dub.test.ts.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeAudioChunked, extractAudio, mux, probe, streamStarts, trim, type AacChunkStore } from './index.js';
+import { tempDir } from '../test-support/media-fixtures.js';
+import { beepToFlash, FLASH_FRAMES, makeSyncCase, makeSyncParts, SYNC_CASES, SYNC_FPS, timelineEvents, type TimelineEvents } from '../test-support/sync-events.js';
+
+let tmp: Awaited<ReturnType<typeof tempDir>>;
+beforeAll(async () => {
+  tmp = await tempDir('dub-sync-');
+  await makeSyncParts(tmp.file('v.mkv'), tmp.file('a.wav'));
+}, 60_000);
+afterAll(async () => {
+  await tmp.cleanup();
+});
+
+function memoryStore(): AacChunkStore {
+  const files = new Map<string, string>();
+  return { get: async (k) => files.get(k), put: async (k, f) => void files.set(k, f) };
+}
+
+/** prepare-asset's trim and audio, generate-version's dubbed track and mux (the mix stands in for the dub: it holds the beeps). */
+async function dubMedia(source: string, name: string): Promise<{ out: string; trimmed: string; mixFrames: number; duration: number }> {
+  const info = await probe(source);
+  const range = { start: 0, end: info.duration };
+  const trimmed = tmp.file(`${name}-source.mp4`);
+  await trim(source, trimmed, { ...range, info });
+  const mix = await extractAudio(source, tmp.file(`${name}-mix.wav`), { sampleRate: 44100, channels: 2, format: 'float32', ...range });
+  const m4a = tmp.file(`${name}-result.m4a`);
+  await encodeAudioChunked(mix.file, m4a, { store: memoryStore(), tmpDir: tmp.dir });
+  const audioStart = (await streamStarts(trimmed, { only: 'audio' })).audio ?? 0;
+  const out = tmp.file(`${name}-dubbed.mp4`);
+  await mux({ video: trimmed, audioTracks: [{ file: m4a, language: 'spa' }], output: out, durationSeconds: range.end - range.start, copyAudio: true, audioStart: audioStart > 0.0005 ? audioStart : 0 });
+  return { out, trimmed, mixFrames: mix.frames, duration: range.end - range.start };
+}
+
+function expectSameTimeline(src: TimelineEvents, out: TimelineEvents, label: string): void {
+  expect(out.flashes, `${label}: flashes`).toHaveLength(FLASH_FRAMES.length);
+  const want = beepToFlash(src);
+  const got = beepToFlash(out);
+  got.forEach((g, i) => expect(Math.abs(g - want[i]!), `${label}: beep ${i} is ${(1000 * g).toFixed(1)} ms from its flash, ${(1000 * want[i]!).toFixed(1)} ms in the source`).toBeLessThanOrEqual(0.015));
+  // the picture keeps its first frame's time, and the flashes theirs
+  expect(Math.abs(out.videoStart - (src.videoStart - Math.min(src.videoStart, src.audioStart))), `${label}: video start ${out.videoStart}`).toBeLessThan(0.001);
+  expect(out.frames, `${label}: frames`).toBe(src.frames);
+  expect(Math.abs(out.duration - src.duration), `${label}: container ${out.duration} s, source ${src.duration} s`).toBeLessThan(1 / SYNC_FPS);
+}
+
+describe('the media steps of a dub keep events in place against the picture', () => {
+  for (const name of Object.keys(SYNC_CASES)) {
+    it(name, async () => {
+      const source = tmp.file(`${name.replace(/\W+/g, '-')}.${SYNC_CASES[name]!.ext}`);
+      await makeSyncCase(name, tmp.file('v.mkv'), tmp.file('a.wav'), source);
+      const src = await timelineEvents(source);
+      // the edge case is what it claims to be
+      if (name === 'audio after video') expect(src.audioStart - src.videoStart).toBeGreaterThan(0.4);
+      if (name === 'video after audio') expect(src.videoStart - src.audioStart).toBeGreaterThan(0.25);
+      if (name === 'variable frame rate') expect(src.frames).toBeLessThan(80);
+      const { out, trimmed, mixFrames, duration } = await dubMedia(source, name.replace(/\W+/g, '-'));
+      // the trimmed source and the dubbed video
+      expectSameTimeline(src, await timelineEvents(trimmed), `${name}, trimmed source`);
+      const dubbed = await timelineEvents(out);
+      expectSameTimeline(src, dubbed, `${name}, dubbed`);
+      // the dubbed audio starts where the source's did against the picture (copied AAC: within one AAC frame after it)
+      const srcLag = src.audioStart - src.videoStart;
+      const outLag = dubbed.audioStart - dubbed.videoStart;
+      expect(outLag - srcLag, `${name}: audio starts ${(1000 * outLag).toFixed(1)} ms after the picture, ${(1000 * srcLag).toFixed(1)} ms in the source`).toBeGreaterThan(-0.024);
+      expect(outLag - srcLag).toBeLessThan(0.024);
+      // the extracted audio spans the timeline from its origin (the audio the transcript and the dub
+      // are timed on): to its end, or to where the audio ends first (the picture 0.3 s late)
+      expect(mixFrames).toBeLessThanOrEqual(Math.round(duration * 44100));
+      expect(mixFrames).toBeGreaterThanOrEqual(Math.round((name === 'video after audio' ? duration - 0.33 : duration - 0.01) * 44100));
+    }, 60_000);
+  }
+});
