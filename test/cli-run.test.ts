@@ -179,9 +179,9 @@ describe('dub CLI', () => {
       expect(engines.vad).toMatchObject({ id: 'silero', label: 'Silero VAD v5', model: 'silero_vad_v5.onnx', sha256: getModelEntry('silero-vad-v5')!.files[0]!.sha256, provider: 'cpu' });
       expect(engines.asr).toMatchObject({ id: 'pocketsphinx', label: 'pocketsphinx (en-US)', selected: 'auto' });
       expect(engines.speakers).toMatchObject({ id: 'mfcc', label: 'MFCC statistics', selected: 'auto' });
-      expect(engines.translation).toEqual({ id: 'apertium', label: 'Apertium', selected: 'auto', reason: 'the offline default' });
+      expect(engines.translation).toEqual({ id: 'apertium', label: 'Apertium', model_id: 'apertium-data', license: 'GPL-2.0-only', commercial: 'yes', selected: 'auto', reason: 'the offline default' });
       expect(engines.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/^auto: no Piper voice here/) });
-      expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically\n(  es-ES .*\n)*  es-ES +tts +espeak-ng, chosen automatically\n/);
+      expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically; MIT\n(  es-ES .*\n)*  es-ES +tts +espeak-ng, chosen automatically; GPL-3\.0-or-later\n/);
       // the quality report: report.json in the folder, its counts and flagged lines in the summary
       const report = JSON.parse(fs.readFileSync(path.join(es, 'report.json'), 'utf8')) as QualityReport;
       expect(report.schema).toBe('dub.quality-report/1');
@@ -221,7 +221,7 @@ describe('dub CLI', () => {
       expect(r.status, r.stderr.slice(-2000)).toBe(0);
       const engines = JSON.parse(fs.readFileSync(path.join(dest, 'es-ES', 'engines.json'), 'utf8')) as Record<string, EngineRecord>;
       expect(engines.tts).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', size: fs.statSync(path.join(fixtures, 'tiny-piper.onnx')).size, provider: 'cpu', selected: 'explicit' });
-      expect(r.stderr).toMatch(/\n  es-ES +tts +piper \(es_ES-davefx-medium\.onnx, cpu\), chosen by configuration\n/);
+      expect(r.stderr).toMatch(/\n  es-ES +tts +piper \(es_ES-davefx-medium\.onnx, cpu\), chosen by configuration; CC0-1\.0 \(commercial use: unclear\)\n/);
       expect(fs.existsSync(path.join(dest, 'es-ES', 'dubbed.mp4'))).toBe(true);
     }, 400_000);
 

@@ -85,7 +85,7 @@ describe('prepare engine choices', () => {
     const second = await prepareAsset(job, rt2, { stages: watching(again) });
     expect(new Set(again)).toEqual(new Set(['silero']));
     const silero = getModelEntry('silero-vad-v5')!.files[0]!;
-    expect(second.transcript.engines?.vad).toEqual({ id: 'silero', label: 'Silero VAD v5', model: silero.name, sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
+    expect(second.transcript.engines?.vad).toEqual({ id: 'silero', label: 'Silero VAD v5', model: silero.name, sha256: silero.sha256, size: silero.size, model_id: 'silero-vad-v5', license: 'MIT', commercial: 'yes', provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' });
     // the engine is in the keys: what reads the VAD runs again, the audio before it is reused
     expect(cachedOf(rt2, 'audio')).toBe(true);
     expect(cachedOf(rt2, 'separation-plan')).toBe(false);

@@ -14,8 +14,16 @@ describe('source text', () => {
   it('detects SRT, WebVTT and plain text', () => {
     expect(detectSourceTextFormat(SRT)).toBe('srt');
     expect(detectSourceTextFormat('WEBVTT\n\n00:01.000 --> 00:02.000\nhi\n')).toBe('vtt');
-    expect(detectSourceTextFormat('00:00:01.000 --> 00:00:02.000\nno index\n')).toBe('vtt');
+    // SRT as ffmpeg reads it: no index needed (readSrt).
+    expect(detectSourceTextFormat('00:00:01.000 --> 00:00:02.000\nno index\n')).toBe('srt');
+    expect(() => detectSourceTextFormat('1\n00:00:01 --> 00:00:02\nno milliseconds\n')).toThrow(/^line 2: .* has no milliseconds; fix: /);
     expect(detectSourceTextFormat('just words\nmore words')).toBe('plain');
+  });
+  it('reads a long run of digits in linear time (the cue expression backtracked quadratically: 40,000 digits took 8.8 s)', () => {
+    const t = performance.now();
+    expect(detectSourceTextFormat('1'.repeat(400_000))).toBe('plain');
+    expect(parseCuesLenient(`WEBVTT\n\n${'1'.repeat(400_000)}\n`)).toEqual([]);
+    expect(performance.now() - t).toBeLessThan(2000);
   });
   it('keeps SRT cue times and spreads words by character share', () => {
     const { segments } = parseSourceTranscript(SRT, 'en-US', [], 11);

@@ -4,6 +4,8 @@ export {
   readSrt,
   checkSrt,
   srtNoteMessages,
+  looksLikeWebVtt,
+  sourceSrtNotes,
   type ReadCue,
   type ReadSrtOptions,
   type SrtReadCheck,

@@ -427,3 +427,19 @@ export function checkSrt(input: string | Uint8Array, opts: ReadSrtOptions = {}):
 export function srtNoteMessages(reading: Pick<SrtReading, 'notes'>): string[] {
   return reading.notes.map((n) => n.message);
 }
+
+/** Whether a source text is WebVTT (it starts with its header, after an optional BOM and white space). */
+export function looksLikeWebVtt(text: string): boolean {
+  return /^\uFEFF?\s*WEBVTT(?:[ \t\r\n]|$)/.test(text.slice(0, 4096));
+}
+
+/**
+ * The normalisation notes of a source text (a source_srt) read as SRT: [] for WebVTT, for text
+ * without any timing line (read as plain text elsewhere) and for text readSrt refuses (the
+ * refusal is the caller's to report).
+ */
+export function sourceSrtNotes(text: string): string[] {
+  if (looksLikeWebVtt(text)) return [];
+  const c = checkSrt(text);
+  return c.ok ? srtNoteMessages(c.reading) : [];
+}

@@ -21,8 +21,8 @@ describe('voice engine registries', () => {
 
   it('tts: auto is espeak-ng without a Piper voice (naming its fetch), Piper once the voice is in place; explicit piper without it fails naming the fetch', async () => {
     const before = await TTS_ENGINES.resolve('auto', 'es-ES', host);
-    expect(before.record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)' });
-    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: 'auto: no Piper voice is listed for ja-JP' });
+    expect(before.record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)' });
+    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'auto', reason: 'auto: no Piper voice is listed for ja-JP' });
     const e = await TTS_ENGINES.resolve('piper', 'es-ES', host).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ModelMissingError);
     expect((e as Error).message).toMatch(/npx dub models fetch piper-es_ES-davefx-medium/);
@@ -31,9 +31,9 @@ describe('voice engine registries', () => {
     fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx'), 'voice');
     fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx.json'), '{}');
     const after = await TTS_ENGINES.resolve('auto', 'es-ES', host);
-    expect(after.record).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', size: 5, selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    expect(after.record).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', size: 5, model_id: 'piper-es_ES-davefx-medium', license: 'CC0-1.0', commercial: 'unclear', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
     expect(after.record.files).toBeUndefined();
-    expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
+    expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
   });
 
   it('tts: auto passes over an installed Chatterbox on CUDA for a language whose reference text step is not ported (zh, ru), saying so; explicit still runs it; es-ES takes it', async () => {

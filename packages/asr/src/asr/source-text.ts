@@ -1,13 +1,14 @@
 /**
- * The source transcript given as text (the asset's `source_srt`). Valid SRT is parsed strictly
- * (@dub/srt) and its cue times are kept. Other textual formats the contract accepts:
- * - WebVTT (and SRT-like text the strict parser refuses, e.g. missing indexes or `.` millis):
- *   cues are read leniently; markup (<i>, <v Name>, {\an8}) is stripped.
+ * The source transcript given as text (the asset's `source_srt`). SRT is read by @dub/srt's
+ * tolerant reader (readSrt: what ffmpeg reads, the same cues; a file it refuses fails here with
+ * its line, problem and fix) and its cue times are kept. Other textual formats the contract accepts:
+ * - WebVTT (with its WEBVTT header): cues are read leniently; markup (<i>, <v Name>, {\an8}) is
+ *   stripped (SRT cues too).
  * - Anything else is plain text: each non-empty line is one segment, and the lines are laid
  *   end to end over the detected speech (by character share), so no word lands in a pause.
  * Words inside a cue are timed by spreading the cue over its words by character share.
  */
-import { parseSrt } from '@dub/srt';
+import { checkSrt, looksLikeWebVtt, readSrt } from '@dub/srt';
 import type { SpeechRegion } from '../vad/types.js';
 import { joinWords, round3, splitWords, spreadWords } from './text-words.js';
 import type { AsrSegment } from './types.js';
@@ -32,7 +33,9 @@ export function stripMarkup(text: string): string {
     .trim();
 }
 
-const CUE_TIME = /((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})\s*-->\s*((?:\d+:)?\d{1,2}:\d{2}[.,]\d{1,3})/;
+// Hours of at most 9 digits: with `\d+` the expression backtracked quadratically on a long run of
+// digits (40,000 digits took 8.8 s); bounded, each position is tried a bounded number of ways.
+const CUE_TIME = /((?:\d{1,9}:)?\d{1,2}:\d{2}[.,]\d{1,3})[ \t]*-->[ \t]*((?:\d{1,9}:)?\d{1,2}:\d{2}[.,]\d{1,3})/;
 
 function seconds(ts: string): number {
   const [hms, frac = '0'] = ts.replace(',', '.').split('.');
@@ -60,15 +63,17 @@ export function parseCuesLenient(text: string): Cue[] {
   return cues;
 }
 
+/**
+ * WebVTT by its header; SRT when readSrt reads cues; plain text when it finds no timing line.
+ * Throws readSrt's SrtParseError for text with timing lines that it refuses.
+ */
 export function detectSourceTextFormat(text: string): SourceTextFormat {
-  const t = text.replace(/^\uFEFF/, '').trimStart();
-  if (/^WEBVTT(\s|$)/.test(t)) return 'vtt';
-  try {
-    if (parseSrt(text).length > 0) return 'srt';
-  } catch {
-    // not strict SRT; fall through to the lenient readers
-  }
-  return CUE_TIME.test(t) ? 'vtt' : 'plain';
+  if (looksLikeWebVtt(text)) return 'vtt';
+  const c = checkSrt(text);
+  if (c.ok) return 'srt';
+  if (c.error.details?.reason !== 'no_cues') throw c.error;
+  // No timing line readSrt can see (a time-shaped line with an arrow it refuses): plain text.
+  return 'plain';
 }
 
 function cueSegment(c: Cue, locale: string): AsrSegment | undefined {
@@ -119,7 +124,7 @@ export function parseSourceTranscript(text: string, locale: string, regions: rea
     const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
     return { format, segments: spreadPlainText(lines, locale, regions, duration) };
   }
-  const cues: Cue[] = format === 'srt' ? parseSrt(text).map((c) => ({ start: c.start, end: c.end, text: stripMarkup(c.text) })) : parseCuesLenient(text);
+  const cues: Cue[] = format === 'srt' ? readSrt(text).cues.map((c) => ({ start: c.start, end: c.end, text: stripMarkup(c.text) })) : parseCuesLenient(text);
   const segments = cues
     .sort((a, b) => a.start - b.start)
     .map((c) => cueSegment(c, locale))

@@ -42,7 +42,7 @@ describe('htdemucs-int8 in the registry', () => {
     const { modelsDir } = modelsWith('record', bytes);
     const r = await SEPARATION_ENGINES.resolve('htdemucs-int8', undefined, { models: { modelsDir } });
     expect(r.id).toBe('htdemucs-int8');
-    expect(r.record).toEqual({ id: 'htdemucs-int8', label: 'HTDemucs v4 int8', model: 'htdemucs-int8.onnx', sha256: sha(bytes), size: bytes.length, selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=htdemucs-int8' });
+    expect(r.record).toEqual({ id: 'htdemucs-int8', label: 'HTDemucs v4 int8', model: 'htdemucs-int8.onnx', sha256: sha(bytes), size: bytes.length, model_id: 'htdemucs-int8', license: 'Demucs pretrained weights: scientific purposes only', commercial: 'no', selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=htdemucs-int8' });
   });
 
   it('auto takes it on the CPU only when its htdemucs-int8.json names the float file that resolves here, and says why not otherwise', async () => {
