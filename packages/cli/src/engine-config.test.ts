@@ -37,6 +37,18 @@ describe('engine config file', () => {
     expect(env3).toEqual({});
   });
 
+  it('carries the model policy: --model-policy, DUB_MODEL_POLICY, or the file\'s model_policy, in that order', () => {
+    const cfg = file('policy.json', JSON.stringify({ model_policy: 'commercial' }));
+    expect(readEngineConfig('run', cfg)).toEqual({ DUB_MODEL_POLICY: 'commercial' });
+    const env: NodeJS.ProcessEnv = {};
+    takeEngineFlags('run', ['in.mp4', '--engine-config', cfg], env);
+    expect(env).toEqual({ DUB_MODEL_POLICY: 'commercial' });
+    const flag: NodeJS.ProcessEnv = { DUB_MODEL_POLICY: 'commercial' };
+    expect(takeEngineFlags('run', ['in.mp4', '--model-policy=any', '--engine-config', cfg], flag)).toEqual(['in.mp4']);
+    expect(flag).toEqual({ DUB_MODEL_POLICY: 'any' });
+    expect(() => readEngineConfig('run', file('policy-num.json', '{"model_policy": 1}'))).toThrow('model_policy must be a string (any or commercial)');
+  });
+
   it('refuses a missing file, bad JSON, an unknown stage or a non-string value, naming the file', () => {
     const missing = path.join(dir, 'nope.json');
     expect(() => readEngineConfig('run', missing)).toThrow(UsageError);

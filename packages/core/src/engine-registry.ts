@@ -150,7 +150,8 @@ export function entryTerms<Env extends EngineHost>(entry: { readonly weights: En
   return { id, terms: termsOf(id, env.models.manifest) };
 }
 
-function recordTermsOf(t: EngineTerms | null): Pick<EngineRecord, 'model_id' | 'license' | 'commercial'> {
+/** The licence fields of a record for these terms (none for an engine without weights). */
+export function recordTermsOf(t: EngineTerms | null): Pick<EngineRecord, 'model_id' | 'license' | 'commercial'> {
   if (!t) return {};
   return { model_id: t.id, ...(t.terms ? { license: licenseId(t.terms), commercial: t.terms.commercial } : {}) };
 }
@@ -186,7 +187,7 @@ async function identities(files: readonly string[] | undefined): Promise<ModelId
   return out;
 }
 
-function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[], terms: EngineTerms | null): EngineRecord {
+function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reason: string, models: ModelIdentity[], terms: EngineTerms | null, passedOver: string[] = []): EngineRecord {
   const [m] = models;
   return {
     id,
@@ -194,6 +195,7 @@ function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reas
     ...(m ? { model: m.model, sha256: m.sha256, size: m.size } : {}),
     ...(models.length > 1 ? { files: models.map((x) => ({ name: x.model, sha256: x.sha256, size: x.size })) } : {}),
     ...recordTermsOf(terms),
+    ...(passedOver.length ? { passed_over: passedOver } : {}),
     selected,
     reason,
   };
@@ -268,11 +270,13 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
       const notes: string[] = [];
       // Installed engines the policy passes over, with their licences: the reason names them.
       const refused: string[] = [];
+      const refusedIds: string[] = [];
       for (const entry of preferred) {
         const s = await entry.supports(locale, env);
         const t = entryTerms(entry, locale, env);
         if (s.ok && !policyAllows(policy, t?.terms)) {
           refused.push(`${entry.id} (${t!.terms ? `${licenseId(t!.terms)}, commercial use ${t!.terms.commercial}` : `${t!.id}: no known terms`})`);
+          refusedIds.push(entry.id);
           skipped.push(`${entry.id}: not cleared for commercial use`);
           continue;
         }
@@ -289,7 +293,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
         const models = await identities(s.files);
         const label = s.label ?? engineLabel(entry, s.files);
-        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models, t) };
+        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models, t, refusedIds) };
       }
       throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${skipped.join('; ')})`, { details: { stage: o.stage } });
     },

@@ -36,10 +36,18 @@ export const EngineRecordSchema = Type.Object({
   license: Type.Optional(Type.String()),
   /** Whether a business may use those weights commercially, by their authors' words (`no`/`unclear`: `dub run`, doctor and the studio warn). */
   commercial: Type.Optional(Type.Union([Type.Literal('yes'), Type.Literal('no'), Type.Literal('unclear')])),
+  /** Installed engines `auto` passed over because the model policy "commercial" refuses their weights (the reason names their licences). */
+  passed_over: Type.Optional(Type.Array(Type.String())),
   /** auto: picked by the engine selection; explicit: named by DUB_<STAGE>_ENGINE, a flag or the job. */
   selected: Type.Union([Type.Literal('auto'), Type.Literal('explicit')]),
   /** Why this engine ran (e.g. "auto: no Wav2Lip model here", "clean source: no background to separate"). */
   reason: Type.Optional(Type.String()),
+  /**
+   * What was normalised in an input the stage read, one line each: a source or reference SRT read
+   * as ffmpeg reads it ("decoded as windows-1252 (detected: ...)", "3 empty cues dropped (first at
+   * line 12)", "coordinates (X1: X2: Y1: Y2:) ignored on 1 timing line (line 8)"). Absent when nothing was.
+   */
+  notes: Type.Optional(Type.Array(Type.String())),
 });
 export type EngineRecord = Static<typeof EngineRecordSchema>;
 

@@ -9,7 +9,7 @@
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
 import { embeddingWindowOf, VAD_ENGINE_IDS, type VadEngineId } from '@dub/asr';
-import { ValidationError, type EngineHost, type EngineRecord, type ModelIdentity, type ResolvedEngine } from '@dub/core';
+import { modelPolicyFromEnv, recordTerms, ValidationError, type EngineHost, type EngineRecord, type ModelIdentity, type ModelPolicy, type RecordTerms, type ResolvedEngine } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { TTS_ENGINE_IDS, VOICE_CONVERSION_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
@@ -35,6 +35,8 @@ export interface EngineChoice {
   tts: 'auto' | TtsEngineId;
   lips: 'auto' | LipsEngineId;
   speaker: 'auto' | SpeakerEngineId;
+  /** Which weights may run (DUB_MODEL_POLICY, `--model-policy`; default any). */
+  policy: ModelPolicy;
 }
 
 function pick<T extends string>(env: Record<string, string | undefined>, name: string, known: readonly T[]): 'auto' | T {
@@ -53,6 +55,7 @@ export function engineChoiceFromEnv(env: Record<string, string | undefined> = pr
     tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS),
     lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS),
     speaker: pick(env, 'DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS),
+    policy: modelPolicyFromEnv(env),
   };
 }
 
@@ -67,6 +70,8 @@ export interface SpeakerEngine {
   model?: ModelIdentity;
   /** The Kaldi fbank window the embedding model takes (its manifest entry's `fbank.window`). */
   window?: string;
+  /** The licence fields of its weights (none for the MFCC statistics). */
+  terms: RecordTerms;
 }
 
 /**
@@ -79,7 +84,37 @@ export async function speakerEngineOf(choice: EngineChoice['speaker'], modelsDir
   // resolve reads only where models are; the embedding itself is created by diarization with its full env
   const r = await SPEAKER_ENGINES.resolve(choice, undefined, engineHost(modelsDir) as Parameters<typeof SPEAKER_ENGINES.resolve>[2]);
   const id = r.id as SpeakerEngineId;
-  return { id, label: r.record.label ?? id, embedding: SPEAKER_EMBEDDING_KIND[id]!, selected: r.selected, reason: r.reason, ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}) };
+  return { id, label: r.record.label ?? id, embedding: SPEAKER_EMBEDDING_KIND[id]!, selected: r.selected, reason: r.reason, ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}), terms: recordTerms(r.record) };
+}
+
+/** What a job needs the model policy to check: its source locale, target locales and mode. */
+export interface PolicyJob {
+  /** Source locale ('' or undefined: identified later; speech recognition is then checked as auto would run it). */
+  source?: string | undefined;
+  targets: readonly string[];
+  withLips?: boolean;
+}
+
+/**
+ * The model policy (DUB_MODEL_POLICY unless given) against the explicit engine choices of a job,
+ * before any work: throws the registry's ModelPolicyError (a ValidationError: `dub run` exits 2)
+ * for the first explicit choice whose weights the policy refuses, naming the licence and what is
+ * left. `auto` choices pass (they pass over such weights themselves and say so in their records).
+ */
+export async function checkModelPolicy(choice: EngineChoice, job: PolicyJob): Promise<void> {
+  const policy = choice.policy;
+  if (policy === 'any') return;
+  const [{ ASR_ENGINES, SPEAKER_ENGINES, VAD_ENGINES }, { SEPARATION_ENGINES }, { TTS_ENGINES, VOICE_CONVERSION_ENGINES }, { LIPS_ENGINES }] = await Promise.all([import('@dub/asr'), import('@dub/separation'), import('@dub/voice'), import('@dub/lips')]);
+  const host = { models: {}, policy } as never;
+  SEPARATION_ENGINES.checkPolicy(choice.separation, undefined, host);
+  VAD_ENGINES.checkPolicy(choice.vad, undefined, host);
+  ASR_ENGINES.checkPolicy(choice.asr, job.source || undefined, host);
+  SPEAKER_ENGINES.checkPolicy(choice.speaker, undefined, host);
+  for (const t of job.targets) {
+    TTS_ENGINES.checkPolicy(choice.tts, t, host);
+    VOICE_CONVERSION_ENGINES.checkPolicy(choice.voiceConversion, t, host);
+    if (job.withLips) LIPS_ENGINES.checkPolicy(choice.lips, t, host);
+  }
 }
 
 /** The generate-version options these choices make. */

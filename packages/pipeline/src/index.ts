@@ -12,6 +12,7 @@ export { placeLines, type Placement, type PlacementLine, type PlacementOptions }
 export { buildQualityReport, measureQuality, speechRmsDbfs, wordsByLine, type QualityLine, type QualityMeasurements } from './generate-quality.js';
 export {
   asrEngineIdentity,
+  checkModelPolicy,
   engineChoiceFromEnv,
   generateOptionsOf,
   engineHost,
@@ -23,6 +24,7 @@ export {
   SPEAKER_ENGINE_IDS,
   type AsrEngineChoice,
   type EngineChoice,
+  type PolicyJob,
   type SeparationEngineChoiceId,
   type SpeakerEngine,
   type SpeakerEngineId,

@@ -29,6 +29,7 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { checkTrim, type MediaInfo } from '@dub/media';
+import { sourceSrtNotes } from '@dub/srt';
 import { ArtifactCache } from './artifacts.js';
 import { copyBlob, LocalFiles } from './local-files.js';
 import { resolveMedia, type ResolvedMedia } from './media-input.js';
@@ -87,6 +88,12 @@ const MIX_FORMAT = { sampleRate: 44100, channels: 2 };
  */
 export function providerOf(rt: Pick<JobRuntime, 'sessions' | 'config'>, file: string): 'cpu' | 'cuda' | undefined {
   return rt.sessions.providers.get(file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined);
+}
+
+/** What reading the source_srt as SRT normalised (readSrt's notes), for the transcript's asr record. */
+function sourceNotes(sourceSrt: string | undefined): { notes?: string[] } {
+  const notes = sourceSrt !== undefined ? sourceSrtNotes(sourceSrt) : [];
+  return notes.length ? { notes } : {};
 }
 
 /** The deterministic job id of a version's prepare job (a redelivery enqueues the same id). */
@@ -294,7 +301,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
       vad: vadRecord(vadEngine, vadEngine.models[0] ? providerOf(rt, vadEngine.models[0].file) : undefined),
       asr: asr.model?.[0]
         ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
-        : { id: recognition.value.engine, label: asr.label, selected: asr.selected, reason: asr.reason },
+        : { id: recognition.value.engine, label: asr.label, selected: asr.selected, reason: asr.reason, ...sourceNotes(job.source_srt) },
       speakers: speakerRecord,
     };
     const transcript = validate<Transcript>(

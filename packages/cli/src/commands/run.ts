@@ -4,7 +4,8 @@
  * duration fitting, mixing, mux) for each target language, through the same job handlers and
  * in-process queue that `dub serve` uses. Writes, per target locale, `<out>/<locale>/`:
  * dubbed.mp4, dubbed.m4a, source.srt, target.srt, script.json, engines.json (the engine each
- * generation stage ran), report.json (the quality report, dub.quality-report/1; its flagged
+ * generation stage ran, with its weights' licence), NOTICE.txt (those licences and the
+ * attributions they require), report.json (the quality report, dub.quality-report/1; its flagged
  * lines are listed in the closing summary); and `<out>/transcript.json`.
  * With several inputs, each goes to `<out>/<input name>/` and they are dubbed one after another.
  */
@@ -16,6 +17,7 @@ import {
   GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
+import { licenceWarnings, termsOf } from '@dub/core';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
 import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, validateSrt } from '@dub/srt';
 import { createEmbeddedRuntime } from '@dub/worker';
@@ -113,6 +115,10 @@ export async function run(argv: string[]): Promise<number> {
   if (!SRT_PROFILES.includes(profile)) throw new ValidationError(`--srt-profile must be one of ${SRT_PROFILES.join(', ')}`, { field: 'srt-profile' });
   if (values['voice-over'] && !values.voice) throw new ValidationError('--voice-over needs --voice ID (voice_over_library_required)', { field: 'voice' });
   if (values['voice-over'] && mode === 'with_lips') throw new ValidationError('--voice-over cannot be combined with --mode with_lips (voice_over_with_lips_not_allowed)', { field: 'mode' });
+  // The model policy (--model-policy, DUB_MODEL_POLICY): an explicit engine whose weights it refuses fails here, before any work (exit 2).
+  const { checkModelPolicy } = await import('@dub/pipeline');
+  const choice = engineChoiceFromEnv(process.env);
+  await checkModelPolicy(choice, { source: values.from, targets, withLips: mode === 'with_lips' });
   const logFormat = (values['log-format'] ?? process.env.DUB_LOG_FORMAT ?? 'text') as LogFormat;
   if (logFormat !== 'text' && logFormat !== 'json') throw new ValidationError(`--log-format must be text or json, got "${logFormat}"`, { field: 'log-format' });
   const settings: RunSettings = {
@@ -153,6 +159,8 @@ export async function run(argv: string[]): Promise<number> {
   const results: OutputFile[] = [];
   const engineLines: string[] = [];
   const qualityLines: string[] = [];
+  // licence warning -> the locales whose dub ran that weight
+  const licenceLines = new Map<string, string[]>();
   let failures = 0;
   for (const [i, file] of files.entries()) {
     const dest = files.length > 1 ? path.join(out, names[i]!) : out;
@@ -169,7 +177,7 @@ export async function run(argv: string[]): Promise<number> {
       if (!quiet) progress.note(`identified the spoken language of ${path.basename(file)}: ${id.language} (probability ${id.probability.toFixed(2)}, Whisper) -> --from ${from}`);
     }
     if (!quiet) progress.note(`dubbing ${file} (${from} -> ${targets.join(', ')}) into ${dest}`);
-    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines, qualityLines);
+    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines, qualityLines, licenceLines);
     results.push(...r.files);
     if (r.failure) {
       failures++;
@@ -177,11 +185,12 @@ export async function run(argv: string[]): Promise<number> {
     }
   }
   progress.finish();
+  warnings.push(...licenceSummary(licenceLines, choice.policy));
   if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines, qualityLines));
   return failures > 0 ? 1 : 0;
 }
 
-async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
+async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
   const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
   const store = new FsBlobStore(path.join(dataDir, 'blobs'));
@@ -214,11 +223,13 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
     await fsp.writeFile(path.join(dir, 'target.srt'), serializeSrt(target));
     await fsp.writeFile(path.join(dir, 'source.srt'), serializeSrt(source));
     await fsp.writeFile(path.join(dir, 'engines.json'), JSON.stringify(engines ?? {}, null, 2));
+    await fsp.writeFile(path.join(dir, 'NOTICE.txt'), noticeText(v.locale, (engines ?? {}) as Record<string, EngineRecord>));
+    for (const w of licenceWarnings(engines as Record<string, EngineRecord> | undefined)) licenceLines.set(w, [...(licenceLines.get(w) ?? []), v.locale]);
     for (const [stage, e] of Object.entries(engines ?? {}) as [string, EngineRecord][]) {
       const detail = [e.model, e.provider].filter(Boolean).join(', ');
-      engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(11)} ${e.id}${detail ? ` (${detail})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}`);
+      engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(11)} ${e.id}${detail ? ` (${detail})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}${engineTermsWords(e)}`);
     }
-    const outputs = ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json'];
+    const outputs = ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json', 'NOTICE.txt'];
     if (reportKey) {
       const report = JSON.parse((await store.getBuffer(reportKey)).toString('utf8')) as QualityReport;
       await fsp.writeFile(path.join(dir, 'report.json'), JSON.stringify(report, null, 2));
@@ -295,6 +306,42 @@ function humanBytes(n: number): string {
 }
 
 const sec = (x: number): string => x.toFixed(2);
+
+/** What an engine line of the summary adds about licences: the weights' licence, and what the model policy passed over. */
+export function engineTermsWords(e: EngineRecord): string {
+  const terms = e.license ? `; ${e.license}${e.commercial === 'yes' ? '' : ` (commercial use: ${e.commercial})`}` : '';
+  const passed = e.passed_over?.length ? `; the model policy passed over ${e.passed_over.join(', ')} (not cleared for commercial use)` : '';
+  return terms + passed;
+}
+
+/** The summary's warnings about licences: one per weight not cleared for commercial use that ran, with the locales it ran for. */
+export function licenceSummary(lines: ReadonlyMap<string, readonly string[]>, policy: string): string[] {
+  return [...lines].map(([w, locales]) => `${locales.join(', ')}: ${w}; not cleared for commercial use (NOTICE.txt; --model-policy commercial runs only weights that are${policy === 'commercial' ? '' : ', the policy here is any'})`);
+}
+
+/**
+ * NOTICE.txt of one dubbed locale: every weight that ran (engines.json), its licence and the
+ * statement it rests on, the attributions those licences require (models/manifest.json terms), and
+ * the weights not cleared for commercial use.
+ */
+export function noticeText(locale: string, engines: Record<string, EngineRecord>): string {
+  const lines = [`Models that made this dub (${locale}), as engines.json records them, and their terms (models/manifest.json):`, ''];
+  const attributions = new Map<string, string>();
+  for (const [stage, e] of Object.entries(engines)) {
+    if (!e.license) {
+      lines.push(`- ${stage}: ${e.label ?? e.id}: no trained weights of this project ran${e.id === 'none' ? '' : ' (a rule-based tool or a service)'}`);
+      continue;
+    }
+    const t = e.model_id ? termsOf(e.model_id) : undefined;
+    lines.push(`- ${stage}: ${e.label ?? e.id}${e.model_id ? ` (${e.model_id})` : ''}: ${e.license}, commercial use ${e.commercial ?? 'unknown'}${t ? `; ${t.url}` : ''}`);
+    if (t?.attribution && e.model_id) attributions.set(e.model_id, t.attribution);
+  }
+  lines.push('', attributions.size ? 'Attributions these licences require:' : 'None of these licences requires an attribution.');
+  for (const a of attributions.values()) lines.push(`- ${a}`);
+  const warnings = licenceWarnings(engines);
+  if (warnings.length) lines.push('', 'Not cleared for commercial use:', ...warnings.map((w) => `- ${w}`));
+  return lines.join('\n') + '\n';
+}
 
 /** The quality lines of the summary: the counts of one report, then each flagged line. */
 export function qualitySummary(locale: string, r: QualityReport): string[] {
