@@ -31,6 +31,11 @@ export const VersionSpecSchema = Type.Object({
   locale: Type.String({ minLength: 2 }),
   /** Reference SRT contents for this language (it becomes the translation). */
   srt: Type.Optional(Type.String()),
+  /**
+   * Or the blob key of those contents (UTF-8), where inline text would not fit the bus's message
+   * limit (NATS: max_payload, 1 MiB by default). Not both. The worker reads it before the handler runs.
+   */
+  srt_key: Type.Optional(Type.String({ minLength: 1 })),
 });
 export type VersionSpec = Static<typeof VersionSpecSchema>;
 
@@ -61,6 +66,8 @@ export const PrepareAssetJobSchema = Type.Object({
   end_time: Type.Optional(Type.Number({ minimum: 0 })),
   speakers_count: Type.Optional(Type.Integer({ minimum: 1 })),
   source_srt: Type.Optional(Type.String()),
+  /** Or the blob key of the source_srt text (UTF-8), like `versions[].srt_key`. Not both. */
+  source_srt_key: Type.Optional(Type.String({ minLength: 1 })),
   limits: Type.Optional(LimitsSchema),
   versions: Type.Array(VersionSpecSchema),
 });

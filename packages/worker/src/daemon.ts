@@ -7,7 +7,7 @@
  */
 import { jetstream, jetstreamManager, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { millis, type NatsConnection } from '@nats-io/transport-node';
-import { JOB_TYPES, ValidationError, loadConfig, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
+import { FsBlobStore, JOB_TYPES, ValidationError, loadConfig, type BlobStore, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
 import { completeEvent } from './events.js';
 import { failureEvent, toJobError } from './failure.js';
 import { DEFAULT_HANDLERS_MODULE } from './handlers-module.js';
@@ -111,7 +111,8 @@ export class WorkerDaemon {
       const info = await jsm.consumers.info(topology.names.jobsStream, topology.names.workerConsumer);
       const ackWaitMs = millis(info.config.ack_wait ?? 30_000_000_000);
       const heartbeatMs = Math.max(50, Math.min(o.heartbeatMs ?? Infinity, Math.floor(ackWaitMs / 3)));
-      if (blobs.kind === 'nats') await NatsObjectBlobStore.open(nc, blobs.bucket, servers);
+      // The main thread's own store: follow-up jobs too large for a message carry their subtitle text there.
+      const store: BlobStore = blobs.kind === 'nats' ? await NatsObjectBlobStore.open(nc, blobs.bucket, servers) : new FsBlobStore(blobs.root);
       const limiter = new NamedLimiter(options.limits);
       pool = new ThreadPool({ size: options.concurrency, handlersModule, store: blobs, config, logger, limiter, abortGraceMs: options.abortGraceMs });
       await pool.ready();
@@ -119,7 +120,7 @@ export class WorkerDaemon {
       logger.info({ providers, device: config.device }, Object.keys(providers).length ? 'models loaded' : 'no model loaded at start (the handlers load them on first use)');
       const consumer = await jetstream(nc).consumers.get(topology.names.jobsStream, topology.names.workerConsumer);
       const sink = new NatsEventSink(nc, topology);
-      const queue = await NatsJobQueue.open(nc, { ...topology, ensure: false });
+      const queue = await NatsJobQueue.open(nc, { ...topology, ensure: false, store, logger });
       const d = new WorkerDaemon(nc, jsm, consumer, pool, limiter, sink, queue, topology, options, heartbeatMs, o.fetchExpiresMs ?? 2000, o.closeTimeoutMs ?? DEFAULT_CLOSE_TIMEOUT_MS, logger);
       if (o.metricsPort !== undefined) {
         d.metricsServer = await startMetricsServer(o.metricsPort, o.metricsHost ?? '0.0.0.0', d.metrics, {

@@ -13,6 +13,7 @@ export { InProcessQueue, createEmbeddedRuntime, type EmbeddedRuntime, type Embed
 export { NatsObjectBlobStore, type NatsObjectBlobStoreOptions } from './nats-object-store.js';
 export { closeNats, connectNats, parseServers, DEFAULT_CLOSE_TIMEOUT_MS, type CloseOutcome } from './nats-connection.js';
 export { DEFAULT_NATS_NAMES, ensureStreams, eventSubjectOf, jobSubjectOf, resolveNames, resolveTopology, type NatsNames, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
+export { DEFAULT_MAX_PAYLOAD_BYTES, JOB_PAYLOAD_MARGIN_BYTES, JobTooLargeError, fitJob, jobTextKey, readJobTextFromBlobs } from './job-text.js';
 export { NatsJobQueue, NatsEventSink, publishWithRetry, type NatsQueueOptions } from './nats-queue.js';
 export { NatsEventFeed, type NatsEventFeedOptions, type UnacknowledgedEvent } from './nats-event-feed.js';
 export { WorkerMetrics, startMetricsServer, type GaugeSource, type MetricsServer } from './metrics.js';

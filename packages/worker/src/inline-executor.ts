@@ -6,6 +6,7 @@ import { type BlobStore, type DubConfig, type Job, type JobHandlers, type Logger
 import { SessionCache } from '@dub/onnx';
 import type { JobExecutor, JobHooks } from './executor.js';
 import { buildRuntime, callHandler } from './job-runtime.js';
+import { readJobTextFromBlobs } from './job-text.js';
 import type { NamedLimiter } from './limiter.js';
 
 export interface InlineExecutorOptions {
@@ -32,7 +33,7 @@ export class InlineExecutor implements JobExecutor {
       hooks,
       withLimit: (name, fn) => this.o.limiter.run(name, fn, signal),
     });
-    await callHandler(this.o.handlers, job, rt);
+    await callHandler(this.o.handlers, await readJobTextFromBlobs(job, this.o.store), rt);
   }
 
   providers(): Record<string, string> {

@@ -5,8 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DubError, parseJob, type EventSink, type Job, type JobQueue, type Logger, type WorkerEvent, silentLogger } from '@dub/core';
+import { DubError, parseJob, type BlobStore, type EventSink, type Job, type JobQueue, type Logger, type WorkerEvent, silentLogger } from '@dub/core';
 import { closeNats, connectNats, type CloseOutcome } from './nats-connection.js';
+import { DEFAULT_MAX_PAYLOAD_BYTES, fitJob } from './job-text.js';
 import { ensureStreams, eventSubjectOf, jobSubjectOf, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
 
 export interface NatsQueueOptions extends TopologyOptions {
@@ -15,6 +16,14 @@ export interface NatsQueueOptions extends TopologyOptions {
   /** How long a publish keeps retrying while NATS is unreachable. Default 30 s. */
   publishTimeoutMs?: number;
   logger?: Logger;
+  /**
+   * Where a job's inline subtitle text goes when the job would not fit the server's message limit
+   * (it is then sent as `source_srt_key` / `srt_key`; see job-text.ts). Without a store such a job
+   * is refused with a JobTooLargeError.
+   */
+  store?: BlobStore;
+  /** The message limit to fit jobs under; default the server's advertised max_payload (1 MiB when unknown). */
+  maxPayloadBytes?: number;
 }
 
 /**
@@ -62,6 +71,7 @@ export class NatsJobQueue implements JobQueue {
     readonly topology: ResolvedTopology,
     private readonly ownsConnection: boolean,
     private readonly publishTimeoutMs: number,
+    private readonly o: NatsQueueOptions,
   ) {
     this.js = jetstream(nc);
     void (async () => {
@@ -90,7 +100,7 @@ export class NatsJobQueue implements JobQueue {
   private static async build(nc: NatsConnection, o: NatsQueueOptions, owns: boolean): Promise<NatsJobQueue> {
     const t = resolveTopology(o);
     if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
-    return new NatsJobQueue(nc, t, owns, o.publishTimeoutMs ?? 30_000);
+    return new NatsJobQueue(nc, t, owns, o.publishTimeoutMs ?? 30_000, o);
   }
 
   /** Whether the connection is up (false from a disconnect until the reconnect). */
@@ -103,10 +113,23 @@ export class NatsJobQueue implements JobQueue {
     await ensureStreams(await jetstreamManager(this.nc), this.topology);
   }
 
+  /** The largest message the server takes: its advertised max_payload (1 MiB, NATS's default, before it said). */
+  get maxPayloadBytes(): number {
+    return this.o.maxPayloadBytes ?? this.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD_BYTES;
+  }
+
+  /**
+   * Publish a job (deduplicated by job_id). A job that would not fit the server's message limit
+   * has its inline subtitle text moved to the blob store first; one that cannot be made to fit
+   * is refused with a JobTooLargeError (code payload_too_large, not retryable) before anything is
+   * sent, so the connection is never cut by the server.
+   */
   async enqueue(job: Job): Promise<void> {
     const j = parseJob(job);
+    const fitted = await fitJob(j, this.maxPayloadBytes, this.o.store);
+    if (fitted.moved.length) (this.o.logger ?? silentLogger).info({ job_id: j.job_id, bytes_inline: Buffer.byteLength(JSON.stringify(j)), bytes: Buffer.byteLength(fitted.data), max_payload: this.maxPayloadBytes, keys: fitted.moved }, 'job over the message limit with its subtitle text inline: sent with blob keys');
     try {
-      await publishWithRetry(this.js, jobSubjectOf(this.topology.names, j.type), JSON.stringify(j), j.job_id, this.publishTimeoutMs, this.closing.signal);
+      await publishWithRetry(this.js, jobSubjectOf(this.topology.names, j.type), fitted.data, j.job_id, this.publishTimeoutMs, this.closing.signal);
     } catch (e) {
       if (this.closing.signal.aborted) this.notEnqueued.push(j.job_id);
       throw e;

@@ -9,6 +9,7 @@ import { SessionCache } from '@dub/onnx';
 import { toJobError, fromJobError } from './failure.js';
 import { loadHandlersModule, type HandlersModule } from './handlers-module.js';
 import { buildRuntime, callHandler } from './job-runtime.js';
+import { readJobTextFromBlobs } from './job-text.js';
 import { openBlobStore, type OpenedStore } from './store-spec.js';
 import type { FromThread, ThreadData, ToThread } from './thread-protocol.js';
 
@@ -57,7 +58,7 @@ async function runJob(runId: number, job: Job, attempt: number): Promise<void> {
         }
       },
     });
-    await callHandler(mod.handlers, job, rt);
+    await callHandler(mod.handlers, await readJobTextFromBlobs(job, opened.store), rt);
     post({ t: 'done', runId, providers: Object.fromEntries(sessions.providers) });
   } catch (e) {
     const err = ac.signal.aborted && !(e instanceof AbortedError) ? toJobError(new AbortedError(String(ac.signal.reason ?? 'aborted'), { cause: e })) : toJobError(e);

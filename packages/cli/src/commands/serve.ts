@@ -56,7 +56,7 @@ export async function run(argv: string[]): Promise<number> {
     const servers = worker.parseServers(natsUrl);
     const opened = await worker.openBlobStore(worker.parseBlobsOption(values.blobs ?? 'nats', servers));
     store = opened.store;
-    const q = await worker.NatsJobQueue.connect(servers, { logger });
+    const q = await worker.NatsJobQueue.connect(servers, { logger, store }); // a job too large for a message sends its SRTs as blob keys
     const f = await worker.NatsEventFeed.connect(servers, { logger });
     queue = q;
     events = f;

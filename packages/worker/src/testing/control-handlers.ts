@@ -10,7 +10,11 @@
  * - `limit<ms>-*`: holds the 'gpu' limit for <ms> ms and stores when it held it in blob
  *   `limits/<job_id>.json` ({ start, end } in ms since the epoch).
  * - `follow-*`: enqueues a prepare-version follow-up job `<job_id>-v`.
+ * Whatever the behaviour, a job that carries subtitle text (source_srt, versions[].srt,
+ * version.srt) as the handler receives it has the text's length and sha256 stored in blob
+ * `received/<job_id>.json` (jobs-that-fit-the-bus tests: text sent as a blob key arrives inline).
  */
+import { createHash } from 'node:crypto';
 import { AbortedError, AssetError, DubError, VersionError, type AssetErrorCode, type EmittedEvent, type Job, type JobHandlers, type JobRuntime, type VersionErrorCode } from '@dub/core';
 
 function success(job: Job): EmittedEvent {
@@ -31,7 +35,23 @@ function success(job: Job): EmittedEvent {
   }
 }
 
+function digest(text: string | undefined): { bytes: number; sha256: string } | null {
+  return text === undefined ? null : { bytes: Buffer.byteLength(text, 'utf8'), sha256: createHash('sha256').update(text, 'utf8').digest('hex') };
+}
+
+/** What a handler received of the job's subtitle text (and whether a blob key was left for it), or undefined without any. */
+function receivedText(job: Job): Record<string, unknown> | undefined {
+  const raw = job as unknown as Record<string, unknown>;
+  const specs = job.type === 'prepare-asset' ? job.versions : job.type === 'prepare-version' ? [job.version] : [];
+  const keysLeft = 'source_srt_key' in raw || specs.some((v) => 'srt_key' in v);
+  const source = job.type === 'prepare-asset' ? job.source_srt : undefined;
+  if (source === undefined && !specs.some((v) => v.srt !== undefined) && !keysLeft) return undefined;
+  return { source_srt: digest(source), versions: specs.map((v) => ({ version_id: v.version_id, srt: digest(v.srt) })), keys_left: keysLeft };
+}
+
 async function handle(job: Job, rt: JobRuntime): Promise<void> {
+  const texts = receivedText(job);
+  if (texts) await rt.store.put(`received/${job.job_id}.json`, JSON.stringify(texts));
   const [behaviour = '', ...rest] = job.asset_id.split('-');
   const num = Number(behaviour.replace(/^[a-z]+/, '') || 0);
   const kind = behaviour.replace(/\d+$/, '');

@@ -44,13 +44,20 @@ export interface TestNatsServer {
   dispose(): Promise<void>;
 }
 
-export async function startNatsServer(opts: { bin?: string } = {}): Promise<TestNatsServer> {
+/** `maxPayload`: the server's message limit in bytes (its max_payload; NATS's default is 1 MiB). */
+export async function startNatsServer(opts: { bin?: string; maxPayload?: number } = {}): Promise<TestNatsServer> {
   const port = await freePort();
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-nats-'));
   const bin = opts.bin ?? process.env.NATS_SERVER_BIN ?? 'nats-server';
+  const extra: string[] = [];
+  if (opts.maxPayload !== undefined) {
+    const conf = path.join(dir, 'server.conf');
+    fs.writeFileSync(conf, `max_payload: ${opts.maxPayload}\n`);
+    extra.push('-c', conf);
+  }
   let child: ChildProcess | undefined;
   const start = async () => {
-    const c = spawn(bin, ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const c = spawn(bin, [...extra, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', path.join(dir, 'js')], { stdio: ['ignore', 'ignore', 'pipe'] });
     child = c;
     let log = '';
     c.stderr?.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
