@@ -13,6 +13,7 @@ import { segmentActions } from './hooks.js';
 import { Player, type Track } from './player.js';
 import { dirOf, readingStats, READING_LIMITS } from './reading.js';
 import { reportIndex, segmentFigures, summaryText, type QualityReportView } from './report.js';
+import { licenceWarningText } from './licences.js';
 import { diffScript, diffSpeakers, fieldLabel, hasErrors, rebaseScript, rebaseSpeakers, segmentAt, speakerStats, validateSegments, type EditableField, type ScriptDiff, type ScriptIssue } from './script-edit.js';
 import { showLineAudio } from './redub.js';
 import { freshId, mergeWithNext, placeEdge, splitSegment, edgeLimits } from './segment-ops.js';
@@ -273,6 +274,7 @@ export class StudioApp {
     const act = this.actions();
     const view = this.timeline?.view();
     this.win.document.title = `${v.name} - ${a.name} - Studio`;
+    const licenceWarning = licenceWarningText(v.engines);
     fill(byId('title'), `${a.name}: ${v.name}`);
     fill(
       byId('meta'),
@@ -282,6 +284,8 @@ export class StudioApp {
       ctx.access === 'link' && ctx.link_expires_at ? h('span', {}, `Link valid until ${new Date(ctx.link_expires_at).toLocaleString()}`) : null,
       ctx.access === 'key' ? h('button', { type: 'button', class: 'link-button', on: { click: () => this.forgetKey() } }, 'Forget API key') : null,
       h('span', { id: 'report-summary', class: 'report-summary' }),
+      // weights not cleared for commercial use made this dub: say which (the API's Version engines)
+      licenceWarning ? h('span', { id: 'licence-warning', class: 'licence-warning', role: 'note' }, licenceWarning) : null,
     );
 
     const reason = act.readOnlyReason + (v.status === 'Failed' && v.error ? ` Error ${v.error.error_code}: ${v.error.detail}` : '');
