@@ -218,7 +218,21 @@ export const blobKeys = {
   resultAudio: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/result.m4a`,
   /** The quality report of a generation (dub.quality-report/1). */
   qualityReport: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/report.json`,
-  /** What the next generation's mix updates from (the mix, its speech timeline, gain and loudness hops): internal. */
+  /**
+   * Before re-dub state moved out of the result prefix: where a generation's mix state was (read
+   * only as a fallback for generations made before; revise removes it with the result).
+   */
   mixState: (versionId: string, generation: number) => `versions/${versionId}/gen-${generation}/mix-state.json`,
+  /** A generation's results (video, audio, report): what revise removes. Nothing else lives here. */
   resultPrefix: (versionId: string) => `versions/${versionId}/gen-`,
+  /**
+   * A generation's re-dub state (internal): what the version's next generation updates from
+   * (mix state, loudness normalization, AAC and lips chunk identities). Outside the result prefix,
+   * so revise keeps it; removed when a later generation of the version supersedes it.
+   */
+  redubState: (assetId: string, versionId: string, generation: number) => `assets/${assetId}/redub/${versionId}/gen-${generation}.json`,
+  /** A generation in progress (its start time): chunk collection waits while one is. */
+  redubRunning: (assetId: string, versionId: string, generation: number) => `assets/${assetId}/redub/${versionId}/running-${generation}.json`,
+  /** Every version's re-dub state of an asset. */
+  redubPrefix: (assetId: string) => `assets/${assetId}/redub/`,
 };

@@ -22,8 +22,13 @@ const LIPS_STAGE_VERSION = 2;
  * by everything that decides its pixels, so a later generate reuses every chunk whose frames are
  * driven by unchanged speech (see @dub/lips renderChunked).
  */
-function chunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Promise<string>): LipsChunkStore {
-  return keyedFiles(rt.store, assetId, 'lips-chunk', 'chunk.mp4', local);
+function chunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Promise<string>, used: Set<string>): LipsChunkStore {
+  const files = keyedFiles(rt.store, assetId, 'lips-chunk', 'chunk.mp4', local);
+  // every key the render asks for or stores is a chunk of this lips video (the re-dub state names them: redub-state.ts)
+  return {
+    get: (k) => (used.add(k), files.get(k)),
+    put: (k, file) => (used.add(k), files.put(k, file)),
+  };
 }
 
 export interface LipsStageInput {
@@ -54,6 +59,8 @@ export interface LipsStageResult {
   /** ONNX execution provider of the Wav2Lip model, where it ran one. */
   provider?: 'cpu' | 'cuda';
   cached: boolean;
+  /** Keys of the lips chunk blobs the video is made of (undefined: a lips output stored before they were recorded). */
+  chunkKeys?: string[];
 }
 
 export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: LipsStageInput): Promise<LipsStageResult> {
@@ -89,6 +96,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
   );
   const r = await runner.run('lips', { ...inputs, faces: faces.key }, async (out, ctx: StageContext) => {
     const file = path.join(out.dir, 'lips.mp4');
+    const used = new Set<string>();
     const result = await lipSync(
       {
         video: await input.local(input.sourceKey),
@@ -100,7 +108,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
         },
         output: file,
         faces: faces.value,
-        chunks: { store: chunkStore(rt, input.job.asset_id, input.local), identity: JSON.stringify({ source: input.sourceIdentity, model, engine, engineModel: inputs.engineModel }) },
+        chunks: { store: chunkStore(rt, input.job.asset_id, input.local, used), identity: JSON.stringify({ source: input.sourceIdentity, model, engine, engineModel: inputs.engineModel }) },
       },
       {
         ...extra,
@@ -116,8 +124,8 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     );
     out.addFile('lips.mp4', file);
     const provider = modelFile ? (rt.sessions.providers.get(modelFile) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined)) : undefined;
-    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}), ...(result.chunks ? { chunks: result.chunks } : {}) };
+    return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}), ...(result.chunks ? { chunks: result.chunks } : {}), chunkKeys: [...used].sort() };
   });
-  const provider = (r.value as { provider?: 'cpu' | 'cuda' }).provider;
-  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, label: engineLabel(LIPS_ENGINES.get(r.value.engine), modelFile ? [modelFile] : []), modelFile, ...(provider ? { provider } : {}), cached: r.cached };
+  const { provider, chunkKeys } = r.value as { provider?: 'cpu' | 'cuda'; chunkKeys?: string[] };
+  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, label: engineLabel(LIPS_ENGINES.get(r.value.engine), modelFile ? [modelFile] : []), modelFile, ...(provider ? { provider } : {}), cached: r.cached, ...(chunkKeys ? { chunkKeys } : {}) };
 }

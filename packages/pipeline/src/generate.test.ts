@@ -289,7 +289,8 @@ describe('generateVersion', () => {
     const CHUNK = 8 * 1024;
     const MARGIN = 8 * 1024;
     const opts = { audio: { chunkFrames: CHUNK, wholeEncodeFraction: 1 } };
-    const manifests = async (stage: string) => (await store.list(`assets/${ASSET}/artifacts/${stage}-`)).filter((k) => k.endsWith('manifest.json'));
+    // the stage's own manifests (`mix-<hash>`), not another stage's whose name starts alike (`mix-background-<hash>`)
+    const manifests = async (stage: string) => (await store.list(`assets/${ASSET}/artifacts/${stage}-`)).filter((k) => new RegExp(`/${stage}-[0-9a-f]{20}/manifest\\.json$`).test(k));
     /** The manifest `stage` wrote during `run` (the stage ran, not from the cache). */
     const ranDuring = async <T>(stage: string, run: () => Promise<unknown>): Promise<{ value: T; files: Record<string, string> }> => {
       const before = new Set(await manifests(stage));
@@ -299,7 +300,8 @@ describe('generateVersion', () => {
       return JSON.parse((await store.getBuffer(added[0]!)).toString()) as { value: T; files: Record<string, string> };
     };
     type AudioValue = { chunks: { total: number; encoded: number; reused: number }; encode: string; identities: { frames: number; hashes: string[] }; hashesReused: number };
-    const chunkBlobs = async () => (await store.list(`assets/${ASSET}/artifacts/audio-chunk-`)).length;
+    /** The AAC chunk blobs of the asset, by their hash. */
+    const chunkBlobs = async () => new Set((await store.list(`assets/${ASSET}/artifacts/audio-chunk-`)).map((k) => /audio-chunk-([0-9a-f]+)\//.exec(k)![1]!));
     const saved = (await store.getBuffer(blobKeys.script(VERSION))).toString();
     const setText = async (i: number, text: string) => {
       const script = JSON.parse((await store.getBuffer(blobKeys.script(VERSION))).toString()) as VersionScript;
@@ -338,7 +340,10 @@ describe('generateVersion', () => {
         if (x1.channels.some((ch, k) => ch.subarray(from, to).some((v, i) => v !== x2.channels[k]![from + i]))) changed.push(c);
       }
       expect(a2.value.chunks).toEqual({ total, encoded: changed.length, reused: total - changed.length });
-      expect(await chunkBlobs()).toBe(blobsBefore + changed.length);
+      // Generation 21's re-dub state supersedes 20's: the chunk blobs left are exactly 21's, the ones
+      // only generation 20's track was made of are collected (redub-state.ts).
+      for (const h of a1.value.identities.hashes) expect(blobsBefore.has(h)).toBe(true);
+      expect(await chunkBlobs()).toEqual(new Set(a2.value.identities.hashes));
       // The mix outside the edited line is sample-identical (the gain of generation 20 kept, the
       // limiter local): the re-dub encodes only the chunks around line 1.
       const normalization = (JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 21))).toString()) as QualityReport).loudness.normalization;
@@ -509,7 +514,7 @@ describe('Piper chosen by auto once its voice is installed', () => {
     const after: EmittedEvent[] = [];
     await generateVersion(job(21), rt(after));
     const tts = generated(after).engines?.tts;
-    expect(tts).toEqual({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, provider: 'cpu', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    expect(tts).toEqual({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, model_id: 'piper-es_ES-davefx-medium', license: 'CC0-1.0', commercial: 'unclear', provider: 'cpu', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
     const done = (events: EmittedEvent[], stage: string) => events.find((x): x is Extract<EmittedEvent, { type: 'stage_done' }> => x.type === 'stage_done' && x.stage === stage);
     expect(done(after, 'source')?.cached).toBe(true);
     expect(done(after, 'synthesis')?.cached).toBe(false);
@@ -605,7 +610,7 @@ describe('voice cloning (Chatterbox Multilingual) by DUB_TTS_ENGINE=chatterbox',
     const { createHash } = await import('node:crypto');
     const lm = path.join(cbDir, 'language_model.onnx');
     const sha = createHash('sha256').update(await fsp.readFile(lm)).digest('hex');
-    expect(generated(events).engines?.tts).toEqual({ id: 'chatterbox', label: 'Chatterbox Multilingual', model: 'language_model.onnx', sha256: sha, size: (await fsp.stat(lm)).size, provider: 'cpu', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
+    expect(generated(events).engines?.tts).toEqual({ id: 'chatterbox', label: 'Chatterbox Multilingual', model: 'language_model.onnx', sha256: sha, size: (await fsp.stat(lm)).size, model_id: 'chatterbox-multilingual', license: 'MIT', commercial: 'yes', provider: 'cpu', selected: 'explicit', reason: 'DUB_TTS_ENGINE=chatterbox' });
     const report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 42))).toString()) as { speakers: { found: { id: string; voice: string }[] } };
     expect(report.speakers.found.map((f) => [f.id, f.voice])).toEqual([['S1', 'cloned'], ['S2', 'cloned']]);
     // the timeline is the export's 24 kHz, and every line has speech where its slot is

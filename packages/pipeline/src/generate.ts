@@ -53,6 +53,7 @@ import { StageRunner } from './stage-runner.js';
 import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
+import { collectRedubState, markGenerationRunning, readRedubState, writeRedubState, type LoudnessNormalization, type MixState, type RedubCollection } from './redub-state.js';
 import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { translationLabel } from './prepare-version.js';
 import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
@@ -89,6 +90,8 @@ export interface GenerateVersionResult {
   overlongSegments: string[];
   reportKey: string;
   report: QualityReport;
+  /** What this generation's collection of re-dub state removed and kept (redub-state.ts); absent when it failed. */
+  collected?: RedubCollection;
 }
 
 /** Progress share of each stage (rough CPU cost). */
@@ -104,8 +107,6 @@ const WEIGHTS_WITH_LIPS: Record<string, number> = Object.fromEntries(Object.entr
  */
 export const GAIN_TOLERANCE_DB = 0.5;
 
-type LoudnessNormalization = NonNullable<QualityReport['loudness']['normalization']>;
-
 interface MixStageValue {
   inputIntegrated: number;
   frames: number;
@@ -114,26 +115,6 @@ interface MixStageValue {
   gainKept: boolean;
   /** Replace mixes: whether the previous generation's mix was updated near the changed speech (frames computed again), or why not. */
   update?: { used: true; from_generation: number; frames: number; spans: [number, number][]; sampleRate: number } | { used: false; reason: string };
-}
-
-/** What a generation's mix leaves for the next one to update from (blobKeys.mixState). */
-interface MixState {
-  mix: string;
-  speech: string;
-  gainDb: number;
-  /** K-weighted premix energies per 100 ms hop (Float64 file), null for mixes that have none. */
-  hops: string | null;
-  /** The background track mixed (null: voice-over). */
-  background: string | null;
-  duration: number;
-  /** After the quality stage: the dubbed track, its AAC chunk length, its true peak per 100 ms frame (null: silence) and K-weighted energy per 100 ms hop of `hop` frames. */
-  audio?: string;
-  chunkFrames?: number;
-  framePeaks?: (number | null)[];
-  hopEnergies?: number[];
-  hop?: number;
-  /** The AAC chunks' identities of the dubbed track (encodeAudioChunked's settings digest, frames, hashes). */
-  chunks?: { settings: string; frames: number; hashes: string[] };
 }
 
 /** The audio stage's value: how the dubbed track's AAC chunks were made. */
@@ -147,12 +128,24 @@ interface AudioStageValue {
 }
 
 /**
- * The normalization of the version's latest earlier generation that has a report (its gain is
- * kept by a re-dub while within tolerance), when it aimed at the same target with the same mix
- * (replace or voice-over); else undefined.
+ * The normalization of the version's latest earlier completed generation (its gain is kept by a
+ * re-dub while within tolerance), with its mix state while the blobs that state names are there,
+ * when it aimed at the same target with the same mix (replace or voice-over); else undefined.
+ * Read from the generation's re-dub state (redub-state.ts), which revise keeps; a generation made
+ * before re-dub states existed is read from its report and mix state under the result prefix.
  */
 async function previousNormalization(rt: JobRuntime, job: GenerateVersionJob, targetLufs: number): Promise<(LoudnessNormalization & { generation: number; mixState?: MixState }) | undefined> {
+  const usable = async (st: MixState | undefined, gainDb: number): Promise<MixState | undefined> =>
+    // usable only while its blobs are there and it applied the gain the normalization says
+    st && st.gainDb === gainDb && (await rt.store.has(st.mix)) && (await rt.store.has(st.speech)) && (!st.hops || (await rt.store.has(st.hops))) ? st : undefined;
   for (let g = job.generation - 1; g >= Math.max(1, job.generation - 20); g--) {
+    const state = await readRedubState(rt.store, job.asset_id, job.version_id, g);
+    if (state) {
+      const n = state.normalization;
+      if (!(n.target_lufs === targetLufs && state.voice_over === (job.options.voice_over === true))) return undefined;
+      const mixState = await usable(state.mix, n.gain_db);
+      return { ...n, generation: g, ...(mixState ? { mixState } : {}) };
+    }
     const key = blobKeys.qualityReport(job.version_id, g);
     if (!(await rt.store.has(key))) continue;
     try {
@@ -160,12 +153,7 @@ async function previousNormalization(rt: JobRuntime, job: GenerateVersionJob, ta
       const n = report.loudness?.normalization;
       if (!(n && n.target_lufs === targetLufs && report.voice_over === (job.options.voice_over === true))) return undefined;
       const stateKey = blobKeys.mixState(job.version_id, g);
-      let mixState: MixState | undefined;
-      if (await rt.store.has(stateKey)) {
-        const st = JSON.parse((await rt.store.getBuffer(stateKey)).toString('utf8')) as MixState;
-        // usable only while its blobs are there and it applied the gain the report says
-        if (st.gainDb === n.gain_db && (await rt.store.has(st.mix)) && (await rt.store.has(st.speech)) && (!st.hops || (await rt.store.has(st.hops)))) mixState = st;
-      }
+      const mixState = (await rt.store.has(stateKey)) ? await usable(JSON.parse((await rt.store.getBuffer(stateKey)).toString('utf8')) as MixState, n.gain_db) : undefined;
       return { ...n, generation: g, ...(mixState ? { mixState } : {}) };
     } catch {
       return undefined;
@@ -188,7 +176,10 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: job.version_id }, { weights: withLips ? WEIGHTS_WITH_LIPS : WEIGHTS });
   const local = (key: string): Promise<string> => localPath(rt, key, work);
   let synth: SynthesisResult | undefined;
+  // while this generation runs, another one of the asset collects no chunk blobs (redub-state.ts)
+  let running: (() => Promise<void>) | undefined;
   try {
+    running = await markGenerationRunning(rt.store, job.asset_id, job.version_id, job.generation);
     synth = await synthesizeLines(job, rt, opts, { runner, cache, local, media });
     const { ttsChoice, engineId, ttsModel, ttsLabel, conversion, conversionLabel, script, transcript, sourceKey, sourceIdentity, duration, voiceOverDelay, speakers, voices, utterances, segments, shortener, speedCap, speedLimit, getEngine } = synth;
     const voiced = segments.filter((s): s is PlacedSegment & { result: StageResult<SegmentArtifact> } => s.result !== undefined);
@@ -285,6 +276,8 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     });
     // with_lips: the mouth follows the dubbed speech (the speech timeline, not the mix)
     let videoKey = sourceKey;
+    // the lips chunk blobs the video is made of ([] without lips; null: not known)
+    let lipsChunks: string[] | null = [];
     // Provenance: the script's engines (prepare's stages and translation) and this generation's.
     const engines: EngineRecords = {
       ...transcript.engines,
@@ -302,6 +295,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       const words = voiced.flatMap((s) => s.result.value.words.map((w) => ({ text: w.text, start: s.placement.start + w.start, end: s.placement.start + w.end })));
       const lips = await runLipsStage(rt, runner, { job, sourceKey, sourceIdentity, speechKey, ...(transcript.tracks ? { sourceSpeechKey: transcript.tracks.speech } : {}), words, media, local, ...(opts.lips ? { options: opts.lips } : {}) });
       videoKey = lips.videoKey;
+      lipsChunks = lips.chunkKeys ?? null;
       const lipsSelected = opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto';
       const lipsReason = lipsSelected === 'explicit' ? `DUB_LIPS_ENGINE=${lips.engine}` : lips.engine === 'wav2lip' ? 'auto: the Wav2Lip model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
       engines.lips = lips.modelFile
@@ -348,7 +342,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     // a quality stage from the cache did not need it
     early.abort();
     await trackLoudness.catch(() => undefined);
-    // what the next generation updates its mix and loudness from (read only once this generation has its report)
+    // what the next generation updates its mix and loudness from (its re-dub state, written once the report is)
     const mixState: MixState = {
       mix: mixed.files['mix.wav']!,
       speech: speechKey,
@@ -359,7 +353,6 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       ...(audio.value.identities ? { chunks: audio.value.identities } : {}),
       ...(quality.framePeaks ? { audio: audioKey, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES, framePeaks: quality.framePeaks, ...(quality.hopEnergies && quality.hop ? { hopEnergies: quality.hopEnergies, hop: quality.hop } : {}) } : {}),
     };
-    await rt.store.put(blobKeys.mixState(job.version_id, job.generation), Buffer.from(JSON.stringify(mixState)));
     const reportKey = blobKeys.qualityReport(job.version_id, job.generation);
 
     // Results and the report under the generation number, word timings, event.
@@ -392,6 +385,25 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       'quality report',
     );
     await rt.store.put(reportKey, Buffer.from(JSON.stringify(report, null, 2)));
+    // The re-dub state outside the result prefix (revise keeps it), then what no live state needs any more.
+    await writeRedubState(rt.store, job.asset_id, {
+      v: 1,
+      version_id: job.version_id,
+      generation: job.generation,
+      mode: withLips ? 'with_lips' : 'no_lips',
+      created_at: new Date().toISOString(),
+      voice_over: voiceOver,
+      normalization,
+      mix: mixState,
+      aac_chunks: audio.value.identities?.hashes ?? null,
+      lips_chunks: lipsChunks,
+    });
+    let collected: RedubCollection | undefined;
+    try {
+      collected = await collectRedubState(rt.store, job.asset_id, { self: { versionId: job.version_id, generation: job.generation }, logger: rt.ctx.logger });
+    } catch (e) {
+      rt.ctx.logger.warn({ err: e, asset_id: job.asset_id }, 're-dub state collection failed; the blobs stay until the next generation collects');
+    }
     await rt.emit({
       type: 'version_generated',
       version_id: job.version_id,
@@ -405,8 +417,9 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       quality: { report_key: reportKey, ...report.summary },
     });
     const overlongSegments = report.segments.filter((s) => s.flags.includes('overflow')).map((s) => s.id);
-    return { resultVideoKey, resultAudioKey, duration, overlongSegments, reportKey, report };
+    return { resultVideoKey, resultAudioKey, duration, overlongSegments, reportKey, report, ...(collected ? { collected } : {}) };
   } finally {
+    await running?.().catch((e) => rt.ctx.logger.warn({ err: e }, 'could not remove the running mark of the generation'));
     await synth?.dispose();
     await rm(work, { recursive: true, force: true });
   }

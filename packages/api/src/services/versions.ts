@@ -113,7 +113,10 @@ export class VersionService {
       }
       if (t.event) changes.push({ event: t.event, asset: a, version: { ...v, status: t.to }, status: t.to, error: null });
     });
-    // The generated video and audio are permanently removed (their signed URLs answer 410 from now on).
+    // The generated video and audio are permanently removed (their signed URLs answer 410 from now
+    // on), with the rest of the generation's result (its quality report). The re-dub state the
+    // next generation updates from (mix, loudness gain, AAC and lips chunk identities, line caches)
+    // lives outside the result prefix, under the asset (blobKeys.redubState, artifacts), and stays.
     const { store, log } = this.ctx;
     for (const k of removed) await store.delete(k).catch((e) => log.warn({ err: e, key: k }, 'could not delete a result blob'));
     await store.deletePrefix(blobKeys.resultPrefix(versionId)).catch((e) => log.warn({ err: e }, 'could not delete result blobs'));
