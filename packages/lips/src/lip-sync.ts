@@ -2,13 +2,15 @@
  * lipSync: a video and the dubbed speech in, a video whose mouth region follows the dubbed speech
  * out. Faces are tracked first (BlazeFace on every Nth frame, smoothed), then the chosen engine
  * re-renders the mouth frame by frame into a re-encoded, video-only file of the same size, frame
- * rate and frame count; given audio tracks are muxed in last (video stream copied).
+ * rate and frame count, then given the source's frame times (`retimeLike`: a picture that starts
+ * late or runs at a variable rate keeps every frame where it was); given audio tracks are muxed in
+ * last (video stream copied).
  */
 import { mkdtemp, rename, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { resolveContext, subContext } from '@dub/core';
-import { mux, type MuxAudioTrack } from '@dub/media';
+import { mux, retimeLike, type MuxAudioTrack } from '@dub/media';
 import { BlazeFaceDetector } from './face/blazeface.js';
 import { trackFaces } from './face/face-track.js';
 import { LIPS_ENGINES, lipsEngineHost } from './registry.js';
@@ -110,11 +112,15 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
     } finally {
       await engine.dispose();
     }
+    // the encoder wrote constant-rate frames from 0: each frame gets its source frame's time
+    const timed = path.join(work, 'lips-timed.mp4');
+    const retimed = await retimeLike(silent, req.video, timed, o.media, base);
+    base.logger.debug({ mode: retimed.mode, pieces: retimed.pieces, maxErrorSec: retimed.maxErrorSec }, 'lips: source frame times');
     const t2 = performance.now();
-    if (req.audio?.length) await mux({ ...o.media, video: silent, audioTracks: req.audio, output: req.output, copyVideo: true }, subContext(base, 'mux', 0.97, 1));
-    else await rename(silent, req.output).catch(async () => {
+    if (req.audio?.length) await mux({ ...o.media, video: timed, audioTracks: req.audio, output: req.output, copyVideo: true }, subContext(base, 'mux', 0.97, 1));
+    else await rename(timed, req.output).catch(async () => {
       const { copyFile } = await import('node:fs/promises');
-      await copyFile(silent, req.output);
+      await copyFile(timed, req.output);
     });
     base.logger.info({ engine: chosen.id, lips_model: o.model, frames: rendered.frames, changed: rendered.changedFrames, faces: faces.facesFound, detected: faces.detectedFrames }, 'lips done');
     return {

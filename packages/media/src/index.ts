@@ -14,6 +14,7 @@ export { renderTimeline, renderTimelineBuffer, type Placement, type TimelineSpec
 export { trim, startsOnKeyframe, type TrimOptions, type TrimResult } from './trim.js';
 export { mux, encodeAudio, type MuxOptions, type MuxAudioTrack, type EncodeAudioOptions } from './mux.js';
 export { streamStarts, type StreamStarts, type StreamStartsOptions } from './timing.js';
+export { retimeLike, fitPieces, type RetimeOptions, type RetimeResult } from './retime.js';
 export { thumbnail, type ThumbnailOptions, type ThumbnailResult } from './thumbnail.js';
 export { Fft, hannWindow, nextPow2 } from './fft.js';
 export { computeWaveform, WaveformBuilder, levelToDb, dbToLevel, WAVEFORM_FLOOR_DB, WAVEFORM_DEFAULT_RATE, WAVEFORM_SAMPLE_RATE, type Waveform, type WaveformOptions } from './waveform.js';
