@@ -92,7 +92,7 @@ describe('prepare engine choices', () => {
     expect(cachedOf(rt2, 'vad')).toBe(false);
   }, 300_000);
 
-  it('DUB_SEPARATION_ENGINE=none on speech over a background: no model runs, the background stays in the speech track, and the transcript says why', async () => {
+  it('DUB_SEPARATION_ENGINE=none on speech over a background: no model runs, the background stays in the speech track and outside speech in the background track, and the transcript says why', async () => {
     const job = await jobOf('ast_sep', noisyVideo);
     const vads: string[] = [];
     process.env.DUB_SEPARATION_ENGINE = 'none';
@@ -100,13 +100,20 @@ describe('prepare engine choices', () => {
     const res = await prepareAsset(job, r, { stages: watching(vads) });
     const t = res.transcript;
     expect(t.separation).toMatchObject({ engine: 'none', mode: 'none', background: false, model_seconds: 0, spans: [] });
-    expect(t.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=none: not separated, the background stays in the speech track \(the plan: .+\)$/);
-    expect(t.engines?.separation).toEqual({ id: 'none', label: 'no separation', selected: 'explicit', reason: t.separation!.reason });
+    expect(t.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=none: not separated, the source's audio stays in the speech track and outside speech in the background \(the plan: .+\)$/);
+    expect(t.engines?.separation).toMatchObject({ id: 'none', label: 'no separation', selected: 'explicit' });
+    expect(t.engines!.separation!.reason!.startsWith(`${t.separation!.reason}; the background is the source's audio outside speech`)).toBe(true);
     expect(cachedOf(r, 'separation')).toBe(false);
-    // the speech track is the mix, the background silence
+    // the speech track is the mix; the background the mix outside speech (the chord between the words), silence in it
     const speech = await readWav(r.store.localPath(t.tracks!.speech)!);
     const background = await readWav(r.store.localPath(t.tracks!.background)!);
-    expect(background.channels.every((c) => c.every((v) => v === 0))).toBe(true);
+    const kept = t.separation!.kept!;
+    expect(kept).toMatchObject({ outside_speech: 'source', under_speech: 'silence' });
+    expect(kept.replaced.length).toBeGreaterThan(0);
+    const at = (s: number) => Math.round(s * 44100);
+    for (const x of kept.replaced) expect(background.channels[0]!.subarray(at(x.start) + 1, at(x.end) - 1).every((v) => v === 0)).toBe(true);
+    const gap = { start: kept.replaced[0]!.end + kept.crossfade_seconds + 0.01, end: (kept.replaced[1]?.start ?? t.duration) - kept.crossfade_seconds - 0.01 };
+    if (gap.end > gap.start) expect(background.channels[0]!.subarray(at(gap.start), at(gap.end))).toEqual(speech.channels[0]!.subarray(at(gap.start), at(gap.end)));
     expect(speech.channels[0]!.reduce((m, v) => Math.max(m, Math.abs(v)), 0)).toBeGreaterThan(0.05);
   }, 300_000);
 
@@ -136,6 +143,40 @@ describe('prepare engine choices', () => {
     expect(t.separation?.engine).toBe('htdemucs-int8');
     expect(t.engines?.separation).toMatchObject({ id: 'htdemucs-int8', label: 'HTDemucs v4 int8', model: 'htdemucs-int8.onnx', sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length, selected: 'explicit' });
     expect(t.engines!.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=htdemucs-int8; .*; whole graph/);
+  }, 300_000);
+
+  it('DUB_SEPARATION_ENGINE=htdemucs-int8 on clean speech: the check finds no background to separate, the model runs anyway (everywhere) and the record says both', async () => {
+    const modelsDir = path.join(rt.dir, 'models-int8');
+    fs.mkdirSync(path.join(modelsDir, 'htdemucs-int8'), { recursive: true });
+    fs.writeFileSync(path.join(modelsDir, 'htdemucs-int8', 'htdemucs-int8.onnx'), Buffer.from('int8 stand-in for the prepare test'));
+    process.env.DUB_SEPARATION_ENGINE = 'htdemucs-int8';
+    const r = { ...sameStore(rt), config: loadConfig({ DUB_DATA_DIR: rt.dir, DUB_TMP_DIR: path.join(rt.dir, 'tmp'), DUB_ONNX_THREADS: '2', DUB_MODELS_DIR: modelsDir }) };
+    const asked: { engine?: string; mode?: string }[] = [];
+    let measured: string | undefined;
+    // the clean speech between two seconds of silence: the check finds no background to separate
+    const padded = path.join(rt.dir, 'padded.wav');
+    await runFfmpeg(['-i', path.join(rt.dir, 'speech.wav'), '-af', 'adelay=2000:all=1,apad=pad_dur=2', '-ar', '44100', '-ac', '2', padded]);
+    const res = await prepareAsset(await jobOf('ast_int8_clean', videoFromWav(padded, path.join(rt.dir, 'padded.mp4'))), r, {
+      stages: {
+        planSeparation: async (...a) => {
+          const p = await defaultStages.planSeparation(...a);
+          measured = p.plan.mode;
+          return p;
+        },
+        separate: async (mix, out, _given, _env, _ctx, plan, engine) => {
+          asked.push({ engine, mode: plan?.mode });
+          fs.copyFileSync(mix, out.speech);
+          fs.copyFileSync(mix, out.background);
+          return plan?.mode === 'none' ? 'none' : engine!;
+        },
+      },
+    });
+    const t = res.transcript;
+    expect(measured).toBe('none');
+    expect(asked).toEqual([{ engine: 'htdemucs-int8', mode: 'full' }]);
+    expect(t.separation).toMatchObject({ engine: 'htdemucs-int8', mode: 'full', background: false });
+    expect(t.separation!.reason).toMatch(/^DUB_SEPARATION_ENGINE=htdemucs-int8: the model runs everywhere as chosen \(the check alone would run none: no background to separate: .+\)$/);
+    expect(t.engines?.separation).toMatchObject({ id: 'htdemucs-int8', selected: 'explicit' });
   }, 300_000);
 
   it('an unknown engine is refused naming the known ones', async () => {

@@ -3,7 +3,8 @@
  * thresholds were NOT fitted on (fitted: two-speakers-call, jfk and their mixes with
  * music-coffee; held out: voice-ref-b, and music-coffee on its own):
  *  - clean speech (voice-ref-b as a video): prepare runs no model; the speech track is the source
- *    audio, the background silence; the transcript records the decision and its measurement;
+ *    audio, the background the source outside speech (silence in it); the transcript records the
+ *    decision, its measurement and what was kept;
  *  - the same speech over music-coffee (10 dB under it, with a 20 s music intro): background
  *    found, the model planned on the speech only, the intro left to the mix;
  *  - music only: no speech, the mix is background.
@@ -51,7 +52,7 @@ async function planOf(file: string) {
 }
 
 describeWithMedia(['voice-ref-b.mp3', 'music-coffee.wav'], 'separation plan on held-out recordings', () => {
-  it('clean speech: prepare runs no model, speech = the source audio, background = silence, recorded in the transcript', async () => {
+  it('clean speech: prepare runs no model, speech = the source audio, background = the source outside speech, recorded in the transcript', async () => {
     const asset = 'ast_clean';
     const video = videoFromWav(speechWav, path.join(rt.dir, 'clean.mp4'));
     await rt.store.putFile(blobKeys.sourceUpload(asset), video);
@@ -62,14 +63,27 @@ describeWithMedia(['voice-ref-b.mp3', 'music-coffee.wav'], 'separation plan on h
     expect(transcript.separation!.reason).toMatch(/no background/);
     expect(transcript.separation!.measurement!.gap_to_speech_db as number).toBeLessThan(-30);
     expect(res.transcript.segments.length).toBeGreaterThan(0);
-    // Speech track = the source's audio; background = silence of the same length.
+    // Speech track = the source's audio; background = the source outside speech, silence in it, the same length.
     const speech = await readWav(rt.store.localPath(transcript.tracks!.speech)!);
     const background = await readWav(rt.store.localPath(transcript.tracks!.background)!);
     const done = eventsOf(rt, 'stage_done').map((e) => e.stage);
     expect(done.filter((s) => s !== 'trim' && s !== 'thumbnail').slice(0, 4)).toEqual(['probe', 'audio', 'separation-plan', 'separation']);
     expect(done.filter((s) => s === 'trim' || s === 'thumbnail')).toEqual(['trim', 'thumbnail']);
     expect(background.channels[0]!.length).toBe(speech.channels[0]!.length);
-    expect(background.channels.every((c) => c.every((v) => v === 0))).toBe(true);
+    const kept = transcript.separation!.kept!;
+    expect(kept).toMatchObject({ outside_speech: 'source', under_speech: 'silence' });
+    const at = (s: number) => Math.round(s * 44100);
+    for (const r of kept.replaced) expect(background.channels[0]!.subarray(at(r.start) + 1, at(r.end) - 1).every((v) => v === 0)).toBe(true);
+    // outside the replaced regions and their fades: the source's samples
+    let compared = 0;
+    for (let i = 0; i <= kept.replaced.length; i++) {
+      const a = i === 0 ? 0 : kept.replaced[i - 1]!.end + kept.crossfade_seconds + 0.001;
+      const b = i < kept.replaced.length ? kept.replaced[i]!.start - kept.crossfade_seconds - 0.001 : transcript.duration;
+      if (b <= a) continue;
+      expect(background.channels[0]!.subarray(at(a), at(b))).toEqual(speech.channels[0]!.subarray(at(a), at(b)));
+      compared += b - a;
+    }
+    expect(compared).toBeCloseTo(kept.kept_seconds, 0);
     expect(rms(speech.channels[0]!)).toBeGreaterThan(0.01);
   });
 

@@ -205,6 +205,22 @@ export const QualityReportSchema = Type.Object({
     result_audio: StreamDurations,
     diff_ms: Type.Object({ result_video: Nullable(Type.Number()), result_video_stream: Nullable(Type.Number()), result_video_audio: Nullable(Type.Number()), result_audio: Nullable(Type.Number()) }),
   }),
+  /**
+   * What the dubbed track keeps of the source besides the dubbed speech. Replace: the background
+   * track, which is the source's audio as it is outside speech (`kept_seconds`) and the model's
+   * background or silence in the `replaced_seconds` of speech (transcript.separation.kept); given
+   * clean tracks: the given background; voice-over: the original, ducked under the dubbed speech.
+   * Absent in reports of transcripts made before it was recorded.
+   */
+  background: Type.Optional(
+    Type.Object({
+      source: Type.Union([Type.Literal('source_outside_speech'), Type.Literal('given_tracks'), Type.Literal('original_ducked'), Type.Literal('separated')]),
+      under_speech: Type.Union([Type.Literal('model'), Type.Literal('silence'), Type.Literal('given'), Type.Literal('ducked_original')]),
+      kept_seconds: Nullable(Type.Number({ minimum: 0 })),
+      replaced_seconds: Nullable(Type.Number({ minimum: 0 })),
+      reason: Type.String(),
+    }),
+  ),
   /** Generation stages in order: seconds, and whether the output came from the cache. */
   stages: Type.Array(Type.Object({ stage: Type.String(), seconds: Type.Number({ minimum: 0 }), cached: Type.Boolean() })),
   engines: EngineRecordsSchema,

@@ -56,7 +56,7 @@ export const TranscriptSeparationSchema = Type.Object({
   engine: Type.String(),
   /** none: no model; spans: the model ran on `spans` only; full: everywhere. */
   mode: Type.Optional(Type.Union([Type.Literal('none'), Type.Literal('spans'), Type.Literal('full')])),
-  /** Whether the source has a background worth keeping (none + false: the speech track is the source, the background silence). */
+  /** Whether the source has a background worth separating (none + false: the speech track is the source, the background the source outside speech: see `kept`). */
   background: Type.Optional(Type.Boolean()),
   background_kind: Type.Optional(Type.Union([Type.Literal('music'), Type.Literal('noise')])),
   reason: Type.Optional(Type.String()),
@@ -65,6 +65,24 @@ export const TranscriptSeparationSchema = Type.Object({
   spans: Type.Optional(Type.Array(Type.Object({ start: Type.Number({ minimum: 0 }), end: Type.Number({ minimum: 0 }) }))),
   /** Levels in dBFS / dB, flatness 0..1, seconds; null where there was nothing to measure. */
   measurement: Type.Optional(Type.Record(Type.String(), Type.Union([Type.Number(), Type.Null()]))),
+  /**
+   * What the background track holds: the source's audio as it is outside speech, the model's
+   * background (`model`) or silence (no model ran) in the `replaced` regions (the speech padded by
+   * `pad_seconds`), cross-faded over `crossfade_seconds` beyond each of their edges
+   * (`faded_seconds` in all). Only speech is replaced.
+   */
+  kept: Type.Optional(
+    Type.Object({
+      outside_speech: Type.Literal('source'),
+      under_speech: Type.Union([Type.Literal('model'), Type.Literal('silence')]),
+      kept_seconds: Type.Number({ minimum: 0 }),
+      replaced_seconds: Type.Number({ minimum: 0 }),
+      faded_seconds: Type.Number({ minimum: 0 }),
+      pad_seconds: Type.Number({ minimum: 0 }),
+      crossfade_seconds: Type.Number({ minimum: 0 }),
+      replaced: Type.Array(Type.Object({ start: Type.Number({ minimum: 0 }), end: Type.Number({ minimum: 0 }) })),
+    }),
+  ),
 });
 export type TranscriptSeparation = Static<typeof TranscriptSeparationSchema>;
 

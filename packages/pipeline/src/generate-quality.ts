@@ -560,6 +560,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
     forced: segments.filter((s) => ['sped_past_cap', 'delayed_next', 'overlaps_next', 'truncated'].includes(s.resolution)).length,
   };
   const t = r.transcript;
+  const background = backgroundKept(r);
   const found = t.speakers.map((sp) => ({ id: sp.id, speech_seconds: sp.speech_seconds ?? null, segments: r.lines.filter((l) => l.segment.speaker === sp.id).length, voice: r.voiceSources[sp.id] ?? 'none' }));
   for (const [id, voice] of Object.entries(r.voiceSources)) if (!found.some((f) => f.id === id)) found.push({ id, speech_seconds: null, segments: r.lines.filter((l) => l.segment.speaker === id).length, voice });
   return {
@@ -577,10 +578,28 @@ export function buildQualityReport(r: ReportInput): QualityReport {
     segments,
     loudness: { ...r.measured.loudness, ...(r.normalization ? { normalization: r.normalization } : {}) },
     durations: r.measured.durations,
+    ...(background ? { background } : {}),
     stages: r.stages,
     engines: r.engines,
     speakers: { method: t.speaker_count_method ?? 'unknown', found, adjustments: t.speaker_adjustments ?? [] },
     summary,
+  };
+}
+
+/** What the dubbed track keeps of the source besides the dubbed speech (the transcript's separation record, or the voice-over's original). */
+function backgroundKept(r: ReportInput): QualityReport['background'] {
+  if (r.job.options.voice_over === true) return { source: 'original_ducked', under_speech: 'ducked_original', kept_seconds: r.transcript.duration, replaced_seconds: 0, reason: 'voice-over: the original audio stays, ducked under the dubbed speech' };
+  const sep = r.transcript.separation;
+  if (!sep) return undefined;
+  if (sep.engine === 'given_tracks') return { source: 'given_tracks', under_speech: 'given', kept_seconds: null, replaced_seconds: null, reason: 'the clean background given with the asset' };
+  const k = sep.kept;
+  if (!k) return { source: 'separated', under_speech: sep.mode === 'none' ? 'silence' : 'model', kept_seconds: null, replaced_seconds: null, reason: `the separated background as the transcript made it (before the source's audio was kept outside speech): ${sep.reason ?? sep.engine}` };
+  return {
+    source: 'source_outside_speech',
+    under_speech: k.under_speech,
+    kept_seconds: k.kept_seconds,
+    replaced_seconds: k.replaced_seconds,
+    reason: `the source's audio as it is outside speech (${k.kept_seconds} s), ${k.under_speech === 'model' ? "the model's background" : 'silence'} in ${k.replaced_seconds} s of speech, ${k.faded_seconds} s of cross-fades`,
   };
 }
 

@@ -18,6 +18,7 @@ import {
   AssetError,
   blobKeys,
   modelEngineRecord,
+  recordTerms,
   validate,
   TranscriptSchema,
   type EngineRecord,
@@ -184,13 +185,14 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // Without given tracks: is there a background to separate, and where does the model run?
     const planned = hasGiven
       ? undefined
-      : await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { mix: audio.key, vad: vadIdentity }, async (_out, ctx) => {
+      : // v2: the plan carries the speech regions (plan.speech) outside which the background is the mix
+        await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { v: 2, mix: audio.key, vad: vadIdentity }, async (_out, ctx) => {
           const r = await stages.planSeparation(await files.path(audio.files['mix.wav']!), env, ctx, vadEngine.id);
           ctx.logger.info({ mode: r.plan.mode, reason: r.plan.reason, measurement: r.plan.measurement }, 'separation plan');
           return r;
         });
-    // The engine `none` keeps a measured background in the speech track: the plan it applies says so.
-    const plan = planned && sepEngine?.id === 'none' ? withoutSeparation(planned.value.plan, sepEngine) : planned?.value.plan;
+    // The engine `none` keeps a measured background in the speech track; an explicit model runs whatever the check found: the plan applied says so.
+    const plan = planned && sepEngine ? planFor(planned.value.plan, sepEngine) : planned?.value.plan;
     // The model's identity is part of the key: a replaced HTDemucs separates again.
     const separationModel = sepEngine && plan?.mode !== 'none' ? sepEngine.models[0] : undefined;
     // Whole graph or its consecutive parts (same weights, outputs equal within float rounding): in the key and the record.
@@ -203,6 +205,9 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         mix: audio.key,
         given: hasGiven ? { speech: given.speech?.identity ?? null, background: given.background?.identity ?? null, range } : null,
         plan: planned?.key ?? null,
+        // the mode applied (an explicit model runs where the check alone would run none), and v2: the mix kept outside speech
+        mode: plan?.mode ?? null,
+        keep: plan ? 2 : null,
         engine: sepEngine?.id ?? null,
         ...(separationModel ? { model: separationModel.sha256 } : {}),
         ...(sepGraph ? { graph: sepGraph.split ? `split-${sepGraph.split.parts.length}` : 'whole' } : {}),
@@ -290,20 +295,29 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
 
     // The transcript, the event, the versions.
     const t0 = performance.now();
-    const separation = separationRecord(separated.value.engine, plan);
+    // What the background holds: the source's audio outside speech, the model's background (or silence) in it.
+    const kept = plan ? (await import('@dub/separation')).keptOutsideSpeech(plan.speech ?? [], duration) : undefined;
+    const separation = separationRecord(separated.value.engine, plan, kept);
+    const keptWords = kept ? `; the background is the source's audio outside speech (${kept.keptSeconds.toFixed(1)} of ${duration.toFixed(1)} s kept as it is, ${kept.replacedSeconds.toFixed(1)} s of speech replaced${plan?.mode === 'none' ? ' by silence' : ' by the model\'s background'})` : '';
     const speakerRecord: EngineRecord = speakerEngine.model
-      ? await modelEngineRecord(speakerEngine.id, speakerEngine.model.file, { label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider })
+      ? await modelEngineRecord(speakerEngine.id, speakerEngine.model.file, { label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider, terms: speakerEngine.terms })
       : { id: speakerEngine.id, label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason };
     const engines: EngineRecords = {
       separation: separationModel
-        ? { ...sepEngine!.record, ...(separated.value.provider ? { provider: separated.value.provider } : {}), reason: `${sepEngine!.reason}; ${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}` }
-        : { id: separated.value.engine, label: separated.value.engine === 'given_tracks' ? 'given clean tracks' : separated.value.engine === 'none' ? 'no separation' : separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : (plan?.reason ?? 'no model ran') },
+        ? { ...sepEngine!.record, ...(separated.value.provider ? { provider: separated.value.provider } : {}), reason: `${sepEngine!.reason}; ${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}${keptWords}` }
+        : { id: separated.value.engine, label: separated.value.engine === 'given_tracks' ? 'given clean tracks' : separated.value.engine === 'none' ? 'no separation' : separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : `${plan?.reason ?? 'no model ran'}${keptWords}` },
       vad: vadRecord(vadEngine, vadEngine.models[0] ? providerOf(rt, vadEngine.models[0].file) : undefined),
       asr: asr.model?.[0]
-        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
+        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
         : { id: recognition.value.engine, label: asr.label, selected: asr.selected, reason: asr.reason, ...sourceNotes(job.source_srt) },
       speakers: speakerRecord,
     };
+    // No separation model because the model policy refused the installed ones: the record names them, and its reason says why.
+    const sepPassed = sepEngine?.record.passed_over;
+    if (sepPassed?.length && engines.separation?.id === 'none') {
+      const why = engines.separation.reason ?? '';
+      engines.separation = { ...engines.separation, passed_over: sepPassed, reason: why.startsWith(sepEngine!.reason) ? why : `${sepEngine!.reason}; ${why}` };
+    }
     const transcript = validate<Transcript>(
       TranscriptSchema,
       {
@@ -354,11 +368,22 @@ function vadRecord(e: StageEngine, provider: 'cpu' | 'cuda' | undefined): Engine
 }
 
 /**
- * The plan applied when the separation engine is `none`: a source with a background to separate
- * keeps it in the speech track (mode none, the mix as speech), and the reason says so; a plan
- * that needs no model stays as it is.
+ * The plan applied with the separation engine `engine`:
+ * - `none`: a source with a background to separate keeps it in the speech track (mode none, the
+ *   mix as speech; the background track is still the mix outside speech), and the reason says so;
+ * - an explicit model (DUB_SEPARATION_ENGINE, --separation-engine) runs: where the check alone
+ *   would load no model (no background to separate, or no speech) it runs everywhere, and the
+ *   reason names both; the check never replaces an explicit choice;
+ * - otherwise the plan as measured.
  */
-function withoutSeparation(plan: SeparationPlan, engine: StageEngine): SeparationPlan {
-  if (plan.mode === 'none') return plan;
-  return { ...plan, mode: 'none', background: false, spans: [], modelSeconds: 0, reason: `${engine.reason}: not separated, the background stays in the speech track (the plan: ${plan.reason})` };
+export function planFor(plan: SeparationPlan, engine: Pick<StageEngine, 'id' | 'selected' | 'reason'>): SeparationPlan {
+  if (engine.id === 'none') {
+    if (plan.mode === 'none') return plan;
+    return { ...plan, mode: 'none', background: false, spans: [], modelSeconds: 0, reason: `${engine.reason}: not separated, the source's audio stays in the speech track and outside speech in the background (the plan: ${plan.reason})` };
+  }
+  if (engine.selected === 'explicit' && plan.mode === 'none') {
+    const duration = plan.measurement.duration;
+    return { ...plan, mode: 'full', spans: duration > 0 ? [{ start: 0, end: duration }] : [], modelSeconds: duration, reason: `${engine.reason}: the model runs everywhere as chosen (the check alone would run none: ${plan.reason})` };
+  }
+  return plan;
 }

@@ -9,7 +9,7 @@ import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/co
 import type { VadEngineId } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
-import type { SeparationEngineId, SeparationPlan } from '@dub/separation';
+import type { SeparatePlan, SeparationEngineId, SeparationPlan } from '@dub/separation';
 
 export interface StageEnv {
   config: DubConfig;
@@ -71,7 +71,8 @@ export interface PrepareStages {
   planSeparation(mix: string, env: StageEnv, ctx: PartialContext, vadEngine?: string): Promise<{ vad: SpeechRegions; plan: SeparationPlan }>;
   /**
    * Split `mix` into speech and background files; given clean tracks replace the model, a `plan`
-   * limits where it runs (none, spans, full), `engine` names the model engine (SEPARATION_ENGINES:
+   * limits where it runs (none, spans, full) and, with `plan.speech`, what is replaced: outside
+   * the speech the background is the mix itself (@dub/separation keepOutsideSpeech), `engine` names the model engine (SEPARATION_ENGINES:
    * htdemucs, the default, or htdemucs-int8). Returns the engine id (`none` when no model ran).
    */
   separate(
@@ -80,7 +81,7 @@ export interface PrepareStages {
     given: { speech?: string; background?: string } | undefined,
     env: StageEnv,
     ctx: PartialContext,
-    plan?: Pick<SeparationPlan, 'mode' | 'background' | 'spans'>,
+    plan?: SeparatePlan,
     engine?: string,
   ): Promise<string>;
   /** Speech regions of `speech` by the VAD_ENGINES engine `engine` (default auto). */

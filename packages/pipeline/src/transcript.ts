@@ -1,6 +1,6 @@
 /** Assembling the asset's transcript (core TranscriptSchema) from recognition and speaker turns. */
 import type { Speaker, Transcript, TranscriptSegment, TranscriptSeparation } from '@dub/core';
-import type { SeparationPlan } from '@dub/separation';
+import type { KeptOutsideSpeech, SeparationPlan } from '@dub/separation';
 import type { SpeakerTurns } from './stages.js';
 
 export function segmentId(i: number): string {
@@ -45,8 +45,8 @@ export function buildTranscript(
   };
 }
 
-/** What the separation stage did and why: the engine that ran (`none`, `htdemucs`, `given_tracks`) and the plan's measurement. */
-export function separationRecord(engine: string, plan: SeparationPlan | undefined): TranscriptSeparation {
+/** What the separation stage did and why: the engine that ran (`none`, `htdemucs`, `given_tracks`), the plan's measurement, and what the background keeps (`kept`). */
+export function separationRecord(engine: string, plan: SeparationPlan | undefined, kept?: KeptOutsideSpeech): TranscriptSeparation {
   if (!plan) return { engine };
   return {
     engine,
@@ -56,6 +56,20 @@ export function separationRecord(engine: string, plan: SeparationPlan | undefine
     reason: plan.reason,
     model_seconds: plan.modelSeconds,
     spans: plan.spans,
+    ...(kept
+      ? {
+          kept: {
+            outside_speech: 'source',
+            under_speech: plan.mode === 'none' ? 'silence' : 'model',
+            kept_seconds: kept.keptSeconds,
+            replaced_seconds: kept.replacedSeconds,
+            faded_seconds: kept.fadeSeconds,
+            pad_seconds: kept.pad,
+            crossfade_seconds: kept.fade,
+            replaced: kept.replaced,
+          },
+        }
+      : {}),
     measurement: {
       duration: plan.measurement.duration,
       speech_seconds: plan.measurement.speechSeconds,
