@@ -145,7 +145,8 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
     });
 
     it('source_srt replaces ASR and reuses the separated audio', async () => {
-      const srt = '1\n00:00:00,300 --> 00:00:04,000\nAnd so, my fellow Americans,\n\n2\n00:00:04,200 --> 00:00:10,500\nask not what your country can do for you, ask what you can do for your country.\n';
+      // As ffmpeg reads it (index 0, CR line ends, an empty cue): the notes say what was normalised.
+      const srt = '0\r00:00:00,300 --> 00:00:04,000\rAnd so, my fellow Americans,\r\r1\r00:00:04,000 --> 00:00:04,100\r\r2\r00:00:04,200 --> 00:00:10,500\rask not what your country can do for you, ask what you can do for your country.\r';
       const srtRt = sameStore(rt);
       const res = await prepareAsset({ ...job, job_id: 'job-jfk-srt', source_srt: srt, versions: [{ version_id: 'ver_es2', dubbing_id: 'dub_es', locale: 'es-ES' }] }, srtRt);
       const done = Object.fromEntries(eventsOf(srtRt, 'stage_done').map((e) => [e.stage, e.cached]));
@@ -153,11 +154,12 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(res.transcript.engine).toBe('source_srt');
       expect(res.transcript.segments.map((s) => s.text)).toEqual(['And so, my fellow Americans,', 'ask not what your country can do for you, ask what you can do for your country.']);
       expect(res.transcript.segments[0]!.start).toBeCloseTo(0.3, 3);
+      expect(res.transcript.engines?.asr?.notes).toEqual(['lines end with CR only (old Mac style): read as line ends', '1 empty cue dropped (line 6)']);
     });
 
     it('a reference srt becomes the translation, aligned to the segments', async () => {
       const vrt = sameStore(rt);
-      const srt = '1\n00:00:00,500 --> 00:00:03,500\nY así, mis compatriotas estadounidenses,\n\n2\n00:00:04,500 --> 00:00:10,000\nno preguntéis qué puede hacer vuestro país por vosotros.\n';
+      const srt = '1\n00:00:00,500 --> 00:00:03,500 X1:10 X2:300 Y1:5 Y2:40\nY así, mis compatriotas estadounidenses,\n\n2\n00:00:04,500 --> 00:00:10,000\nno preguntéis qué puede hacer vuestro país por vosotros.\n';
       const r = await prepareVersion(
         { v: 1, type: 'prepare-version', job_id: 'ver_ref-prepare', asset_id: ASSET, source_locale: 'en-US', version: { version_id: 'ver_ref', dubbing_id: 'dub_es', locale: 'es-ES', srt } },
         vrt,
@@ -165,6 +167,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       );
       expect(r.script.translation_engine).toBe('reference_srt');
       expect(r.script.segments.map((s) => s.target_text)).toEqual(['Y así, mis compatriotas estadounidenses,', 'no preguntéis qué puede hacer vuestro país por vosotros.']);
+      expect(r.script.engines?.translation?.notes).toEqual(['coordinates (X1: X2: Y1: Y2:) ignored on 1 timing line (line 2)']);
     });
 
     it('copy_from_version_id copies that version\'s script', async () => {

@@ -17,8 +17,9 @@ export const summary = 'run the HTTP API (embedded queue and worker, or --nats t
 
 const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N] [--drain-timeout MS] [engine flags]
 
-  --drain-timeout MS   on SIGTERM/SIGINT, how long requests and job publishes in progress may take
-                       before they are given up (default 30000; jobs not published stay in the outbox)
+  --drain-timeout MS   on SIGTERM/SIGINT, how long requests and job publishes in progress (and, embedded,
+                       running jobs) may take before they are given up (default 30000; jobs not
+                       published stay in the outbox; embedded jobs not finished run again at the next start)
 
 engine flags (the embedded worker's; with --nats the workers' own settings apply):
 ${ENGINE_FLAGS_HELP}`;
@@ -70,6 +71,7 @@ export async function run(argv: string[]): Promise<number> {
       config: { ...config, dataDir },
       logger,
       ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
+      drainTimeoutMs,
     });
     queue = rt.queue;
     events = rt.events;
@@ -97,8 +99,10 @@ export async function run(argv: string[]): Promise<number> {
   });
   const t0 = Date.now();
   logger.info({ drain_timeout_ms: drainTimeoutMs, ...(nats ? { nats_connected: nats.queue.connected } : {}) }, 'shutting down');
-  // Backstop: every step below is bounded; should one still hang, exit rather than wait for a SIGKILL.
-  const boundMs = drainTimeoutMs + STOP_SLACK_MS;
+  // Backstop: every step below is bounded; should one still hang, exit rather than wait for a
+  // SIGKILL. (Embedded mode: running jobs get the drain timeout too, after the requests; the
+  // runtime bounds its own stop.)
+  const boundMs = nats ? drainTimeoutMs + STOP_SLACK_MS : 2 * drainTimeoutMs + 2 * STOP_SLACK_MS;
   setTimeout(() => {
     logger.error({ bound_ms: boundMs, resources: process.getActiveResourcesInfo() }, `shutdown did not finish within ${boundMs} ms; exiting with code 1`);
     process.exit(1);
