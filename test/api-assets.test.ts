@@ -67,6 +67,8 @@ for (const kind of dbKinds()) {
       ['missing languages', { languages: undefined }, /^languages: is required/],
       ['duplicate target locales', { languages: [{ locale: 'es-ES' }, { locale: 'es-ES' }] }, /^languages\[1\]\.locale: duplicate target locale/],
       ['invalid SRT', { languages: [{ locale: 'es-ES', srt: 'this is not srt' }] }, /^languages\[0\]\.srt: invalid SRT/],
+      ['a reference SRT ffmpeg would garble', { languages: [{ locale: 'es-ES', srt: '1\n00:00:01,000 --> 00:00:02,000\nHola\n\n2\n00:00:03,000 -> 00:00:04,000\nAdiós\n' }] }, /^languages\[0\]\.srt: invalid SRT: line 6: .*its arrow is not "-->"; fix: /],
+      ['a source_srt with timing lines it cannot read', { source_srt: '1\n00:00:01 --> 00:00:02\nhello\n' }, /^source_srt: invalid SRT: line 2: "00:00:01 --> 00:00:02" looks like a timing line but "00:00:01" has no milliseconds; fix: /],
       ['bad auto_generate', { auto_generate: 'always' }, /^auto_generate: must be one of off, with_lips, no_lips/],
       ['bad lips_model', { lips_model: 'cartoon' }, /^lips_model: must be one of real_face, real_face_turbo/],
       ['voice_anonymization > 1', { voice_anonymization: 1.5 }, /^voice_anonymization: must be <= 1/],
@@ -93,6 +95,12 @@ for (const kind of dbKinds()) {
       expect(r.statusCode).toBe(400);
       expect(r.json().detail).toMatch(detail);
       expect(t.transport.jobs.length).toBe(before);
+    });
+
+    it('accepts SRT as ffmpeg reads it (index 0, no index, 1-digit fields, CR line ends, coordinates) in languages[].srt and source_srt', async () => {
+      const tolerant = '0\r0:0:1,5 --> 0:0:2.25 X1:1 X2:2 Y1:3 Y2:4\rHola\r\r00:00:03,000 --> 00:00:04,000\rAdiós\r';
+      const r = await post(createBody({ languages: [{ locale: 'es-ES', srt: tolerant }], source_srt: tolerant.replace('Hola', 'Hello').replace('Adiós', 'Bye') }));
+      expect(r.statusCode).toBe(201);
     });
 
     it('400 for a body that is not JSON or not an object', async () => {

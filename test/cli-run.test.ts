@@ -92,6 +92,9 @@ describe('dub CLI', () => {
     spawnSync('ffmpeg', ['-v', 'error', '-y', '-f', 'lavfi', '-i', 'color=c=gray:s=64x64:r=10', '-t', '1', '-c:v', 'libx264', '-pix_fmt', 'yuv420p', silent]);
     const badSrt = path.join(dir, 'bad.srt');
     fs.writeFileSync(badSrt, '1\n00:00:01,000 --> 00:00:00,500\nends before it starts\n');
+    // Latin-1 and Latin-2 read these bytes differently: the encoding cannot be known.
+    const latin2 = path.join(dir, 'latin2.srt');
+    fs.writeFileSync(latin2, Buffer.concat([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\n'), Buffer.from('446f6272fd2064656e2c206a616b207365206de174653f0a44ec6b756a692c20646f62f8652e0a', 'hex')]));
     const cases: [string[], RegExp][] = [
       [[path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*missing\.mp4 does not exist$/],
       [['--input', path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*missing\.mp4 does not exist$/],
@@ -102,7 +105,8 @@ describe('dub CLI', () => {
       [[DUB, '--from', 'en-US'], /^dub run: --to LOCALE.* is needed/],
       [['--from', 'en-US', '--to', 'es-ES'], /^dub run: no input video given/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--frobnicate'], /^dub run: Unknown option '--frobnicate'/],
-      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--source-srt', badSrt], /^dub run: --source-srt .*bad\.srt is not valid SRT: /],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--source-srt', badSrt], /^dub run: --source-srt .*bad\.srt is not valid SRT: line 2: the end time is before the start time .*; fix: /],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--source-srt', latin2], /^dub run: --source-srt .*latin2\.srt is not valid SRT: line 3: the bytes 0xFD .* are not UTF-8 and the encoding cannot be told: .*\(tried utf-8, .*\); fix: save the file as UTF-8/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--voice-over'], /voice_over_library_required/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--speakers', '0'], /--speakers must be a whole number >= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--anonymize', '2'], /--anonymize must be a number >= 0 <= 1/],
@@ -120,6 +124,19 @@ describe('dub CLI', () => {
       expect(lines[0]).toMatch(msg);
     }
     expect(fs.existsSync(out)).toBe(false);
+  });
+
+  it('dub run reads a windows-1252 --source-srt with ffmpeg\'s cues and lists what it normalised with the warnings', () => {
+    const notVideo = path.join(dir, 'notes-1252.mp4');
+    fs.writeFileSync(notVideo, 'this is text, not a video');
+    const srt = path.join(dir, 'cp1252.srt');
+    // "Schöne Grüße aus München – „Straße“" in windows-1252, index 0, an empty cue.
+    fs.writeFileSync(srt, Buffer.concat([Buffer.from('0\r\n00:00:01,000 --> 00:00:02,000\r\n'), Buffer.from('536368f66e65204772fcdf6520617573204dfc6e6368656e2096208453747261df6593', 'hex'), Buffer.from('\r\n\r\n1\r\n00:00:03,000 --> 00:00:04,000\r\n\r\n')]));
+    const r = dub(['run', notVideo, '--from', 'en-US', '--to', 'es-ES', '--source-srt', srt, '--out', path.join(dir, 'nv1252')]);
+    expect(r.status).toBe(1);
+    const warnings = r.stderr.slice(r.stderr.indexOf('warnings ('));
+    expect(warnings).toMatch(/--source-srt cp1252\.srt: decoded as windows-1252 \(detected: windows-1252, confidence \d+ of 100\)/);
+    expect(warnings).toMatch(/--source-srt cp1252\.srt: 1 empty cue dropped \(line 6\)/);
   });
 
   it('dub run fails a file that is not a video with exit 1 and the contract code unsupported_media', () => {

@@ -5,7 +5,7 @@
  * error code in the message (HTTP 400).
  */
 import { assertPublicUrl, isSourceLocale, isTargetLocale, ValidationError, type AutoGenerate, type LipsModel } from '@dub/core';
-import { validateSrt } from '@dub/srt';
+import { checkSrt, looksLikeWebVtt } from '@dub/srt';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { AddLanguagesBodySchema, CreateAssetBodySchema, UploadRequestSchema, type AddLanguagesBody, type UploadRequest } from './schemas.js';
@@ -90,11 +90,23 @@ export function checkLanguages(languages: readonly LanguageInput[], field = 'lan
     if (seen.has(l.locale)) throw new ValidationError(`${field}[${i}].locale: duplicate target locale "${l.locale}"`, { field: `${field}[${i}].locale` });
     seen.add(l.locale);
     if (l.srt !== undefined) {
-      const v = validateSrt(l.srt);
+      // Read as ffmpeg reads it (@dub/srt readSrt); refused with the line, the problem and the fix.
+      const v = checkSrt(l.srt);
       if (!v.ok) throw new ValidationError(`${field}[${i}].srt: invalid SRT: ${v.error.message}`, { field: `${field}[${i}].srt` });
     }
     return l.srt !== undefined ? { locale: l.locale, srt: l.srt } : { locale: l.locale };
   });
+}
+
+/**
+ * source_srt: WebVTT (with its header) and plain text (no timing line) pass as they are; text with
+ * timing lines must be SRT that readSrt reads (what ffmpeg reads), or it is refused here with the
+ * line, the problem and the fix instead of failing the asset later.
+ */
+export function checkSourceSrt(text: string): void {
+  if (looksLikeWebVtt(text)) return;
+  const c = checkSrt(text);
+  if (!c.ok && c.error.details?.reason !== 'no_cues') throw new ValidationError(`source_srt: invalid SRT: ${c.error.message}`, { field: 'source_srt' });
 }
 
 async function checkUrl(field: string, url: string, policy: UrlPolicy, httpsOnly: boolean): Promise<void> {
@@ -111,6 +123,7 @@ export async function parseCreateAsset(body: unknown, checks: CreateChecks, uplo
   if (!isSourceLocale(b.locale)) throw new ValidationError(`locale: unsupported source locale "${b.locale}"`, { field: 'locale' });
   if (b.languages.length === 0) throw new ValidationError('languages: at least one target language is required', { field: 'languages' });
   const languages = checkLanguages(b.languages);
+  if (b.source_srt !== undefined) checkSourceSrt(b.source_srt);
   if (b.start_time !== undefined && b.end_time !== undefined && b.end_time <= b.start_time) throw new ValidationError('end_time: must be greater than start_time', { field: 'end_time' });
   const voiceOver = b.voice_over ?? false;
   const auto = b.auto_generate ?? 'off';

@@ -235,7 +235,7 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
     candidates.push({ name: m.name, label, confidence: m.confidence, text });
   }
   const best = candidates[0];
-  const fix = 'save the file as UTF-8 (or name its encoding)';
+  const fix = 'save the file as UTF-8';
   const what = `the bytes ${hex(bytes, bad)} are not UTF-8`;
   if (!best) fail(`${what} and no other encoding reads the file cleanly (tried ${tried.join(', ')})`, line, fix);
   if (best.confidence < SURE) {

@@ -73,6 +73,8 @@ export interface ReadCue extends SrtCue {
 
 export interface SrtReading {
   cues: ReadCue[];
+  /** The document as text (decoded from bytes, without a BOM): what to pass on where a string is needed. */
+  text: string;
   /** The encoding the bytes were read as ("utf-8" for text given as a string). */
   encoding: string;
   notes: SrtReadNote[];
@@ -408,7 +410,7 @@ export function readSrt(input: string | Uint8Array, opts: ReadSrtOptions = {}): 
     const hint = raw.length > 0 ? `its ${raw.length === 1 ? 'only cue has' : `${raw.length} cues have`} no text` : 'no timing line was found';
     refuse('no_cues', 1, `the SRT document has no cue: ${hint}`, 'give a file with at least one cue: an index line, a timing line "HH:MM:SS,mmm --> HH:MM:SS,mmm", then the text');
   }
-  return { cues, encoding: encoding.label, notes: notes.list(encoding) };
+  return { cues, text, encoding: encoding.label, notes: notes.list(encoding) };
 }
 
 export type SrtReadCheck = { ok: true; reading: SrtReading } | { ok: false; error: SrtParseError };

@@ -19,7 +19,7 @@ import {
 import { probe } from '@dub/media';
 import { licenceWarnings, termsOf } from '@dub/core';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
-import { formatSubtitles, scriptSubtitles, serializeSrt, transcriptSubtitles, validateSrt } from '@dub/srt';
+import { checkSrt, formatSubtitles, scriptSubtitles, serializeSrt, srtNoteMessages, transcriptSubtitles } from '@dub/srt';
 import { createEmbeddedRuntime } from '@dub/worker';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 import { createRunLogger, ProgressDisplay, type LogFormat, type ProgressMode } from '../progress.js';
@@ -130,12 +130,15 @@ export async function run(argv: string[]): Promise<number> {
     voice: values.voice,
     voiceOver: values['voice-over'] === true,
   };
+  const sourceSrtNotes: string[] = [];
   if (values['source-srt']) {
     const file = path.resolve(values['source-srt']);
     if (!fs.existsSync(file)) throw new ValidationError(`--source-srt ${file} does not exist`, { field: 'source-srt' });
-    settings.sourceSrt = await fsp.readFile(file, 'utf8');
-    const check = validateSrt(settings.sourceSrt);
+    // Read as ffmpeg reads it, from its bytes: UTF-16/32 by their BOM, other encodings detected, never a character replaced.
+    const check = checkSrt(await fsp.readFile(file));
     if (!check.ok) throw new ValidationError(`--source-srt ${file} is not valid SRT: ${check.error.message}`, { field: 'source-srt' });
+    settings.sourceSrt = check.reading.text;
+    sourceSrtNotes.push(...srtNoteMessages(check.reading).map((n) => `--source-srt ${path.basename(file)}: ${n}`));
   }
   // Every input is checked before any is dubbed: a missing file or a video without sound is an input error.
   const files = inputs.map((i) => path.resolve(i));
@@ -154,6 +157,9 @@ export async function run(argv: string[]): Promise<number> {
   const level = values.verbose ? 'debug' : process.env.DUB_LOG_LEVEL ?? (logFormat === 'json' ? 'info' : 'warn');
   if (values.verbose) process.env.DUB_LOG_LEVEL = 'debug'; // ONNX Runtime's own warnings too (see @dub/core onnxLogSeverity)
   const logger = createRunLogger(logFormat, level, (line) => (quiet && !line.startsWith('error') ? undefined : progress.note(line)), warnings);
+  // What reading --source-srt normalised: said before the run and listed with the warnings.
+  warnings.push(...sourceSrtNotes);
+  if (!quiet) for (const n of sourceSrtNotes) progress.note(n);
 
   const out = path.resolve(values.out ?? 'dub-output');
   const results: OutputFile[] = [];
@@ -228,6 +234,8 @@ async function dubOne(input: string, out: string, dataDir: string, s: RunSetting
     for (const [stage, e] of Object.entries(engines ?? {}) as [string, EngineRecord][]) {
       const detail = [e.model, e.provider].filter(Boolean).join(', ');
       engineLines.push(`${v.locale.padEnd(8)} ${stage.padEnd(11)} ${e.id}${detail ? ` (${detail})` : ''}, ${e.selected === 'explicit' ? 'chosen by configuration' : 'chosen automatically'}${engineTermsWords(e)}`);
+      // A reference SRT's normalisations (the source_srt's are listed with the warnings already).
+      if (e.id !== 'source_srt') for (const n of e.notes ?? []) engineLines.push(`${''.padEnd(8)} ${''.padEnd(11)} note: ${n}`);
     }
     const outputs = ['dubbed.mp4', 'dubbed.m4a', 'target.srt', 'source.srt', 'script.json', 'NOTICE.txt'];
     if (reportKey) {
