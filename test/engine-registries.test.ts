@@ -53,7 +53,7 @@ describe('engine registries of the stages', () => {
       vad: { silero: 'Silero VAD v5', energy: 'energy VAD' },
       // Whisper's size is in the label its support check gives ("Whisper base")
       asr: { whisper: 'Whisper', pocketsphinx: 'pocketsphinx (en-US)' },
-      tts: { 'espeak-ng': 'espeak-ng', piper: 'Piper', chatterbox: 'Chatterbox Multilingual' },
+      tts: { 'espeak-ng': 'espeak-ng', kokoro: 'Kokoro-82M v1.0 int8', piper: 'Piper', chatterbox: 'Chatterbox Multilingual' },
       voice_conversion: { openvoice: 'OpenVoice V2 tone colour', none: 'no voice conversion' },
       speakers: { wespeaker: 'WeSpeaker ResNet34', mfcc: 'MFCC statistics' },
       lips: { wav2lip: 'Wav2Lip GAN 96', 'viseme-warp': 'viseme warp' },
@@ -112,7 +112,8 @@ describe('engine registries of the stages', () => {
     expect((await SPEAKER_ENGINES.resolve('mfcc', undefined, host as never)).record).toEqual({ id: 'mfcc', label: 'MFCC statistics', selected: 'explicit', reason: 'DUB_SPEAKER_ENGINE=mfcc' });
     await expect(SPEAKER_ENGINES.resolve('wespeaker', undefined, host as never)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch wespeaker-resnet34/) });
     await expect(SPEAKER_ENGINES.resolve('pyannote', undefined, host as never)).rejects.toThrow('DUB_SPEAKER_ENGINE="pyannote" is not an engine: auto, wespeaker, mfcc');
-    expect((await TTS_ENGINES.resolve('auto', 'fr-FR', host)).id).toBe('espeak-ng');
+    // the repo's models/ is searched too, where set-up puts Kokoro (fr-FR): German is one Kokoro does not speak
+    expect((await TTS_ENGINES.resolve('auto', 'de-DE', host)).id).toBe('espeak-ng');
     expect((await VOICE_CONVERSION_ENGINES.resolve('auto', 'fr-FR', host)).id).toBe('none');
     expect((await LIPS_ENGINES.resolve('auto', 'fr-FR', host)).record).toEqual({ id: 'viseme-warp', label: 'viseme warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
     await expect(LIPS_ENGINES.resolve('wav2lip', 'fr-FR', host)).rejects.toMatchObject({ code: 'model_missing' });

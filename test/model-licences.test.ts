@@ -102,7 +102,7 @@ describe('the model policy', () => {
       separation: ['none'],
       vad: ['silero', 'energy'],
       asr: ['whisper', 'pocketsphinx'],
-      tts: ['espeak-ng', 'chatterbox'],
+      tts: ['espeak-ng', 'kokoro', 'chatterbox'],
       voice_conversion: ['openvoice', 'none'],
       speakers: ['wespeaker', 'mfcc'],
       lips: ['viseme-warp'],

