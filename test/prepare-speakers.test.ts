@@ -78,6 +78,7 @@ itWithMedia(['two-speakers-call.wav'], 'after a WeSpeaker model is installed, au
   const file = path.join(models, 'wespeaker-resnet34', 'voxceleb_resnet34_LM.onnx');
   expect(res.transcript.speaker_engine).toEqual({
     id: 'wespeaker', label: 'WeSpeaker ResNet34', model: 'voxceleb_resnet34_LM.onnx', sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex'), size: fs.statSync(file).size,
+    model_id: 'wespeaker-resnet34', license: 'CC-BY-4.0', commercial: 'yes',
     provider: 'cpu', selected: 'auto', reason: 'auto: the WeSpeaker model is installed',
   });
   expect(res.transcript.engines?.speakers).toEqual(res.transcript.speaker_engine);

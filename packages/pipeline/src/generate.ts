@@ -31,6 +31,7 @@ import {
   blobKeys,
   getLocale,
   modelEngineRecord,
+  recordTermsOf,
   QualityReportSchema,
   validate,
   ValidationError,
@@ -57,7 +58,7 @@ import { collectRedubState, markGenerationRunning, readRedubState, writeRedubSta
 import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { translationLabel } from './prepare-version.js';
 import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
-import type { LipsOptions } from '@dub/lips';
+import { LIPS_ENGINES, type LipsOptions } from '@dub/lips';
 
 export interface GenerateVersionOptions {
   /** TTS engine (default espeak-ng) and its options. */
@@ -283,10 +284,10 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       ...transcript.engines,
       ...(script.engines ?? { translation: { id: script.translation_engine, label: translationLabel(script.translation_engine), selected: 'auto' } }),
       tts: ttsModel
-        ? await modelEngineRecord(engineId, ttsModel.file, { label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })
-        : { id: engineId, label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason },
+        ? { ...(await modelEngineRecord(engineId, ttsModel.file, { label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason, terms: synth.ttsTerms, provider: rt.sessions.providers.get(ttsModel.file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), ...(ttsChoice.passedOver ? { passed_over: ttsChoice.passedOver } : {}) }
+        : { id: engineId, label: ttsLabel, ...synth.ttsTerms, ...(ttsChoice.passedOver ? { passed_over: ttsChoice.passedOver } : {}), selected: ttsChoice.selected, reason: ttsChoice.reason },
       voice_conversion: conversion.models[0]
-        ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { label: conversionLabel, selected: conversion.selected, reason: conversion.reason, provider: rt.sessions.providers.get(conversion.models[0].file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
+        ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { label: conversionLabel, selected: conversion.selected, reason: conversion.reason, terms: synth.conversionTerms, provider: rt.sessions.providers.get(conversion.models[0].file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
         : { id: 'none', label: conversionLabel, selected: conversion.selected, reason: conversion.reason },
       // lines fitted to their time: the pitch-preserving stretch filter this ffmpeg offers (no choice to configure)
       time_stretch: stretchRecord(synth.stretcher),
@@ -299,7 +300,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       const lipsSelected = opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto';
       const lipsReason = lipsSelected === 'explicit' ? `DUB_LIPS_ENGINE=${lips.engine}` : lips.engine === 'wav2lip' ? 'auto: the Wav2Lip model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
       engines.lips = lips.modelFile
-        ? await modelEngineRecord(lips.engine, lips.modelFile, { label: lips.label, selected: lipsSelected, reason: lipsReason, provider: lips.provider })
+        ? await modelEngineRecord(lips.engine, lips.modelFile, { label: lips.label, selected: lipsSelected, reason: lipsReason, provider: lips.provider, terms: recordTermsOf(LIPS_ENGINES.termsOf(lips.engine, job.locale, { models: {} })) })
         : { id: lips.engine, label: lips.label, selected: lipsSelected, reason: lipsReason };
     }
     // the dubbed track is encoded once: the video takes the .m4a's AAC stream as it is
