@@ -288,7 +288,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         }
         const fallback = entry.fallbackNote ? ` (${entry.fallbackNote})` : '';
         const why = refused.length
-          ? `the model policy "commercial" passes over ${refused.join(', ')}: ${s.reason ?? `${entry.id} runs ${locale ?? 'here'}`}${fallback}`
+          ? `the model policy "commercial" passes over ${refused.join(', ')}: ${entry.fallbackNote ?? s.reason ?? `${entry.id} runs ${locale ?? 'here'}`}`
           : passed.length ? `${passed[0]}${fallback}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
         const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
         const models = await identities(s.files);
