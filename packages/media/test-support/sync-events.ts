@@ -22,6 +22,9 @@ export interface TimelineEvents {
   beeps: number[];
   /** Container duration (s). */
   duration: number;
+  /** The decoded audio (mono) and its rate, from `audioStart`. */
+  samples: Float32Array;
+  rate: number;
 }
 
 /** The flashes (frames whose mean luma is over half scale) and beeps (|x| over `beepLevel`) of `file`. */
@@ -53,13 +56,27 @@ export async function timelineEvents(file: string, beepLevel = 0.3): Promise<Tim
     }
   }
   const fmt = JSON.parse((await run('ffprobe', ['-v', 'error', '-show_entries', 'format=duration', '-of', 'json', file])).toString('utf8')) as { format: { duration: string } };
-  return { frames, videoStart: pts[0]!, audioStart, flashes, beeps, duration: Number(fmt.format.duration) };
+  return { frames, videoStart: pts[0]!, audioStart, flashes, beeps, duration: Number(fmt.format.duration), samples: x, rate };
 }
 
 /** Each beep's offset from its flash (s), pairing them in order. */
 export function beepToFlash(e: TimelineEvents): number[] {
   if (e.flashes.length !== e.beeps.length) throw new Error(`${e.flashes.length} flashes but ${e.beeps.length} beeps`);
   return e.flashes.map((t, i) => e.beeps[i]! - t);
+}
+
+/**
+ * The onset of the beep near `time` (s, within +-`window`): the first sample over half the largest
+ * |x| there; for outputs where other sounds (a dub's speech) pass the fixed level.
+ */
+export function beepNear(e: TimelineEvents, time: number, window = 0.1): number | undefined {
+  const a = Math.max(0, Math.floor((time - window - e.audioStart) * e.rate));
+  const b = Math.min(e.samples.length, Math.ceil((time + window - e.audioStart) * e.rate));
+  let peak = 0;
+  for (let i = a; i < b; i++) peak = Math.max(peak, Math.abs(e.samples[i]!));
+  if (!(peak > 0.05)) return undefined;
+  for (let i = a; i < b; i++) if (Math.abs(e.samples[i]!) > peak / 2) return e.audioStart + i / e.rate;
+  return undefined;
 }
 
 /** Flash frames at these frame numbers of a 25 fps, 160x120 picture (lossless FFV1 in Matroska). */
