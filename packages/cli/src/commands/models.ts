@@ -135,13 +135,13 @@ export async function run(argv: string[]): Promise<number> {
         }
         if (where === null || state === 'mismatch') bad++;
         if (state === 'unverified') unverified++;
-        rows.push({ model: m.id, file: f.name, license: m.license, present: where !== null, path: where, state, ...(detail ? { detail } : {}), sha256_ok: state === 'ok' ? (shaChecked ? true : null) : state === 'mismatch' ? false : null });
+        rows.push({ model: m.id, file: f.name, license: m.license, ...(m.terms ? { license_id: m.terms.spdx ?? m.terms.custom, commercial: m.terms.commercial } : {}), present: where !== null, path: where, state, ...(detail ? { detail } : {}), sha256_ok: state === 'ok' ? (shaChecked ? true : null) : state === 'mismatch' ? false : null });
       }
     }
     if (values.json) process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
     else {
       const label: Record<string, string> = { missing: 'missing', present: 'present', ok: 'present (sha256 ok)', mismatch: 'present (MISMATCH)', unverified: 'present (unverified: no published or locked sha256)' };
-      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.state === 'ok' && r.sha256_ok === null ? 'present (published checksum and size ok)' : label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}\n`);
+      for (const r of rows) process.stdout.write(`${String(r.model).padEnd(28)} ${String(r.file).padEnd(36)} ${r.state === 'ok' && r.sha256_ok === null ? 'present (published checksum and size ok)' : label[r.state as string]}${r.detail ? ` ${r.detail}` : ''}  ${r.license}${r.commercial ? ` [commercial use: ${r.commercial}]` : ''}\n`);
     }
     return action === 'verify' && (bad > 0 || (values.strict === true && unverified > 0)) ? 1 : 0;
   }
