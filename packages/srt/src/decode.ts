@@ -56,35 +56,56 @@ function lineAtByte(bytes: Uint8Array, offset: number, width = 1, littleEndian =
 
 /** Offset of the first byte that is not part of valid UTF-8, or -1. Linear. */
 export function firstInvalidUtf8(b: Uint8Array): number {
-  const n = b.length;
-  let i = 0;
-  while (i < n) {
-    const c = b[i]!;
-    if (c < 0x80) {
-      i++;
-      continue;
-    }
-    let need: number;
-    let min: number;
-    if (c >= 0xc2 && c <= 0xdf) (need = 1), (min = 0x80);
-    else if (c >= 0xe0 && c <= 0xef) (need = 2), (min = 0x800);
-    else if (c >= 0xf0 && c <= 0xf4) (need = 3), (min = 0x10000);
-    else return i;
-    if (i + need >= n) return i;
-    let cp = c & (0x3f >> need);
-    for (let k = 1; k <= need; k++) {
-      const t = b[i + k];
-      if (t === undefined || (t & 0xc0) !== 0x80) return i;
-      cp = (cp << 6) | (t & 0x3f);
-    }
-    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
-    i += need + 1;
-  }
-  return -1;
+  return scanUtf8(b).invalid;
 }
 
-function hex(b: Uint8Array, at: number): string {
-  return Array.from(b.subarray(at, at + 4), (x) => `0x${x.toString(16).toUpperCase().padStart(2, '0')}`).join(' ');
+/** The first invalid byte (-1: none) and the first valid multi-byte sequence (-1: none). Linear. */
+function scanUtf8(b: Uint8Array): { invalid: number; multibyte: number } {
+  const n = b.length;
+  let invalid = -1;
+  let multibyte = -1;
+  let i = 0;
+  while (i < n) {
+    const len = utf8SequenceAt(b, i);
+    if (len === 0) {
+      if (invalid < 0) invalid = i;
+      if (multibyte >= 0) break;
+      i++;
+    } else {
+      if (len > 1 && multibyte < 0) {
+        multibyte = i;
+        if (invalid >= 0) break;
+      }
+      i += len;
+    }
+  }
+  return { invalid, multibyte };
+}
+
+/** Length of the valid UTF-8 sequence at i, or 0. */
+function utf8SequenceAt(b: Uint8Array, i: number): number {
+  const n = b.length;
+  const c = b[i]!;
+  if (c < 0x80) return 1;
+  let need: number;
+  let min: number;
+  if (c >= 0xc2 && c <= 0xdf) (need = 1), (min = 0x80);
+  else if (c >= 0xe0 && c <= 0xef) (need = 2), (min = 0x800);
+  else if (c >= 0xf0 && c <= 0xf4) (need = 3), (min = 0x10000);
+  else return 0;
+  if (i + need >= n) return 0;
+  let cp = c & (0x3f >> need);
+  for (let k = 1; k <= need; k++) {
+    const t = b[i + k]!;
+    if ((t & 0xc0) !== 0x80) return 0;
+    cp = (cp << 6) | (t & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return need + 1;
+}
+
+function hex(b: Uint8Array, at: number, length = 4): string {
+  return Array.from(b.subarray(at, at + length), (x) => `0x${x.toString(16).toUpperCase().padStart(2, '0')}`).join(' ');
 }
 
 function decodeUtf32(bytes: Uint8Array, start: number, littleEndian: boolean): string {
@@ -218,7 +239,7 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
   }
   const utf16 = looksUtf16(bytes);
   if (utf16) fail(`the file looks like UTF-16${utf16 === 'le' ? 'LE' : 'BE'} without a byte order mark (every other byte is 0)`, 1, 'save it again as UTF-8, or as UTF-16 with a byte order mark');
-  const bad = firstInvalidUtf8(bytes);
+  const { invalid: bad, multibyte } = scanUtf8(bytes);
   if (bad < 0) return { text: new TextDecoder('utf-8', { ignoreBOM: true }).decode(bytes), encoding: 'utf-8', how: 'utf-8' };
   const line = lineAtByte(bytes, bad);
 
@@ -238,6 +259,12 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
   const fix = 'save the file as UTF-8';
   const what = `the bytes ${hex(bytes, bad)} are not UTF-8`;
   if (!best) fail(`${what} and no other encoding reads the file cleanly (tried ${tried.join(', ')})`, line, fix);
+  // A single-byte text rarely holds a valid UTF-8 sequence (a letter from À-ï then 0x80-0xBF): with
+  // one, the file mixes UTF-8 with that encoding (files joined), and either reading would turn one
+  // part into other letters. (Multi-byte encodings hold such pairs by chance: not checked.)
+  if (multibyte >= 0 && /^(windows-|iso-8859|koi8)/.test(best.label)) {
+    fail(`the bytes ${hex(bytes, bad)} are not UTF-8, but line ${lineAtByte(bytes, multibyte)} holds UTF-8 (${hex(bytes, multibyte, utf8SequenceAt(bytes, multibyte))}): the file mixes two encodings`, line, 'save every part of the file as UTF-8');
+  }
   if (best.confidence < SURE) {
     if (best.confidence < MIN_CONFIDENCE) fail(`${what} and the encoding cannot be told (best guess ${best.label}, confidence ${best.confidence} of 100; tried ${tried.join(', ')})`, line, fix);
     const rival = candidates.find((c) => c !== best && c.confidence >= best.confidence * RIVAL_SHARE && c.text !== best.text);

@@ -211,6 +211,12 @@ describe('readSrt: legacy encodings by detection, never a replaced character', (
     expect(readSrt(twoCues(Buffer.from('446f6272fd', 'hex'), Buffer.from('44ec6b756a69', 'hex')), { encoding: 'iso-8859-2' }).cues.map((c) => c.text)).toEqual(['Dobrý', 'Děkuji']);
   });
 
+  it('a file that mixes UTF-8 with another encoding is refused naming both lines', () => {
+    const e = refusal(twoCues(Buffer.from('Café'), Buffer.from([0x43, 0x61, 0x66, 0xe9])));
+    expect(e.details?.reason).toBe('encoding');
+    expect(e.message).toBe('line 7: the bytes 0xE9 0x0A are not UTF-8, but line 3 holds UTF-8 (0xC3 0xA9): the file mixes two encodings; fix: save every part of the file as UTF-8');
+  });
+
   it('bytes no encoding reads cleanly are refused; UTF-16 without a BOM is named', () => {
     const e = refusal(twoCues(Buffer.from([0x81, 0x81, 0x81, 0x00, 0x01]), Buffer.from('ok')));
     expect(e.details?.reason).toBe('encoding');
@@ -259,44 +265,34 @@ describe('readSrt: refusals name the line, the problem and the fix', () => {
 });
 
 describe('readSrt: linear time on any input', () => {
+  // 4 MB of each: linear reading takes well under a second on a quiet machine (a few seconds under
+  // heavy load); anything quadratic in a line or in the document would take hours at this size.
   const time = (f: () => unknown) => {
     const t = performance.now();
     f();
     return performance.now() - t;
   };
-  const hostile: [string, (k: number) => string][] = [
-    ['digits', (k) => `1\n00:00:01,000 --> 00:00:02,000\n${'1'.repeat(k)}\n`],
-    ['spaces and arrows', (k) => `1\n00:00:01,000 --> 00:00:02,000\n${' - >'.repeat(k / 4)}1:2:3\n`],
-    ['colons', (k) => `1\n00:00:01,000 --> 00:00:02,000\n${'1:'.repeat(k / 2)}-->\n`],
-    ['timing-shaped lines', (k) => '1\n00:00:01,000 --> 00:00:02,000\nx\n'.repeat(k / 33)],
-    ['number lines', (k) => `1\n00:00:01,000 --> 00:00:02,000\n${'5\n'.repeat(k / 2)}`],
-    ['a long timing line', (k) => `${'0'.repeat(k)}1:00:01,000 --> 00:00:02,000 ${'X1:'.repeat(k / 3)}\nx\n`],
-    ['blank lines', (k) => `1\n00:00:01,000 --> 00:00:02,000\nx${'\r\n'.repeat(k / 2)}y\n`],
+  const M = 4_000_000;
+  const hostile: [string, string][] = [
+    ['digits', `1\n00:00:01,000 --> 00:00:02,000\n${'1'.repeat(M)}\n`],
+    ['spaces and arrows', `1\n00:00:01,000 --> 00:00:02,000\n${' - >'.repeat(M / 4)}1:2:3\n`],
+    ['colons', `1\n00:00:01,000 --> 00:00:02,000\n${'1:'.repeat(M / 2)}-->\n`],
+    ['timing-shaped lines', '1\n00:00:01,000 --> 00:00:02,000\nx\n'.repeat(M / 33)],
+    ['number lines', `1\n00:00:01,000 --> 00:00:02,000\n${'5\n'.repeat(M / 2)}`],
+    ['a long timing line', `${'0'.repeat(M / 2)}1:00:01,000 --> 00:00:02,000 ${'X1:'.repeat(M / 6)}\nx\n`],
+    ['blank lines', `1\n00:00:01,000 --> 00:00:02,000\nx${'\r\n'.repeat(M / 2)}y\n`],
+    ['white space', `1\n00:00:01,000 --> 00:00:02,000\n${' \t'.repeat(M / 2)}x\n`],
   ];
-  for (const [what, make] of hostile) {
+  for (const [what, text] of hostile) {
     it(what, () => {
-      const small = make(250_000);
-      const big = make(1_000_000);
-      checkSrt(small);
-      const best = (s: string) => Math.min(time(() => checkSrt(s)), time(() => checkSrt(s)), time(() => checkSrt(s)));
-      const a = best(small);
-      const b = best(big);
-      expect(b).toBeLessThan(2000);
-      // 4x the input: linear gives ~4 (up to ~8 here from cache effects in String.prototype.indexOf), quadratic 16.
-      expect(b / Math.max(a, 1)).toBeLessThan(10);
+      expect(time(() => checkSrt(text))).toBeLessThan(20_000);
     });
   }
 
-  it('a megabyte that is not UTF-8 is detected in linear time too', () => {
+  it('4 MB that is not UTF-8 is detected and decoded in linear time too', () => {
     const line = Buffer.from('536368f66e65204772fcdf6520617573204dfc6e6368656e0a', 'hex');
-    const make = (k: number) => Buffer.concat([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\n'), ...Array.from({ length: k }, () => line)]);
-    const small = make(10_000);
-    const big = make(40_000);
-    checkSrt(small);
-    const a = time(() => checkSrt(small));
-    const b = time(() => checkSrt(big));
-    expect(b).toBeLessThan(5000);
-    expect(b / Math.max(a, 1)).toBeLessThan(12);
+    const big = Buffer.concat([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\n'), ...Array.from({ length: M / line.length }, () => line)]);
+    expect(time(() => checkSrt(big))).toBeLessThan(20_000);
   });
 });
 
