@@ -14,6 +14,7 @@ import { Player, type Track } from './player.js';
 import { dirOf, readingStats, READING_LIMITS } from './reading.js';
 import { reportIndex, segmentFigures, summaryText, type QualityReportView } from './report.js';
 import { licenceWarningText } from './licences.js';
+import { srtNotesText } from './srt-notes.js';
 import { diffScript, diffSpeakers, fieldLabel, hasErrors, rebaseScript, rebaseSpeakers, segmentAt, speakerStats, validateSegments, type EditableField, type ScriptDiff, type ScriptIssue } from './script-edit.js';
 import { showLineAudio } from './redub.js';
 import { freshId, mergeWithNext, placeEdge, splitSegment, edgeLimits } from './segment-ops.js';
@@ -275,6 +276,8 @@ export class StudioApp {
     const view = this.timeline?.view();
     this.win.document.title = `${v.name} - ${a.name} - Studio`;
     const licenceWarning = licenceWarningText(v.engines);
+    // what reading a source or reference SRT normalised: the script's records (before a generation too)
+    const srtNotes = srtNotesText(this.base?.script.engines ?? v.engines);
     fill(byId('title'), `${a.name}: ${v.name}`);
     fill(
       byId('meta'),
@@ -286,6 +289,7 @@ export class StudioApp {
       h('span', { id: 'report-summary', class: 'report-summary' }),
       // weights not cleared for commercial use made this dub: say which (the API's Version engines)
       licenceWarning ? h('span', { id: 'licence-warning', class: 'licence-warning', role: 'note' }, licenceWarning) : null,
+      srtNotes ? h('span', { id: 'srt-notes', class: 'srt-notes', role: 'note' }, srtNotes) : null,
     );
 
     const reason = act.readOnlyReason + (v.status === 'Failed' && v.error ? ` Error ${v.error.error_code}: ${v.error.detail}` : '');
