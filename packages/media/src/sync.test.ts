@@ -7,7 +7,7 @@
  * durations. The full pipeline on the same sources, with and without lips: test/sync-dub.test.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encodeAudioChunked, extractAudio, mux, probe, streamStarts, trim, type AacChunkStore } from './index.js';
+import { computeWaveform, encodeAudioChunked, extractAudio, levelToDb, mux, probe, streamStarts, trim, type AacChunkStore } from './index.js';
 import { tempDir } from '../test-support/media-fixtures.js';
 import { beepToFlash, FLASH_FRAMES, makeSyncCase, makeSyncParts, SYNC_CASES, SYNC_FPS, timelineEvents, type TimelineEvents } from '../test-support/sync-events.js';
 
@@ -71,6 +71,12 @@ describe('the media steps of a dub keep events in place against the picture', ()
       const outLag = dubbed.audioStart - dubbed.videoStart;
       expect(outLag - srcLag, `${name}: audio starts ${(1000 * outLag).toFixed(1)} ms after the picture, ${(1000 * srcLag).toFixed(1)} ms in the source`).toBeGreaterThan(-0.024);
       expect(outLag - srcLag).toBeLessThan(0.024);
+      // the studio's waveform of the source is on the same timeline: the first beep in its window
+      const wave = await computeWaveform(source);
+      const loud = wave.peak.findIndex((p) => levelToDb(p) > -10) / wave.rate;
+      const beep = src.beeps[0]! - Math.min(src.videoStart, src.audioStart);
+      expect(beep - loud, `${name}: waveform's first beep at ${loud} s, the beep at ${beep.toFixed(4)} s`).toBeGreaterThanOrEqual(-0.001);
+      expect(beep - loud).toBeLessThan(1 / wave.rate + 0.001);
       // the extracted audio spans the timeline from its origin (the audio the transcript and the dub
       // are timed on): to its end, or to where the audio ends first (the picture 0.3 s late)
       expect(mixFrames).toBeLessThanOrEqual(Math.round(duration * 44100));

@@ -9,7 +9,8 @@ import { Writable } from 'node:stream';
 import { AssetError, ProcessError, resolveContext, type PartialContext } from '@dub/core';
 import { runFfmpeg } from './ffmpeg.js';
 import { probe } from './probe.js';
-import type { MediaToolOptions } from './tools.js';
+import { ffSignedTime, streamStarts } from './timing.js';
+import { tools, type MediaToolOptions } from './tools.js';
 
 /** The lowest level the byte scale holds; byte 0 is this or quieter (digital silence included). */
 export const WAVEFORM_FLOOR_DB = -90;
@@ -121,8 +122,12 @@ export async function computeWaveform(input: string, opts: WaveformOptions = {},
       done();
     },
   });
-  const args = ['-i', input, '-map', `0:a:${opts.audioStream ?? 0}`, '-vn', '-sn', '-dn', '-ac', '1', '-ar', String(WAVEFORM_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
   try {
+    // on the presentation timeline, as extractAudio: window 0 is the file's origin, an audio stream
+    // that starts after the picture is preceded by silence
+    const origin = (await streamStarts(input, { ...tools(opts), audioStream: opts.audioStream ?? 0 }, ctx)).origin;
+    const filter = `asetpts=PTS-(${ffSignedTime(origin)})/TB,aresample=${WAVEFORM_SAMPLE_RATE}:async=1:first_pts=0`;
+    const args = ['-copyts', '-i', input, '-map', `0:a:${opts.audioStream ?? 0}`, '-vn', '-sn', '-dn', '-af', filter, '-ac', '1', '-ar', String(WAVEFORM_SAMPLE_RATE), '-c:a', 'pcm_s16le', '-f', 's16le', 'pipe:1'];
     await runFfmpeg(args, { ...opts, stage: 'waveform', progress: false, stdout: sink }, ctx);
   } catch (e) {
     // Tell a missing audio stream apart from other failures by looking at the input, not the message.
