@@ -7,7 +7,7 @@
 // Run after `npm run build` (or `npx tsc -b packages/srt`): node bench/srt.mjs
 import os from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { formatSubtitles, parseSrt, serializeSrt, SRT_PROFILE_LIMITS, SRT_PROFILE_NAMES } from '@dub/srt';
+import { formatSubtitles, parseSrt, readSrt, serializeSrt, SRT_PROFILE_LIMITS, SRT_PROFILE_NAMES } from '@dub/srt';
 
 const WORDS = Number(process.env.BENCH_SRT_WORDS ?? 100_000);
 const RUNS = 3;
@@ -154,6 +154,10 @@ const oursParse = time(() => parseSrt(big));
 const peerParse = time(() => regexParse(big));
 const oursParseCrlf = time(() => parseSrt(bigCrlf));
 const peerParseCrlf = time(() => regexParse(bigCrlf));
+// The tolerant input reader (ffmpeg's reading, notes), on the text and on the file's bytes (UTF-8 check + decode).
+const oursRead = time(() => readSrt(big));
+const oursReadBytes = time(() => readSrt(Buffer.from(bigCrlf, 'utf8')));
+if (oursRead.result.cues.length !== cues.length || oursReadBytes.result.cues.length !== cues.length) throw new Error('readSrt cue count mismatch');
 const oursSer = time(() => serializeSrt(oursParse.result));
 const peerSer = time(() => templateSerialize(oursParse.result));
 // Sanity: both parsers read the same cues, both serializers write the same file.
@@ -182,4 +186,6 @@ console.log('|---|---:|---:|---:|---:|---:|');
 const io = (op, o, p, size) => console.log(`| ${op} | ${o.ms.toFixed(1)} | ${(size / (o.ms / 1000)).toFixed(1)} | ${p.ms.toFixed(1)} | ${(size / (p.ms / 1000)).toFixed(1)} | ${(p.ms / o.ms).toFixed(2)}x |`);
 io('parse (LF)', oursParse, peerParse, mb);
 io('parse (CRLF)', oursParseCrlf, peerParseCrlf, bigCrlf.length / 1e6);
+io('readSrt, tolerant (LF text)', oursRead, peerParse, mb);
+io('readSrt, tolerant (CRLF bytes)', oursReadBytes, peerParseCrlf, bigCrlf.length / 1e6);
 io('serialize (LF)', oursSer, peerSer, mb);

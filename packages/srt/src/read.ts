@@ -139,11 +139,16 @@ function scanInt(s: string, at: number): [Field, number] | undefined {
   let negative = false;
   if (s[i] === '+' || s[i] === '-') negative = s[i++] === '-';
   const from = i;
-  while (i < s.length && isDigit(s.charCodeAt(i))) i++;
+  let value = 0;
+  let overflow = false;
+  for (let c = s.charCodeAt(i); c >= 48 && c <= 57; c = s.charCodeAt(++i)) {
+    if (!overflow) {
+      value = value * 10 + (c - 48);
+      if (value > 2147483647) overflow = true;
+    }
+  }
   if (i === from) return undefined;
-  const text = s.slice(from, i).replace(/^0+(?=\d)/, '');
-  const overflow = text.length > 10 || Number(text) > 2147483647;
-  return [{ value: overflow ? 0 : Number(text), digits: i - from, negative, overflow }, i];
+  return [{ value: overflow ? 0 : value, digits: i - from, negative, overflow }, i];
 }
 
 /** `%d:%d:%d%*1[,.]%d` from `at`: four fields and where it stopped, or undefined. */
@@ -303,7 +308,7 @@ export function readSrt(input: string | Uint8Array, opts: ReadSrtOptions = {}): 
     encoding = { label: d.encoding, ...(message ? { message } : {}) };
   }
   const notes = new Notes();
-  const lines = text.split(/\r\n|\r|\n/);
+  const lines = text.includes('\r') ? text.split(/\r\n|\r|\n/) : text.split('\n');
   if (text.includes('\r') && !text.includes('\n')) notes.add('cr_line_ends', 1);
 
   const raw: RawCue[] = [];
