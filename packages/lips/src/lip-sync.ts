@@ -16,6 +16,7 @@ import { trackFaces } from './face/face-track.js';
 import { LIPS_ENGINES, lipsEngineHost } from './registry.js';
 import { resolveLipsOptions, type LipsEngineId, type LipsOptions, type ResolvedLipsOptions } from './options.js';
 import { videoInfo } from './video/video-info.js';
+import { speechFromPictureStart } from './audio/picture-start.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsRenderResult } from './types.js';
 import { renderChunked, type ChunkedRenderResult, type LipsChunkStore } from './engines/chunked.js';
 
@@ -89,7 +90,10 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
         trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
       ));
     const t1 = performance.now();
-    const chosen = await LIPS_ENGINES.resolve(o.engine, req.speech.locale, lipsEngineHost(o));
+    // the speech heard with each frame: from the picture's first frame on the timeline
+    const { speech, offset } = await speechFromPictureStart(req.video, req.speech, work, o.media, base);
+    if (offset > 0) base.logger.debug({ offset }, 'lips: the picture starts later than the speech timeline; speech and words taken from its start');
+    const chosen = await LIPS_ENGINES.resolve(o.engine, speech.locale, lipsEngineHost(o));
     base.logger.info({ lips_model: o.model, engine: chosen.id, reason: chosen.reason, ...(chosen.models[0] ? { model: chosen.models[0].file } : {}) }, `lips: ${chosen.id}`);
     const engine = await LIPS_ENGINES.create(chosen.id, { wav2lip: o.wav2lip, 'viseme-warp': o.visemeWarp }, lipsEngineHost(o));
     const silent = path.join(work, 'lips.mp4');
@@ -99,7 +103,7 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
       const renderCtx = { ...subContext(base, 'lips', 0.25, req.audio?.length ? 0.97 : 1), ...(withLimit ? { withLimit } : {}) };
       const renderOpts = { workScale: o.workScale, encode: o.encode, tmpDir: work, media: o.media };
       if (req.chunks && engine.prepare) {
-        const prepared = await engine.prepare(info, req.speech, faces, renderOpts, renderCtx);
+        const prepared = await engine.prepare(info, speech, faces, renderOpts, renderCtx);
         try {
           chunked = await renderChunked(info, faces, prepared, silent, { ...renderOpts, store: req.chunks.store, identity: req.chunks.identity, ...(req.chunks.chunkFrames ? { chunkFrames: req.chunks.chunkFrames } : {}) }, renderCtx);
           rendered = chunked;
@@ -107,7 +111,7 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
           await prepared.close();
         }
       } else {
-        rendered = await engine.render(info, req.speech, faces, silent, renderOpts, renderCtx);
+        rendered = await engine.render(info, speech, faces, silent, renderOpts, renderCtx);
       }
     } finally {
       await engine.dispose();
