@@ -6,6 +6,10 @@
  * measured on decoded frames (their pts) and decoded audio (its first frame's pts), not read from
  * durations. The full pipeline on the same sources, with and without lips: test/sync-dub.test.ts.
  */
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { computeWaveform, encodeAudioChunked, extractAudio, levelToDb, mux, probe, streamStarts, trim, type AacChunkStore } from './index.js';
 import { tempDir } from '../test-support/media-fixtures.js';
@@ -83,4 +87,59 @@ describe('the media steps of a dub keep events in place against the picture', ()
       expect(mixFrames).toBeGreaterThanOrEqual(Math.round((name === 'video after audio' ? duration - 0.33 : duration - 0.01) * 44100));
     }, 60_000);
   }
+});
+
+/** Decoded audio (mono 44.1 kHz) and the presentation time of its first sample. */
+async function decodedAudio(file: string): Promise<{ x: Float32Array; start: number }> {
+  const exec = promisify(execFile);
+  const { stdout } = await exec('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:a:0', '-ac', '1', '-ar', '44100', '-c:a', 'pcm_f32le', '-f', 'f32le', '-'], { encoding: 'buffer', maxBuffer: 1 << 26 });
+  const start = (await streamStarts(file, { only: 'audio' })).audio ?? 0;
+  return { x: new Float32Array(stdout.buffer, stdout.byteOffset, stdout.length / 4), start };
+}
+
+/** The lag (s) of `b` against `a` on the presentation timeline that best lines up their sound, within +-`range`. */
+function soundLag(a: { x: Float32Array; start: number }, b: { x: Float32Array; start: number }, from: number, seconds: number, range: number): number {
+  const rate = 44100;
+  const n = Math.round(seconds * rate);
+  const ia = Math.round((from - a.start) * rate);
+  let best = -Infinity;
+  let lag = 0;
+  for (let d = -Math.round(range * rate); d <= Math.round(range * rate); d++) {
+    const ib = Math.round((from - b.start) * rate) + d;
+    let dot = 0;
+    let eb = 0;
+    for (let i = 0; i < n; i++) {
+      const v = b.x[ib + i] ?? 0;
+      dot += a.x[ia + i]! * v;
+      eb += v * v;
+    }
+    const score = eb > 0 ? dot / Math.sqrt(eb) : -Infinity;
+    if (score > best) {
+      best = score;
+      lag = d / rate;
+    }
+  }
+  return lag;
+}
+
+describe('a real phone recording (fixtures/iphone-rotated.mov, from another project\'s test fixtures)', () => {
+  it('keeps its sound against its picture, every frame and its rotation', async () => {
+    const source = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'iphone-rotated.mov');
+    const { out } = await dubMedia(source, 'iphone');
+    const [srcInfo, outInfo] = await Promise.all([probe(source), probe(out)]);
+    expect(outInfo.video!.rotation).toBe(srcInfo.video!.rotation);
+    expect(srcInfo.video!.rotation).not.toBe(0);
+    const [srcVideo, outVideo] = await Promise.all([streamStarts(source, { only: 'video' }), streamStarts(out, { only: 'video' })]);
+    expect(Math.abs(outVideo.video! - srcVideo.video!)).toBeLessThan(0.001);
+    const count = async (f: string) => {
+      const exec = promisify(execFile);
+      const { stdout } = await exec('ffprobe', ['-v', 'error', '-count_frames', '-select_streams', 'v:0', '-show_entries', 'stream=nb_read_frames', '-of', 'csv=p=0', f]);
+      return Number(stdout.trim());
+    };
+    expect(await count(out)).toBe(await count(source));
+    expect(Math.abs(outInfo.duration - srcInfo.duration)).toBeLessThan(1 / srcInfo.video!.fps);
+    // the sound of 0.3-1.8 s lines up with the source's at the same presentation times (AAC encoded twice: within 1 ms)
+    const lag = soundLag(await decodedAudio(source), await decodedAudio(out), 0.3, 1.5, 0.03);
+    expect(Math.abs(lag), `the dubbed sound is ${(1000 * lag).toFixed(2)} ms off the source's`).toBeLessThanOrEqual(0.001);
+  }, 60_000);
 });
