@@ -59,23 +59,34 @@ export function firstInvalidUtf8(b: Uint8Array): number {
   return scanUtf8(b).invalid;
 }
 
-/** The first invalid byte (-1: none) and the first valid multi-byte sequence (-1: none). Linear. */
+/**
+ * The first invalid byte (-1: none) and the first valid multi-byte sequence on a line without any
+ * invalid byte (-1: none): a line that is UTF-8 by itself. Linear.
+ */
 function scanUtf8(b: Uint8Array): { invalid: number; multibyte: number } {
   const n = b.length;
   let invalid = -1;
   let multibyte = -1;
+  let lineMulti = -1;
+  let lineInvalid = false;
   let i = 0;
-  while (i < n) {
+  while (i <= n) {
+    const c = b[i];
+    if (c === undefined || c === 10 || c === 13) {
+      if (lineMulti >= 0 && !lineInvalid && multibyte < 0) multibyte = lineMulti;
+      if (c === undefined || (invalid >= 0 && multibyte >= 0)) break;
+      lineMulti = -1;
+      lineInvalid = false;
+      i++;
+      continue;
+    }
     const len = utf8SequenceAt(b, i);
     if (len === 0) {
       if (invalid < 0) invalid = i;
-      if (multibyte >= 0) break;
+      lineInvalid = true;
       i++;
     } else {
-      if (len > 1 && multibyte < 0) {
-        multibyte = i;
-        if (invalid >= 0) break;
-      }
+      if (len > 1 && lineMulti < 0) lineMulti = i;
       i += len;
     }
   }
@@ -259,9 +270,10 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
   const fix = 'save the file as UTF-8';
   const what = `the bytes ${hex(bytes, bad)} are not UTF-8`;
   if (!best) fail(`${what} and no other encoding reads the file cleanly (tried ${tried.join(', ')})`, line, fix);
-  // A single-byte text rarely holds a valid UTF-8 sequence (a letter from À-ï then 0x80-0xBF): with
-  // one, the file mixes UTF-8 with that encoding (files joined), and either reading would turn one
-  // part into other letters. (Multi-byte encodings hold such pairs by chance: not checked.)
+  // A line of a single-byte text is rarely valid UTF-8 with a multi-byte letter in it (all its high
+  // bytes would have to pair up as UTF-8): with one, the file mixes UTF-8 with that encoding (files
+  // joined), and either reading would turn one part into other letters. (Multi-byte encodings hold
+  // such lines by chance: not checked.)
   if (multibyte >= 0 && /^(windows-|iso-8859|koi8)/.test(best.label)) {
     fail(`the bytes ${hex(bytes, bad)} are not UTF-8, but line ${lineAtByte(bytes, multibyte)} holds UTF-8 (${hex(bytes, multibyte, utf8SequenceAt(bytes, multibyte))}): the file mixes two encodings`, line, 'save every part of the file as UTF-8');
   }
