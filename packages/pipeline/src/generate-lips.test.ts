@@ -156,7 +156,7 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'synthesis')).toMatchObject({ cached: true });
       const installed = await fsp.readFile(path.join(models, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx'));
       expect(generated(events).engines?.lips).toEqual({
-        id: 'wav2lip', label: 'Wav2Lip GAN 96', model: 'wav2lip_gan_96.onnx', sha256: createHash('sha256').update(installed).digest('hex'), size: installed.length, provider: 'cpu', selected: 'auto', reason: 'auto: the Wav2Lip model is installed',
+        id: 'wav2lip', label: 'Wav2Lip GAN 96', model: 'wav2lip_gan_96.onnx', sha256: createHash('sha256').update(installed).digest('hex'), size: installed.length, model_id: 'wav2lip-gan-96', license: 'Wav2Lip: personal, research and non-commercial use only', commercial: 'no', provider: 'cpu', selected: 'auto', reason: 'auto: the Wav2Lip model is installed',
       });
     });
 

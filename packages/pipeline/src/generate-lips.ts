@@ -60,6 +60,12 @@ export interface LipsStageResult {
   /** ONNX execution provider of the Wav2Lip model, where it ran one. */
   provider?: 'cpu' | 'cuda';
   cached: boolean;
+  /** The engine the registry chose (the rendered one unless the render fell back). */
+  chosen: string;
+  /** Why that engine (the registry's reason; under the model policy "commercial" it names what auto passed over). */
+  reason: string;
+  /** Installed engines auto passed over under the model policy "commercial". */
+  passedOver?: string[];
   /** Keys of the lips chunk blobs the video is made of (undefined: a lips output stored before they were recorded). */
   chunkKeys?: string[];
 }
@@ -128,5 +134,5 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     return { engine: result.engine, frames: result.frames, changedFrames: result.changedFrames, facesFound: result.facesFound, ...(provider ? { provider } : {}), ...(result.chunks ? { chunks: result.chunks } : {}), chunkKeys: [...used].sort() };
   });
   const { provider, chunkKeys } = r.value as { provider?: 'cpu' | 'cuda'; chunkKeys?: string[] };
-  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, label: engineLabel(LIPS_ENGINES.get(r.value.engine), modelFile ? [modelFile] : []), modelFile, ...(provider ? { provider } : {}), cached: r.cached, ...(chunkKeys ? { chunkKeys } : {}) };
+  return { videoKey: r.files['lips.mp4']!, engine: r.value.engine, label: engineLabel(LIPS_ENGINES.get(r.value.engine), modelFile ? [modelFile] : []), modelFile, ...(provider ? { provider } : {}), cached: r.cached, chosen: chosen.id, reason: chosen.reason, ...(chosen.record.passed_over ? { passedOver: chosen.record.passed_over } : {}), ...(chunkKeys ? { chunkKeys } : {}) };
 }

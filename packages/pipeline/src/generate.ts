@@ -298,10 +298,11 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       videoKey = lips.videoKey;
       lipsChunks = lips.chunkKeys ?? null;
       const lipsSelected = opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto';
-      const lipsReason = lipsSelected === 'explicit' ? `DUB_LIPS_ENGINE=${lips.engine}` : lips.engine === 'wav2lip' ? 'auto: the Wav2Lip model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
+      // the registry's reason for the engine it chose (under the model policy it names what auto passed over)
+      const lipsReason = lips.engine === lips.chosen ? lips.reason : lipsSelected === 'explicit' ? `DUB_LIPS_ENGINE=${lips.engine}` : lips.engine === 'wav2lip' ? 'auto: the Wav2Lip model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
       engines.lips = lips.modelFile
         ? await modelEngineRecord(lips.engine, lips.modelFile, { label: lips.label, selected: lipsSelected, reason: lipsReason, provider: lips.provider, terms: recordTermsOf(LIPS_ENGINES.termsOf(lips.engine, job.locale, { models: {} })) })
-        : { id: lips.engine, label: lips.label, selected: lipsSelected, reason: lipsReason };
+        : { id: lips.engine, label: lips.label, ...(lips.passedOver ? { passed_over: lips.passedOver } : {}), selected: lipsSelected, reason: lipsReason };
     }
     // the dubbed track is encoded once: the video takes the .m4a's AAC stream as it is
     const audioKey = audio.files['result.m4a']!;
