@@ -30,9 +30,9 @@ function memoryStore(): AacChunkStore {
 }
 
 /** prepare-asset's trim and audio, generate-version's dubbed track and mux (the mix stands in for the dub: it holds the beeps). */
-async function dubMedia(source: string, name: string): Promise<{ out: string; trimmed: string; mixFrames: number; duration: number }> {
+async function dubMedia(source: string, name: string, window?: { start: number; end: number }): Promise<{ out: string; trimmed: string; mixFrames: number; duration: number }> {
   const info = await probe(source);
-  const range = { start: 0, end: info.duration };
+  const range = window ?? { start: 0, end: info.duration };
   const trimmed = tmp.file(`${name}-source.mp4`);
   await trim(source, trimmed, { ...range, info });
   const mix = await extractAudio(source, tmp.file(`${name}-mix.wav`), { sampleRate: 44100, channels: 2, format: 'float32', ...range });
@@ -121,6 +121,35 @@ function soundLag(a: { x: Float32Array; start: number }, b: { x: Float32Array; s
   }
   return lag;
 }
+
+describe('a trim window keeps events in place too', () => {
+  // the cut starts between keyframes (the video is re-encoded), or before the picture starts
+  for (const [name, start, end] of [['audio after video', 1, 3.5], ['B-frames', 1.1, 3.5], ['video after audio', 0.1, 3.5]] as const) {
+    it(`${name}, [${start}, ${end})`, async () => {
+      const slug = `${name.replace(/\W+/g, '-')}-cut`;
+      const source = tmp.file(`${slug}.${SYNC_CASES[name]!.ext}`);
+      await makeSyncCase(name, tmp.file('v.mkv'), tmp.file('a.wav'), source);
+      const src = await timelineEvents(source);
+      const origin = Math.min(src.videoStart, src.audioStart);
+      const { out, mixFrames } = await dubMedia(source, slug, { start, end });
+      const dubbed = await timelineEvents(out);
+      // the flashes and beeps inside the window, each moved by the window's start
+      const inside = src.flashes.filter((t) => t - origin >= start && t - origin < end - 0.1);
+      expect(dubbed.flashes.length).toBe(inside.length);
+      dubbed.flashes.forEach((t, i) => expect(Math.abs(t - (inside[i]! - origin - start))).toBeLessThan(0.001));
+      const want = beepToFlash(src);
+      dubbed.flashes.forEach((t, i) => {
+        const beep = dubbed.beeps.find((b) => Math.abs(b - t - want[src.flashes.indexOf(inside[i]!)]!) < 0.1);
+        expect(beep, `no beep near ${t} s`).toBeDefined();
+        expect(Math.abs(beep! - t - want[src.flashes.indexOf(inside[i]!)]!)).toBeLessThanOrEqual(0.015);
+      });
+      // the picture starts where the window meets it
+      expect(Math.abs(dubbed.videoStart - Math.max(0, src.videoStart - origin - start))).toBeLessThan(1 / SYNC_FPS / 2 + 0.001);
+      expect(Math.abs(dubbed.duration - (end - start))).toBeLessThan(1 / SYNC_FPS);
+      expect(mixFrames).toBe(Math.round((end - start) * 44100));
+    }, 60_000);
+  }
+});
 
 describe('a real phone recording (fixtures/iphone-rotated.mov, from another project\'s test fixtures)', () => {
   it('keeps its sound against its picture, every frame and its rotation', async () => {

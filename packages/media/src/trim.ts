@@ -63,9 +63,12 @@ export async function trim(input: string, output: string, opts: TrimOptions, con
   if (seeked) args.push('-ss', ffTime(seek));
   args.push('-t', ffTime(at + (end - start) - (seeked ? at : starts.formatStart)));
   args.push('-i', input, '-map', '0:v:0?', '-map', '0:a?', '-sn', '-dn', '-map_metadata', '0');
+  // Decoded streams end at the window's end exactly (the input -t counts a stream that starts
+  // inside the window from its own first frame); copied video stops at the first packet past it.
+  const stop = ffTime(at + (end - start));
   if (copy) args.push('-c:v', 'copy');
-  else args.push('-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', String(opts.crf ?? 18), '-fps_mode', 'passthrough');
-  args.push('-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k', '-output_ts_offset', ffSignedTime(-at), ...faststartArgs(output), output);
+  else args.push('-vf', `trim=end=${stop}`, '-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', String(opts.crf ?? 18), '-fps_mode', 'passthrough');
+  args.push('-af', `atrim=end=${stop}`, '-c:a', 'aac', '-b:a', opts.audioBitrate ?? '192k', '-output_ts_offset', ffSignedTime(-at), ...faststartArgs(output), output);
   ctx.logger.debug({ input, start, end, copy }, 'trim');
   await runFfmpeg(args, { ...opts, stage: 'trim', durationSec: end - start }, ctx);
   return { file: output, reencoded: !copy };
