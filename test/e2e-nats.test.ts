@@ -31,8 +31,8 @@ describe('dub serve --nats + dub worker', () => {
     base = `http://127.0.0.1:${port}`;
     api = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'api'), '--nats', nats.url], { DUB_API_KEYS: `${KEY}:org1` });
     worker = spawnDub(['worker', '--nats', nats.url, '--data-dir', path.join(dir, 'worker'), '--concurrency', '1', '--metrics-port', String(metricsPort)], {});
-    await waitHealthy(base, api);
-  }, 90_000);
+    await waitHealthy(base, api, 150_000); // a loaded 2-core machine took 44-75 s to start dub serve
+  }, 180_000);
 
   afterAll(async () => {
     await api?.stop();
