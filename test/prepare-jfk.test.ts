@@ -110,7 +110,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(script.segments.length).toBeGreaterThan(0);
       // the script carries the transcript's engine records and the translation's
       const transcript = validate<Transcript>(TranscriptSchema, await readJson(blobKeys.transcript(ASSET)), 'transcript');
-      expect(script.engines).toEqual({ ...transcript.engines, translation: { id: 'apertium', label: 'Apertium', selected: 'auto', reason: 'the offline default' } });
+      expect(script.engines).toEqual({ ...transcript.engines, translation: { id: 'apertium', label: 'Apertium', model_id: 'apertium-data', license: 'GPL-2.0-only', commercial: 'yes', selected: 'auto', reason: 'the offline default' } });
       const spanish = script.segments.map((s) => s.target_text).join(' ');
       expect(spanishWords(spanish)).toBeGreaterThanOrEqual(3);
       for (const s of script.segments) {
