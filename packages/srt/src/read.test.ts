@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ffmpegCues, ffprobeMissing, normaliseCueText } from './ffmpeg-cues.test-util.js';
 import { decodeStrict } from './decode.js';
-import { checkSrt, readSrt, scanTimingLine, type SrtReadErrorReason, type SrtReading } from './read.js';
+import { checkSrt, looksLikeWebVtt, readSrt, scanTimingLine, sourceSrtNotes, type SrtReadErrorReason, type SrtReading } from './read.js';
 
 const missing = ffprobeMissing();
 const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-srt-read-'));
@@ -182,6 +182,18 @@ describe(`readSrt: what ffmpeg accepts, with the same cues${missing ? ` (ffmpeg 
   it('a text given as a string that already lost characters is said so', () => {
     const r = readSrt('1\n00:00:01,000 --> 00:00:02,000\nCa va tr\uFFFDs bien\n');
     expect(note(r, 'replacement_characters')).toMatch(/^1 U\+FFFD replacement character in the text \(line 3\)/);
+  });
+});
+
+describe('sourceSrtNotes: the notes of a source_srt read as SRT', () => {
+  it('notes for SRT; none for WebVTT, plain text or a text readSrt refuses', () => {
+    expect(sourceSrtNotes('0\r00:00:01,000 --> 00:00:02,000\rHello\r')).toEqual(['lines end with CR only (old Mac style): read as line ends']);
+    expect(sourceSrtNotes('1\n00:00:01,000 --> 00:00:02,000\nHello\n')).toEqual([]);
+    expect(looksLikeWebVtt('\uFEFF\n WEBVTT - title\n\n00:01.000 --> 00:02.000\nhi\n')).toBe(true);
+    expect(looksLikeWebVtt('WEBVTTX\n')).toBe(false);
+    expect(sourceSrtNotes('WEBVTT\n\n00:00:01.000 --> 00:00:02.000 align:start\nhi\n')).toEqual([]);
+    expect(sourceSrtNotes('just words\nmore words\n')).toEqual([]);
+    expect(sourceSrtNotes('1\n00:00:01 --> 00:00:02\nhi\n')).toEqual([]);
   });
 });
 
