@@ -82,6 +82,9 @@ describe('the model policy in the CLI', () => {
     const refused = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--model-policy', 'commercial', '--separation-engine', 'htdemucs']);
     expect(refused.status).toBe(1);
     expect(refused.stdout).toMatch(/^NO +separation +htdemucs .*\n +missing: DUB_SEPARATION_ENGINE=htdemucs: HTDemucs v4's weights \(htdemucs\) are Demucs pretrained weights/m);
+    const piper = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--model-policy', 'commercial', '--tts-engine', 'piper']);
+    expect(piper.status).toBe(1);
+    expect(piper.stdout).toMatch(/^NO +speech synthesis +piper .*\n +missing: DUB_TTS_ENGINE=piper: Piper's weights \(piper-es_ES-davefx-medium\) are CC0-1\.0, commercial use unclear/m);
   });
 });
 

