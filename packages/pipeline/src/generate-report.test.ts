@@ -24,6 +24,7 @@ import {
   type Transcript,
   type VersionScript,
 } from '@dub/core';
+import { wordErrorRate } from '@dub/asr';
 import { SessionCache } from '@dub/onnx';
 import { readWav, renderTimelineBuffer, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { loadTranslateConfig } from '@dub/translate';
@@ -122,7 +123,7 @@ describe('the quality report of a generation', () => {
   let report: QualityReport;
   let event: Extract<EmittedEvent, { type: 'version_generated' }>;
 
-  it('places overlong lines without overlap and records how; es-ES: no back-transcription, with the reason', async () => {
+  it('places overlong lines without overlap and records how; es-ES: back-transcribed by Whisper in Spanish', async () => {
     const events: EmittedEvent[] = [];
     const result = await generateVersion(job(1), runtime(events), { translate: loadTranslateConfig({}) });
     event = events.find((e): e is typeof event => e.type === 'version_generated')!;
@@ -165,8 +166,9 @@ describe('the quality report of a generation', () => {
       expect(s.loudness.measured_on).toBe('speech_track');
       expect(s.loudness.rms_dbfs!, s.id).toBeLessThan(-3);
       expect(s.loudness.rms_dbfs!, s.id).toBeGreaterThan(-50);
-      // es-ES: pocketsphinx is English only and Whisper is not installed here
-      expect(s.back_transcription).toEqual({ engine: null, text: null, wer: null, reason: expect.stringMatching(/^no speech recognition engine for Spanish \(Spain\) \(es-ES\) is installed here \(pocketsphinx speaks English only; whisper: run `npx dub models fetch whisper-base`/) });
+      // es-ES: pocketsphinx is English only; Whisper base q8 (npm ci) decodes the line in Spanish
+      expect(s.back_transcription, s.id).toMatchObject({ engine: 'whisper', text: expect.any(String) });
+      expect(s.back_transcription.wer, s.id).toBe(Math.round(wordErrorRate(s.spoken_text, s.back_transcription.text!).wer * 1000) / 1000);
       // MFCC statistics: a figure, marked as such, without a threshold
       expect(s.speaker_similarity).toMatchObject({ engine: 'mfcc', kind: 'mfcc_stats_cosine', threshold: null, reason: expect.stringMatching(/MFCC statistics have no same-speaker threshold/) });
       expect(Math.abs(s.speaker_similarity.cosine!)).toBeLessThanOrEqual(1);

@@ -17,7 +17,7 @@ import type { SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
-import { isWhisperModelInstalled, whisperFileNames, whisperModelOf, WHISPER_INSTALL_HINT, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
+import { isWhisperModelInstalled, maxNewTokensFor, whisperFileNames, whisperModelOf, WHISPER_INSTALL_HINT, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { tokensToSegments } from './segments.js';
 import { WhisperTokenizer } from './tokenizer.js';
 
@@ -135,7 +135,7 @@ class Whisper implements AsrEngine {
       const decoded = await decodeWithFallback(sessions, tokenizer, encoded, {
         language,
         timestamps: this.o.timestamps,
-        maxNewTokens: this.o.maxNewTokens,
+        maxNewTokens: maxNewTokensFor(this.o, c.end - c.start),
         suppress: this.suppress,
         suppressBlank: this.o.suppressBlank,
         ...this.o.fallback,

@@ -25,6 +25,14 @@ export interface WhisperOptions extends FallbackOptions {
   suppressBlank?: boolean;
   /** Most tokens generated per 30 s chunk (default 224). */
   maxNewTokens?: number;
+  /**
+   * Bound the tokens generated per chunk by its length as well: at most
+   * ceil(maxTokensPerSecond x chunk seconds) + 8 (timestamps and punctuation), never more than
+   * maxNewTokens. Default null: maxNewTokens alone, as openai/whisper decodes. Back-transcription
+   * sets it, so a looping decode of a short line stops early (the compression-ratio fallback then
+   * retries it) instead of running to 224 tokens at every temperature.
+   */
+  maxTokensPerSecond?: number | null;
   /** Detect the spoken language of the first chunk and report it (default true). */
   detectLanguage?: boolean;
   /** Decode with timestamp tokens (default true); without them each chunk is one segment. */
@@ -41,12 +49,19 @@ export interface ResolvedWhisperOptions {
   tokenizerFile: string | undefined;
   nMels: number | undefined;
   maxNewTokens: number;
+  maxTokensPerSecond: number | null;
   detectLanguage: boolean;
   timestamps: boolean;
   chunkSeconds: number;
   suppressTokens: 'non-speech' | readonly number[];
   suppressBlank: boolean;
   fallback: ResolvedFallbackOptions;
+}
+
+/** Tokens a chunk of `seconds` may generate with these options (maxTokensPerSecond's bound, never above maxNewTokens). */
+export function maxNewTokensFor(o: Pick<ResolvedWhisperOptions, 'maxNewTokens' | 'maxTokensPerSecond'>, seconds: number): number {
+  if (o.maxTokensPerSecond === null) return o.maxNewTokens;
+  return Math.max(1, Math.min(o.maxNewTokens, Math.ceil(o.maxTokensPerSecond * Math.max(0, seconds)) + 8));
 }
 
 export interface WhisperFileNames {
@@ -119,6 +134,10 @@ export const WHISPER_PREPROCESSOR_CONFIG = 'preprocessor_config.json';
 export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOptions {
   if (o.nMels !== undefined && !(Number.isInteger(o.nMels) && o.nMels >= 1 && o.nMels <= 512)) throw new RangeError(`whisper nMels must be an integer in 1..512, got ${o.nMels}`);
   const chunkSeconds = o.chunkSeconds ?? 30;
+  const maxTokensPerSecond = o.maxTokensPerSecond ?? null;
+  if (maxTokensPerSecond !== null && !(maxTokensPerSecond > 0 && Number.isFinite(maxTokensPerSecond))) throw new RangeError(`whisper maxTokensPerSecond must be a number > 0, got ${maxTokensPerSecond}`);
+  const maxNewTokens = o.maxNewTokens ?? 224;
+  if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) throw new RangeError(`whisper maxNewTokens must be an integer >= 1, got ${maxNewTokens}`);
   if (!(chunkSeconds > 0 && chunkSeconds <= 30)) throw new RangeError('whisper chunkSeconds must be in (0, 30]');
   return {
     model: o.model,
@@ -126,7 +145,8 @@ export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOp
     decoderFile: o.decoderFile,
     tokenizerFile: o.tokenizerFile,
     nMels: o.nMels,
-    maxNewTokens: o.maxNewTokens ?? 224,
+    maxNewTokens,
+    maxTokensPerSecond,
     detectLanguage: o.detectLanguage ?? true,
     timestamps: o.timestamps ?? true,
     chunkSeconds,

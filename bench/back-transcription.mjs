@@ -1,0 +1,89 @@
+// Back-transcription of a generation's dubbed lines by Whisper (the quality stage's ASR), decoded
+// three ways on the same speech timeline, interleaved so that load on the machine hits each alike:
+//   openai:   openai/whisper's defaults as source transcription runs them (language detection on,
+//             224 tokens per 30 s window, temperature fallback 0.2 .. 1.0 with best of 5);
+//   bounded:  what the quality stage runs (BACK_TRANSCRIPTION_WHISPER of @dub/pipeline);
+//   best-of-1: bounded, with one sample per fallback temperature.
+// Prints per variant the CPU seconds (user + system of this process) and wall seconds of decoding
+// every unit, the mean WER against the lines' text, and the texts.
+//
+// Usage (after `npm run build`, on the output folder of a `dub run`):
+//   node bench/back-transcription.mjs --out dub-output --locale es-ES [--rounds 2]
+// It reads <out>/<locale>/report.json (placements and texts) and the run's speech timeline
+// (<out>/.work/blobs/.../timeline-*/speech.wav, the newest).
+import fs from 'node:fs';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { parseArgs } from 'node:util';
+import { SessionCache } from '@dub/onnx';
+import { transcribe, withSpeechAudio, wordErrorRate } from '@dub/asr';
+import { BACK_TRANSCRIPTION_WHISPER, decodeUnits, wordsByLine } from '@dub/pipeline';
+
+const { values } = parseArgs({ options: { out: { type: 'string' }, locale: { type: 'string', default: 'es-ES' }, rounds: { type: 'string', default: '2' } } });
+if (!values.out) throw new Error('--out DIR (the output folder of a dub run) is needed');
+const report = JSON.parse(fs.readFileSync(path.join(values.out, values.locale, 'report.json'), 'utf8'));
+const timelines = [];
+(function walk(d) {
+  for (const e of fs.readdirSync(d, { withFileTypes: true })) {
+    const p = path.join(d, e.name);
+    if (e.isDirectory()) walk(p);
+    else if (e.name === 'speech.wav' && /\/timeline-[0-9a-f]+$/.test(d)) timelines.push(p);
+  }
+})(path.join(values.out, '.work'));
+if (!timelines.length) throw new Error(`no timeline-*/speech.wav under ${values.out}/.work`);
+const timeline = timelines.sort((a, b) => fs.statSync(b).mtimeMs - fs.statSync(a).mtimeMs)[0];
+
+const lines = report.segments
+  .filter((s) => s.back_transcription?.engine)
+  .map((s) => ({ segment: { id: s.id }, placement: { start: s.placed.start, end: s.placed.end }, spokenText: s.spoken_text ?? s.target_text, fitted: { file: '', speechSeconds: 0, speedFactor: 1, cutSeconds: 0 } }));
+const units = decodeUnits(lines, 'whisper', 30);
+const speechSeconds = lines.reduce((a, l) => a + l.placement.end - l.placement.start, 0);
+console.log(`${timeline}: ${lines.length} lines, ${speechSeconds.toFixed(1)} s placed, ${units.length} decode unit(s), ${values.locale}`);
+
+const VARIANTS = {
+  openai: {},
+  bounded: BACK_TRANSCRIPTION_WHISPER,
+  'best-of-1': { ...BACK_TRANSCRIPTION_WHISPER, bestOf: 1 },
+};
+const sessions = new SessionCache();
+const results = Object.fromEntries(Object.keys(VARIANTS).map((k) => [k, { cpu: [], wall: [], texts: undefined }]));
+
+async function run(name) {
+  const texts = new Map();
+  const c0 = process.cpuUsage();
+  const t0 = performance.now();
+  await withSpeechAudio(timeline, {}, {}, async (audio) => {
+    for (const u of units) {
+      const spans = u.lines.map((l) => ({ id: l.segment.id, start: l.placement.start, end: l.placement.end }));
+      const speech = { engine: 'placement', duration: Math.max(...spans.map((s) => s.end)), frameSeconds: 0.032, probabilities: new Float32Array(0), regions: spans.map((s) => ({ start: s.start, end: s.end, probability: 1 })) };
+      let words = [];
+      try {
+        const t = await transcribe(audio, { locale: values.locale, engine: 'whisper', speech, sessions, whisper: VARIANTS[name] });
+        words = t.segments.flatMap((s) => s.words);
+      } catch (e) {
+        if (e.code !== 'empty_transcript') throw e;
+      }
+      for (const [id, w] of wordsByLine(spans, words)) texts.set(id, w.join(' '));
+    }
+  });
+  const c = process.cpuUsage(c0);
+  results[name].cpu.push((c.user + c.system) / 1e6);
+  results[name].wall.push((performance.now() - t0) / 1000);
+  results[name].texts = texts;
+}
+
+// warm the sessions (model load) outside the timings
+await run('bounded');
+for (const r of Object.values(results)) (r.cpu.length = 0), (r.wall.length = 0);
+for (let i = 0; i < Number(values.rounds); i++) for (const name of Object.keys(VARIANTS)) await run(name);
+await sessions.disposeAll();
+
+const mean = (xs) => xs.reduce((a, x) => a + x, 0) / xs.length;
+for (const [name, r] of Object.entries(results)) {
+  const wers = lines.map((l) => wordErrorRate(l.spokenText, r.texts.get(l.segment.id) ?? '').wer);
+  console.log(`${name.padEnd(10)} cpu ${r.cpu.map((x) => x.toFixed(1)).join(' / ')} s, wall ${r.wall.map((x) => x.toFixed(1)).join(' / ')} s, mean WER ${mean(wers).toFixed(3)}`);
+}
+for (const l of lines) {
+  console.log(`  ${l.segment.id} ${l.placement.start.toFixed(2)}-${l.placement.end.toFixed(2)} said: ${l.spokenText}`);
+  for (const name of Object.keys(VARIANTS)) console.log(`    ${name.padEnd(10)} heard: ${results[name].texts.get(l.segment.id) ?? ''}`);
+}
