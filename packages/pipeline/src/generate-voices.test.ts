@@ -2,7 +2,8 @@
  * The voice plan: espeak-ng voices matched to each speaker (pitch, rate, timbre); a neural voice
  * (Piper, here the tiny generated stand-in with the export's signature) keeps its voice and gets
  * the timbre correction toward each speaker's envelope; anonymization 1 takes the timbre away; with
- * the OpenVoice converter each speaker's tone colour is the mean over the reference's ~10 s pieces.
+ * the OpenVoice converter each speaker's tone colour is the mean over the reference's ~10 s pieces;
+ * Kokoro gives each speaker one of its voices by family and F0 (needs its catalogue, not its model).
  */
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -11,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import { silentLogger } from '@dub/core';
 import { readWav, runProcess, writeWav } from '@dub/media';
-import { createEspeakEngine, createPiperEngine } from '@dub/voice';
+import { createEspeakEngine, createKokoroEngine, createPiperEngine } from '@dub/voice';
 import { planVoices } from './generate-voices.js';
 
 const FIXTURE = fileURLToPath(new URL('../../voice/fixtures/tiny-piper.onnx', import.meta.url));
@@ -39,6 +40,23 @@ it('espeak-ng: each speaker with a reference clip gets pitch, rate and a timbre 
   expect(plan.voices.S1!.timbre).not.toEqual(plan.voices.S2!.timbre);
   expect(plan.voices.S3!.timbre).toBeUndefined();
   expect((await planVoices(engine, { ...request(), timbre: false }, ctx)).voices.S1!.timbre).toBeUndefined();
+});
+
+it('Kokoro: each speaker gets a voice of the locale by family and F0 (a low male one, the high female one), anonymization 1 the other family; without a clip the fallback male voice', async () => {
+  // no synthesis: the choice reads the reference clips and the voice catalogue (the model is not loaded)
+  const engine = createKokoroEngine();
+  try {
+    const plan = await planVoices(engine, request(), ctx);
+    expect(plan.sources).toEqual({ S1: 'matched', S2: 'matched', S3: 'default' });
+    expect(plan.voices.S1!.model).toMatch(/^em_/);
+    expect(plan.voices.S2!.model).toBe('ef_dora');
+    expect(plan.voices.S3!.model).toMatch(/^em_/);
+    const anonymized = await planVoices(engine, request(1), ctx);
+    expect(anonymized.voices.S1!.model).toBe('ef_dora');
+    expect(anonymized.voices.S2!.model).toMatch(/^em_/);
+  } finally {
+    await engine.dispose();
+  }
 });
 
 it('speakers planned at once (3) give the plan of one at a time, same keys in the same order (espeak-ng and Piper)', async () => {

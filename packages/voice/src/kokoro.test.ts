@@ -97,6 +97,9 @@ describe('Kokoro voice choice (by family and F0, as the espeak-ng matcher)', () 
     const b = chooseKokoroVoice({ medianF0: 120, gender: 'male' }, { locale: 'en-US', speakerIndex: 1 });
     expect(a.voice.id).not.toBe(b.voice.id);
     expect(chooseKokoroVoice({ medianF0: 120, gender: 'male' }, { locale: 'en-US', anonymization: 1 }).family).toBe('female');
+    // an anonymized speaker never keeps their voice, even where the family has one voice (Spanish: em_alex)
+    const low = { medianF0: 95, gender: 'male' as const };
+    expect(chooseKokoroVoice(low, { locale: 'es-ES', anonymization: 0.5 }).voice.id).not.toBe(chooseKokoroVoice(low, { locale: 'es-ES' }).voice.id);
     // the nearest F0 first: a very low male voice takes the lowest male voice of en-US
     const males = kokoroVoices().filter((v) => v.language === 'a' && v.gender === 'male' && v.match).sort((x, y) => x.f0 - y.f0);
     expect(chooseKokoroVoice({ medianF0: 60, gender: 'male' }, { locale: 'en-US' }).voice.id).toBe(males[0]!.id);

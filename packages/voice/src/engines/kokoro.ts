@@ -90,7 +90,8 @@ export interface ChosenKokoroVoice {
  * speaker's F0 (moved by the anonymization as anonymizedTarget does), then the family's voices of
  * the locale ordered by their distance to the target F0 in semitones, and speaker i takes the
  * (i + variantShift)-th of them (so two speakers of one family get different voices). A
- * language without a voice of that family takes the other family's.
+ * language without a voice of that family takes the other family's. An anonymized speaker
+ * (variantShift, from 1/3 on) never gets the voice they would get without anonymization.
  */
 export function chooseKokoroVoice(profile: Pick<VoiceProfile, 'medianF0' | 'gender'>, req: { locale: string; speakerIndex?: number; anonymization?: number }, installed?: (id: string) => boolean): ChosenKokoroVoice {
   const voices = kokoroVoicesFor(req.locale).filter((v) => v.match && (!installed || installed(v.id)));
@@ -102,7 +103,13 @@ export function chooseKokoroVoice(profile: Pick<VoiceProfile, 'medianF0' | 'gend
   const dist = (v: KokoroVoice): number => Math.abs(Math.log2(v.f0 / target.f0));
   const ordered = [...family].sort((a, b) => dist(a) - dist(b) || a.id.localeCompare(b.id));
   const i = (req.speakerIndex ?? 0) + target.variantShift;
-  const voice = ordered[((i % ordered.length) + ordered.length) % ordered.length]!;
+  let voice = ordered[((i % ordered.length) + ordered.length) % ordered.length]!;
+  if (target.variantShift > 0) {
+    // an anonymized speaker never keeps the voice they would get without it: where the family
+    // has no other voice, the nearest other voice of the language in F0
+    const own = chooseKokoroVoice(profile, { ...req, anonymization: 0 }, installed).voice;
+    if (voice.id === own.id) voice = [...voices].filter((v) => v.id !== own.id).sort((a, b) => dist(a) - dist(b) || a.id.localeCompare(b.id))[0] ?? voice;
+  }
   return { settings: { variant: voice.gender === 'male' ? 'm1' : 'f1', pitch: 50, wordsPerMinute: 165, amplitude: 100, model: voice.id }, voice, family: target.family, targetF0: target.f0 };
 }
 
