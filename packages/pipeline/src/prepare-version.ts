@@ -3,6 +3,7 @@
  *
  *   transcript (retryable wait until prepare-asset wrote it)
  *   -> translation (engine chosen by config for the pair) | the language's reference srt aligned
+ *      | none where source and target are one language (passThroughReason of @dub/translate)
  *      | a copy of another version's script (copy_from_version_id)
  *   -> script blob (VersionScriptSchema) -> event version_prepared.
  *
@@ -26,7 +27,7 @@ import {
   recordTermsOf,
 } from '@dub/core';
 import { readSrt, srtNoteMessages } from '@dub/srt';
-import { alignReferenceSrt, engineForPair, loadTranslateConfig, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { alignReferenceSrt, engineForPair, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -51,6 +52,7 @@ async function readJson<T>(rt: JobRuntime, key: string, schema: Parameters<typeo
 /** The translation record's label: the engine's ("Apertium", "DeepL", ...), or "reference SRT" for a version made from one. */
 export function translationLabel(engine: string): string {
   if (engine === 'reference_srt') return 'reference SRT';
+  if (engine === 'none') return 'no translation (one language)';
   return TRANSLATE_ENGINES.has(engine) ? engineLabel(TRANSLATE_ENGINES.get(engine)) : engine;
 }
 
@@ -97,6 +99,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
     let engine: string;
     let translation: EngineRecord;
     let texts: Map<string, string>;
+    let passThrough: string | undefined;
     if (job.version.srt !== undefined && job.version.srt.trim() !== '') {
       // Read as ffmpeg reads it (@dub/srt readSrt); what was normalised is recorded in the translation record's notes.
       let reading;
@@ -111,6 +114,13 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       engine = 'reference_srt';
       translation = { id: engine, label: translationLabel(engine), selected: 'explicit', reason: `the version was created with a reference srt for ${target}`, ...(notes.length ? { notes } : {}) };
       texts = new Map(alignReferenceSrt(transcript.segments, cues).map((a) => [a.id, a.text]));
+      await runner.done('translation', false, (performance.now() - t1) / 1000);
+    } else if ((passThrough = await passThroughReason(opts.translate ?? loadTranslateConfig(process.env), job.source_locale, target)) !== undefined) {
+      // One language on both sides: no translation (never out to a pivot language and back).
+      const t1 = performance.now();
+      engine = 'none';
+      translation = { id: engine, label: translationLabel(engine), selected: 'auto', reason: passThrough };
+      texts = new Map(transcript.segments.map((s) => [s.id, s.text]));
       await runner.done('translation', false, (performance.now() - t1) / 1000);
     } else {
       const config = opts.translate ?? loadTranslateConfig(process.env);

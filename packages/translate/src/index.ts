@@ -15,6 +15,7 @@ export { ENGINE_IDS, type EngineId } from './engine-ids.js';
 export { loadTranslateConfig, engineForPair, pairVariable, type TranslateConfig } from './config.js';
 export { TRANSLATE_ENGINES, TRANSLATE_HOST, createTranslator } from './registry.js';
 export { translatorForPair } from './select-translator.js';
+export { isSameLanguage, passThroughReason } from './same-language.js';
 export { alignReferenceSrt, cleanCueText, type TimedSegment, type TimedCue } from './align-reference-srt.js';
 export type { ApertiumOptions, ApertiumTranslator } from './engines/apertium.js';
 export type { OpenAiCompatibleOptions, OpenAiCompatibleTranslator } from './engines/openai-compatible.js';

@@ -3,11 +3,13 @@
  * what happens next. Retryable errors retry with exponential backoff until `maxDeliver`
  * deliveries; permanent errors, and the last retryable one, fail the job with its failure event.
  * A delivery beyond `maxDeliver` (the worker died while running the previous one) is failed
- * without running, so a job never vanishes silently.
+ * without running, so a job never vanishes silently; so is a job whose locales are not the
+ * contract's for their roles (job-checks.ts: invalid_input on arrival, before any stage).
  */
 import { DubError, type EmittedEvent, type Job, type Logger, type Progress } from '@dub/core';
 import type { JobExecutor, JobHooks } from './executor.js';
 import { failureEvent, toJobError, type JobError } from './failure.js';
+import { jobLocaleError } from './job-checks.js';
 import { retryDelayMs, type ResolvedRunnerOptions } from './options.js';
 
 export type Outcome =
@@ -49,6 +51,13 @@ export async function runAttempt(job: Job, attempt: number, c: AttemptContext): 
       new DubError('internal_error', `gave up after ${attempt - 1} deliveries: the worker running the job stopped without a result each time`, { retryable: false }),
     );
     log.error({ code: error.code }, 'job exceeded its deliveries; failing it');
+    return { kind: 'failed', error, event: failureEvent(job, error) };
+  }
+  // On arrival, before any stage: locales that are not the contract's for their roles.
+  const invalid = jobLocaleError(job);
+  if (invalid) {
+    const error = toJobError(invalid);
+    log.error({ code: error.code, err: error.message }, 'job refused on arrival');
     return { kind: 'failed', error, event: failureEvent(job, error) };
   }
   const hooks: JobHooks = {

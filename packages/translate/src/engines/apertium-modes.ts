@@ -58,6 +58,12 @@ function pickDirect(modes: readonly ApertiumMode[], srcCodes: (c: string) => boo
 export function findRoute(modes: readonly ApertiumMode[], sourceLocale: string, targetLocale: string, pivot = 'spa'): ApertiumMode[] | undefined {
   const isSrc = (c: string) => matches(c, sourceLocale);
   const isTgt = (c: string) => matches(c, targetLocale);
+  // The same language on both sides (en-US -> en-US, es-ES -> es-MX): never out to the pivot and
+  // back; only a direct mode between its variants would do (see same-language.ts).
+  if (apertiumCodes(sourceLocale).some((c) => isTgt(c))) {
+    const variant = modes.find((m) => isSrc(m.source) && isTgt(m.target) && !m.sourceVariant && m.targetVariant === region(targetLocale));
+    return variant ? [variant] : undefined;
+  }
   const direct = pickDirect(modes, isSrc, isTgt, region(targetLocale));
   if (direct) return [direct];
   const pivotCodes = new Set([pivot, ...(pivot === 'spa' ? ['es'] : [])]);

@@ -82,6 +82,14 @@ describe('apertium modes', () => {
     expect(findRoute(modes, 'de-DE', 'en-US')).toBeUndefined();
   });
 
+  it('never routes one language through the pivot and back (en-US -> en-US went eng-spa, spa-eng_US)', () => {
+    expect(findRoute(modes, 'en-US', 'en-US')).toBeUndefined();
+    expect(findRoute(modes, 'es-ES', 'es-MX')).toBeUndefined();
+    expect(findRoute(modes, 'pt-BR', 'pt-PT')).toBeUndefined();
+    // a direct mode between two variants of one language is taken
+    expect(findRoute(parseModeList('por-por_PT\n'), 'pt-BR', 'pt-PT')?.map((m) => m.name)).toEqual(['por-por_PT']);
+  });
+
   it('prefers the plain mode when no variant matches the region', () => {
     expect(findRoute(modes, 'es-ES', 'en-US')?.map((m) => m.name)).toEqual(['spa-eng_US']);
     const gb = parseModeList('spa-eng\nspa-eng_US\n');
