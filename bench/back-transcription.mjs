@@ -17,7 +17,7 @@ import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { SessionCache } from '@dub/onnx';
 import { transcribe, withSpeechAudio, wordErrorRate } from '@dub/asr';
-import { BACK_TRANSCRIPTION_WHISPER, decodeUnits, wordsByLine } from '@dub/pipeline';
+import { BACK_TRANSCRIPTION_WHISPER, decodeUnits, wordsByLine, wordsOverLines } from '@dub/pipeline';
 
 const { values } = parseArgs({ options: { out: { type: 'string' }, locale: { type: 'string', default: 'es-ES' }, rounds: { type: 'string', default: '2' } } });
 if (!values.out) throw new Error('--out DIR (the output folder of a dub run) is needed');
@@ -59,7 +59,7 @@ async function run(name) {
       let words = [];
       try {
         const t = await transcribe(audio, { locale: values.locale, engine: 'whisper', speech, sessions, whisper: VARIANTS[name] });
-        words = t.segments.flatMap((s) => s.words);
+        words = wordsOverLines(t.segments, spans);
       } catch (e) {
         if (e.code !== 'empty_transcript') throw e;
       }

@@ -34,7 +34,7 @@ import { loadTranslateConfig } from '@dub/translate';
 import { measureLoudness, measureLoudnessFrames } from '@dub/mix';
 import { ArtifactCache } from './artifacts.js';
 import { generateVersion } from './generate.js';
-import { decodeUnits, lineMeasurementKeys, type QualityLine, type QualityMeasurements } from './generate-quality.js';
+import { decodeUnits, lineMeasurementKeys, wordsByLine, wordsOverLines, type QualityLine, type QualityMeasurements } from './generate-quality.js';
 
 const ASSET = 'ast_qualitycache';
 const VERSION = 'ver_qualitycache';
@@ -350,5 +350,29 @@ describe('line measurement keys', () => {
     const k0 = lineMeasurementKeys({ lines, asr, similarity }, cache, 30);
     const k1 = lineMeasurementKeys({ lines: [line('a', 0, 10, 'k-a2'), ...lines.slice(1)], asr, similarity }, cache, 30);
     expect(['a', 'b', 'c', 'd', 'e'].filter((id) => JSON.stringify(k0.get(id)) !== JSON.stringify(k1.get(id)))).toEqual(['a', 'b']);
+  });
+});
+
+describe('words of a back-transcription by line', () => {
+  it('lays a Whisper segment over the lines it spans, never in the pauses, and gives each word to its line', () => {
+    const lines = [
+      { id: 'a', start: 1.5, end: 4.5 },
+      { id: 'b', start: 5.5, end: 8.5 },
+      { id: 'c', start: 9.5, end: 12.5 },
+    ];
+    // one segment over the three lines, its words timed by character share over 1.5-12.5 (pauses included)
+    const texts = ['uno', 'dos', 'tres', 'cuatro', 'cinco', 'seis'];
+    const words = texts.map((text, i) => ({ text, start: 1.5 + (11 * i) / 6, end: 1.5 + (11 * (i + 1)) / 6 }));
+    const laid = wordsOverLines([{ start: 1.5, end: 12.5, words }], lines);
+    for (const w of laid) expect(lines.some((l) => w.start >= l.start && w.end <= l.end), w.text).toBe(true);
+    // 25 characters over 9 s of lines, 0.36 s each: middles at 0.54, 1.62, 2.88 (line a, 0-3 s),
+    // 4.68 (b, 3-6 s), 6.66 and 8.28 (c)
+    expect(Object.fromEntries(wordsByLine(lines, laid))).toEqual({ a: ['uno', 'dos', 'tres'], b: ['cuatro'], c: ['cinco', 'seis'] });
+    // (the times over the whole segment, pauses included, split the words otherwise)
+    expect(Object.fromEntries(wordsByLine(lines, words))).not.toEqual(Object.fromEntries(wordsByLine(lines, laid)));
+    // a word timed between two lines goes to the nearest, not nowhere
+    expect(Object.fromEntries(wordsByLine(lines, [{ text: 'x', start: 8.6, end: 8.8 }, { text: 'y', start: 9.2, end: 9.4 }]))).toEqual({ a: [], b: ['x'], c: ['y'] });
+    // a segment over no line keeps its times
+    expect(wordsOverLines([{ start: 20, end: 21, words: [{ text: 'z', start: 20, end: 21 }] }], lines)).toEqual([{ text: 'z', start: 20, end: 21 }]);
   });
 });

@@ -186,6 +186,45 @@ export function wordsByLine(spans: readonly { id: string; start: number; end: nu
   return out;
 }
 
+/**
+ * The words of Whisper's segments timed over the placed lines only: Whisper times a segment by its
+ * timestamp tokens (coarse) and its words by character share over the whole segment, pauses
+ * included, so a segment spanning two lines puts words in the pause between them or in the wrong
+ * line. The timeline is silent outside the lines, so each segment's words are laid by character
+ * share over the parts of the segment that lines cover (a segment over no line keeps its times).
+ */
+export function wordsOverLines(segments: readonly { start: number; end: number; words: readonly { text: string; start: number; end: number }[] }[], spans: readonly { start: number; end: number }[]): { text: string; start: number; end: number }[] {
+  const out: { text: string; start: number; end: number }[] = [];
+  for (const seg of segments) {
+    const parts = spans.map((l) => [Math.max(l.start, seg.start), Math.min(l.end, seg.end)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
+    const total = parts.reduce((acc, [a, b]) => acc + b - a, 0);
+    if (!(total > 0) || !seg.words.length) {
+      out.push(...seg.words);
+      continue;
+    }
+    const at = (offset: number): number => {
+      let left = offset;
+      for (const [a, b] of parts) {
+        if (left <= b - a) return a + left;
+        left -= b - a;
+      }
+      return parts[parts.length - 1]![1];
+    };
+    const chars = seg.words.map((w) => Math.max(1, [...w.text].length));
+    const sum = chars.reduce((x, y) => x + y, 0);
+    let acc = 0;
+    for (const [i, w] of seg.words.entries()) {
+      const from = (acc / sum) * total;
+      acc += chars[i]!;
+      const to = (acc / sum) * total;
+      // the word's middle in the speech decides its line (wordsByLine): only the texts are reported
+      const mid = at((from + to) / 2);
+      out.push({ text: w.text, start: mid, end: mid });
+    }
+  }
+  return out;
+}
+
 /** Lines that one ASR call decodes together, and the span of the speech timeline it reads for them. */
 interface DecodeUnit {
   lines: QualityLine[];
@@ -233,7 +272,7 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), words between lines given to the nearest. */
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. */
 export const LINE_MEASUREMENT_VERSION = 2;
 
 /**
@@ -339,7 +378,7 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
         },
         subContext(ctx, 'asr', i / calls.length, (i + 1) / calls.length),
       );
-      words = t.segments.flatMap((s) => s.words);
+      words = engine === 'whisper' ? wordsOverLines(t.segments, spans) : t.segments.flatMap((s) => s.words);
     } catch (e) {
       // An engine that heard no word at all: every line's transcription is empty (WER 1).
       if ((e as { code?: string }).code !== 'empty_transcript') return fail(lines, e);
