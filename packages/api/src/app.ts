@@ -21,6 +21,7 @@ import { resolveApiOptions, type ApiOptions, type ResolvedApiOptions } from './o
 import { buildServer } from './server.js';
 import { DubService } from './service.js';
 import { UrlSigner } from './signing.js';
+import type { PairCapability } from './validation.js';
 import { VoiceCatalog } from './voices.js';
 
 export interface CreateApiOptions extends ApiOptions {
@@ -40,6 +41,13 @@ export interface CreateApiOptions extends ApiOptions {
    * with PostgreSQL (several API instances may write); turn on only when one instance runs.
    */
   assetCache?: boolean;
+  /**
+   * Whether the engines that run the work serve a language pair: creating an asset or adding a
+   * language they do not serve answers 400 before anything is created (validation.ts
+   * PairCapability). `dub serve` passes the pipeline's PairChecker (embedded worker) or the live
+   * NATS workers' capabilities. Absent: not checked (the worker refuses such a job on arrival).
+   */
+  pairs?: PairCapability;
   /** Start the outbox dispatcher (default true). */
   dispatch?: boolean;
 }
@@ -99,6 +107,7 @@ export async function createApi(opts: CreateApiOptions): Promise<DubApi> {
     options,
     publicKeyPem: pem,
     logger,
+    ...(opts.pairs ? { pairs: opts.pairs } : {}),
     gauges: async () => {
       const c = await cat.outboxCounts(db);
       return [

@@ -9,7 +9,7 @@ export { migrate, MIGRATIONS, type Migration } from './db/migrations.js';
 export { loadOrCreateCallbackKey, publicKeyPem } from './keys.js';
 export { signCallbackBody, verifyCallbackBody, UrlSigner } from './signing.js';
 export { KeyRing, RateLimiter } from './auth.js';
-export { parseCreateAsset, parseAddLanguages, type CreateAssetInput } from './validation.js';
+export { checkPairs, parseCreateAsset, parseAddLanguages, type CreateAssetInput, type PairCapability } from './validation.js';
 export { VoiceCatalog, type LibraryVoice } from './voices.js';
 export { OutboxDispatcher } from './dispatcher.js';
 export { parseRange } from './blob-response.js';

@@ -5,6 +5,7 @@
  * error code in the message (HTTP 400).
  */
 import { assertPublicUrl, isSourceLocale, isTargetLocale, ValidationError, type AutoGenerate, type LipsModel } from '@dub/core';
+import { pairRefusalMessage, type PairJob, type PairRefusal } from '@dub/pipeline';
 import { checkSrt, looksLikeWebVtt } from '@dub/srt';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -47,6 +48,27 @@ export interface UrlPolicy {
 export interface CreateChecks extends UrlPolicy {
   /** Known library voice ids. */
   isLibraryVoice: (id: string) => boolean;
+  /** Whether the engines that will run the work serve the pairs (absent: not checked here). */
+  pairs?: PairCapability;
+}
+
+/**
+ * What the engines that run the work serve: where the API runs it itself, the pipeline's
+ * PairChecker (the registries' supports here); with NATS, the live workers' published
+ * capabilities (@dub/worker FleetCapabilities), which accept while no worker has reported.
+ */
+export interface PairCapability {
+  /** The first refusal of the job, or undefined when it can run (or cannot be known yet). */
+  check(job: PairJob): Promise<PairRefusal | undefined>;
+}
+
+/**
+ * 400 before anything is created when the engines do not serve a pair: the contract's "not
+ * supported for its role", naming the field, the stage, what is missing and the fix.
+ */
+export async function checkPairs(pairs: PairCapability | undefined, job: PairJob): Promise<void> {
+  const r = await pairs?.check(job);
+  if (r) throw new ValidationError(pairRefusalMessage(r), { field: r.field, details: { stage: r.stage, source: r.source, ...(r.target ? { target: r.target } : {}) } });
 }
 
 const compiled = new WeakMap<TSchema, ReturnType<typeof TypeCompiler.Compile>>();
@@ -124,6 +146,7 @@ export async function parseCreateAsset(body: unknown, checks: CreateChecks, uplo
   if (b.languages.length === 0) throw new ValidationError('languages: at least one target language is required', { field: 'languages' });
   const languages = checkLanguages(b.languages);
   if (b.source_srt !== undefined) checkSourceSrt(b.source_srt);
+  await checkPairs(checks.pairs, { source: b.locale, sourceSrt: b.source_srt !== undefined && b.source_srt.trim() !== '', targets: languages.map((l) => ({ locale: l.locale, srt: l.srt !== undefined && l.srt.trim() !== '' })) });
   if (b.start_time !== undefined && b.end_time !== undefined && b.end_time <= b.start_time) throw new ValidationError('end_time: must be greater than start_time', { field: 'end_time' });
   const voiceOver = b.voice_over ?? false;
   const auto = b.auto_generate ?? 'off';

@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AddLanguagesBodySchema, CreateAssetBodySchema, ListAssetsQuerySchema } from '../schemas.js';
 import { handleUpload } from '../upload.js';
-import { parseAddLanguages, parseCreateAsset, type CreateChecks } from '../validation.js';
+import { checkPairs, parseAddLanguages, parseCreateAsset, type CreateChecks } from '../validation.js';
 import { listLimit } from '../validators.js';
 import { baseUrlOf, errors, org, security, type ServerContext } from './context.js';
 
@@ -14,7 +14,7 @@ const AssetParams = Type.Object({ asset_id: Type.String() });
 
 export function registerAssetRoutes(app: FastifyInstance, ctx: ServerContext): void {
   const { service, options: o } = ctx;
-  const checks: CreateChecks = { allowPrivateUrls: o.allowPrivateUrls, allowInsecureCallbacks: o.allowInsecureCallbacks, isLibraryVoice: (id) => ctx.voices.has(id) };
+  const checks: CreateChecks = { allowPrivateUrls: o.allowPrivateUrls, allowInsecureCallbacks: o.allowInsecureCallbacks, isLibraryVoice: (id) => ctx.voices.has(id), ...(ctx.pairs ? { pairs: ctx.pairs } : {}) };
 
   app.get(
     '/v1/assets/',
@@ -89,6 +89,10 @@ export function registerAssetRoutes(app: FastifyInstance, ctx: ServerContext): v
     },
     async (req, reply) => {
       const b = parseAddLanguages(req.body);
+      const assetId = (req.params as { asset_id: string }).asset_id;
+      // 400 before anything is added when the engines do not serve a pair (the source was checked at creation)
+      const a = ctx.pairs ? await service.assets.assetRow(assetId) : undefined;
+      if (a && a.org_id === org(req)) await checkPairs(ctx.pairs, { source: a.locale, sourceSrt: true, targets: b.languages.map((l) => ({ locale: l.locale, srt: l.srt !== undefined && l.srt.trim() !== '' })) });
       return reply.status(202).send(await service.assets.addLanguages(org(req), (req.params as { asset_id: string }).asset_id, b.languages, b.auto_generate, baseUrlOf(req, o)));
     },
   );

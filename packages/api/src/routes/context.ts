@@ -12,6 +12,7 @@ import type { Metrics } from '../metrics.js';
 import type { ResolvedApiOptions } from '../options.js';
 import { requestBaseUrl } from '../request-checks.js';
 import type { Access, DubService } from '../service.js';
+import type { PairCapability } from '../validation.js';
 import type { VoiceCatalog } from '../voices.js';
 
 export interface ServerContext {
@@ -26,6 +27,8 @@ export interface ServerContext {
   publicKeyPem: string;
   /** Where the cause of every 500 goes, with its request id. */
   logger: Logger;
+  /** Whether the engines that run the work serve a language pair (validation.ts PairCapability); absent: not checked. */
+  pairs?: PairCapability;
   /** Extra gauges for /metrics (outbox, queue). */
   gauges?: () => Promise<{ name: string; help: string; labels?: Record<string, string>; value: number }[]>;
 }

@@ -5,12 +5,14 @@
  * in-process queue and worker (@dub/pipeline handlers in worker threads). With --nats it only
  * enqueues into NATS JetStream and reads worker events from it; workers run elsewhere
  * (`dub worker`), sharing the blob store (NATS object store by default, or a shared fs path).
+ * Creating an asset or adding a language whose pair the engines do not serve answers 400 before
+ * any work: embedded, the pipeline's PairChecker here; with --nats, the live workers' capabilities.
  * Every environment variable is documented in packages/api/README.md.
  */
 import path from 'node:path';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 import { createLogger, FsBlobStore, loadConfig, type BlobStore, type EventFeed, type JobQueue } from '@dub/core';
-import { apiOptionsFromEnv, createApi } from '@dub/api';
+import { apiOptionsFromEnv, createApi, type PairCapability } from '@dub/api';
 import type { NatsEventFeed, NatsJobQueue } from '@dub/worker';
 
 export const summary = 'run the HTTP API (embedded queue and worker, or --nats to enqueue into NATS)';
@@ -53,6 +55,7 @@ export async function run(argv: string[]): Promise<number> {
   let events: EventFeed;
   const closers: (() => Promise<void>)[] = [];
   let nats: { queue: NatsJobQueue; feed: NatsEventFeed } | undefined;
+  let pairs: PairCapability | undefined;
   if (natsUrl) {
     const servers = worker.parseServers(natsUrl);
     const opened = await worker.openBlobStore(worker.parseBlobsOption(values.blobs ?? 'nats', servers));
@@ -76,6 +79,9 @@ export async function run(argv: string[]): Promise<number> {
     queue = rt.queue;
     events = rt.events;
     closers.push(() => rt.close());
+    // The embedded worker runs the pipeline here: a pair its engines do not serve is 400 before any work.
+    const { PairChecker } = await import('@dub/pipeline');
+    pairs = new PairChecker({ modelsDir: config.modelsDir, device: config.device });
   }
 
   const env = apiOptionsFromEnv(process.env, dataDir);
@@ -86,6 +92,7 @@ export async function run(argv: string[]): Promise<number> {
     store,
     logger,
     transport: { queue, events },
+    ...(pairs ? { pairs } : {}),
   });
   const url = await api.listen(port, values.host);
   logger.info({ url, dataDir, database: api.db.kind, mode: natsUrl ? 'nats' : 'embedded', keys: env.keys?.length ?? 0 }, 'dub API listening');
