@@ -8,7 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { engineLabel, getModelEntry } from '@dub/core';
-import { ASR_ENGINES, resolveWhisperOptions, SPEAKER_ENGINES, VAD_ENGINES, WHISPER_FILES } from '@dub/asr';
+import { ASR_ENGINES, resolveWhisperOptions, SPEAKER_ENGINES, VAD_ENGINES, WHISPER_FILES, WHISPER_Q8_FILES } from '@dub/asr';
 import { LIPS_ENGINES } from '@dub/lips';
 import { engineChoiceFromEnv } from '@dub/pipeline';
 import { SEPARATION_ENGINES } from '@dub/separation';
@@ -72,6 +72,13 @@ describe('engine registries of the stages', () => {
     const host = (model: string) => ({ models: { modelsDir: models, searchDirs: [] }, engines: { whisper: resolveWhisperOptions({ model }) } }) as never;
     expect((await ASR_ENGINES.resolve('auto', 'de-DE', host('whisper-base'))).record).toMatchObject({ id: 'whisper', label: 'Whisper base', model: 'encoder_model.onnx', selected: 'auto' });
     expect((await ASR_ENGINES.resolve('whisper', 'de-DE', host('whisper-small'))).record).toMatchObject({ id: 'whisper', label: 'Whisper small', model: 'encoder_model.onnx', selected: 'explicit' });
+    // a folder the manifest does not know, holding the q8 export's files: taken as such, the record says q8
+    fs.mkdirSync(path.join(models, 'whisper-medium'));
+    for (const f of Object.values(WHISPER_Q8_FILES)) fs.writeFileSync(path.join(models, 'whisper-medium', f), `q8 ${f}`);
+    expect((await ASR_ENGINES.resolve('whisper', 'de-DE', host('whisper-medium'))).record).toMatchObject({ id: 'whisper', label: 'Whisper medium q8', model: 'encoder_model_quantized.onnx', selected: 'explicit' });
+    // without a named model: the first installed of small, small q8, base, base q8 (here the float small beats npm's base q8)
+    const auto = { models: { modelsDir: models, searchDirs: [] }, engines: { whisper: resolveWhisperOptions() } } as never;
+    expect((await ASR_ENGINES.resolve('auto', 'de-DE', auto)).record).toMatchObject({ label: 'Whisper small', model: 'encoder_model.onnx', reason: 'auto: Whisper small is installed and speaks de-DE' });
   });
 
   it('the pipeline reads every engine of each registry from its variable (the flags of dub run/serve/worker set it), and refuses others', () => {

@@ -119,6 +119,8 @@ class Whisper implements AsrEngine {
     const language = whisperLanguageOf(req.locale, tokenizer.languages.size ? tokenizer.languages : new Map([['en', tokenizer.sot]]));
     if (!language) throw new RangeError(`this Whisper model has no language token for ${req.locale}`);
     const chunks = groupRegions(req.regions, this.o.chunkSeconds);
+    // say that decoding runs before the first chunk ends (else the progress still names the step before, e.g. extract_audio)
+    reportProgress(ctx, 'asr', 0);
     const segments: AsrSegment[] = [];
     const skippedWindows: SkippedWindow[] = [];
     let detectedLanguage: DetectedLanguage | undefined;
