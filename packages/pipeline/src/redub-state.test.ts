@@ -101,6 +101,14 @@ describe('re-dub state lifetime and chunk collection', () => {
     expect(bad.states.kept).toBe(2);
   });
 
+  it("the collecting generation's own state is kept even where a higher generation's state of its mode is there (a copied store)", async () => {
+    await seed([state('ver_a', 9, 'no_lips', ['old'], []), state('ver_a', 1, 'no_lips', ['new'], [])], ['old', 'new'], []);
+    const r = await collectRedubState(store, ASSET, { self: { versionId: 'ver_a', generation: 1 } });
+    expect(r.states).toEqual({ kept: 1, removed: 1 });
+    expect(await readRedubState(store, ASSET, 'ver_a', 9)).toBeUndefined();
+    expect(await present([audioKey('new'), audioKey('old')])).toEqual([true, false]);
+  });
+
   it('an asset without re-dub state or chunks: nothing to do', async () => {
     expect(await collectRedubState(store, ASSET)).toEqual({ states: { kept: 0, removed: 0 }, audio: { kept: 0, removed: 0 }, lips: { kept: 0, removed: 0 }, staleRunning: 0 });
   });

@@ -162,7 +162,10 @@ export async function collectRedubState(store: BlobStore, assetId: string, opts:
   let removed = 0;
   let keptCount = 0;
   for (const [versionId, list] of states) {
-    list.sort((a, b) => b.generation - a.generation);
+    // newest first; the collecting generation's own state first of all (it is the live one even
+    // where a higher generation's state was left by another store's history, e.g. a copied store)
+    const own = (g: number): boolean => opts.self?.versionId === versionId && opts.self.generation === g;
+    list.sort((a, b) => Number(own(b.generation)) - Number(own(a.generation)) || b.generation - a.generation);
     const latest = new Set<GenerateMode>();
     for (const item of list) {
       const st = await readRedubState(store, assetId, versionId, item.generation);
