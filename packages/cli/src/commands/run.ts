@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
-  blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, ValidationError,
+  blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, TARGET_LOCALES, ValidationError,
   GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
@@ -50,7 +50,8 @@ ${ENGINE_FLAGS_HELP}
   -h, --help            this text
 
 exit status: 0 done; 2 a usage or input error (unknown flag, missing file, unsupported locale,
-no audio track, bad SRT); 1 a failure while dubbing (the message names the error code).
+a pair the engines here do not serve, checked before any work, no audio track, bad SRT); 1 a
+failure while dubbing (the message names the error code).
 `;
 
 const OPTIONS = {
@@ -99,7 +100,7 @@ export async function run(argv: string[]): Promise<number> {
   const inputs = [...positionals, ...(values.input ?? [])];
   if (inputs.length === 0) throw new UsageError('no input video given: dub run INPUT --from LOCALE --to LOCALE (see dub run --help)');
   if (!values.to) throw new UsageError('--to LOCALE[,LOCALE...] is needed: the target language(s), e.g. --to es-ES');
-  if (values.from !== undefined && !isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (GET /v1/languages lists them)`, { field: 'from' });
+  if (values.from !== undefined && !isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (the contract's source locales: ${SOURCE_LOCALES.join(', ')})`, { field: 'from' });
   const { isWhisperModelInstalled, resolveWhisperOptions, whisperModelOf } = await import('@dub/asr');
   const modelsDir = loadConfig().modelsDir;
   const models = modelsDir ? { modelsDir } : {};
@@ -108,7 +109,7 @@ export async function run(argv: string[]): Promise<number> {
     throw new UsageError('--from LOCALE is needed: no installed engine identifies the spoken language (Whisper does: npm ci installs whisper-base-q8, or npx dub models fetch whisper-base-q8); give the source locale, e.g. --from en-US');
   }
   const targets = values.to.split(',').map((s) => s.trim()).filter(Boolean);
-  for (const t of targets) if (!isTargetLocale(t)) throw new ValidationError(`--to ${t} is not a supported target locale (GET /v1/languages lists them)`, { field: 'to' });
+  for (const t of targets) if (!isTargetLocale(t)) throw new ValidationError(`--to ${t} is not a supported target locale (the contract's target locales: ${TARGET_LOCALES.join(', ')})`, { field: 'to' });
   const mode = (values.mode ?? 'no_lips') as GenerateMode;
   if (!GENERATE_MODES.includes(mode)) throw new ValidationError(`--mode must be one of ${GENERATE_MODES.join(', ')}`, { field: 'mode' });
   const profile = (values['srt-profile'] ?? 'regular') as SrtProfileName;
@@ -150,6 +151,15 @@ export async function run(argv: string[]): Promise<number> {
   }
   const names = files.map((f) => path.basename(f, path.extname(f)));
   if (new Set(names).size !== names.length) throw new ValidationError('two inputs have the same name; their output folders would collide: rename one', { field: 'input' });
+  // Know before working: whether the engines here serve every pair (speech recognition of the
+  // source unless --source-srt, translation, speech synthesis of each target): exit 2, one line.
+  // Without --from only the targets' voices now; the pair once the language is identified.
+  const { PairChecker, pairRefusalMessage } = await import('@dub/pipeline');
+  const config = loadConfig();
+  const pairs = new PairChecker({ modelsDir: config.modelsDir, device: config.device, choice });
+  const pairJob = (source: string) => ({ source, sourceField: '--from', sourceSrt: settings.sourceSrt !== undefined, targets: targets.map((locale) => ({ locale, field: '--to' })) });
+  const refusal = await pairs.check(pairJob(values.from ?? ''));
+  if (refusal) throw new ValidationError(pairRefusalMessage(refusal), { field: refusal.field });
 
   const quiet = values.quiet === true;
   const progress = new ProgressDisplay(quiet ? 'quiet' : process.stderr.isTTY ? 'tty' : 'lines');
@@ -168,6 +178,8 @@ export async function run(argv: string[]): Promise<number> {
   // licence warning -> the locales whose dub ran that weight
   const licenceLines = new Map<string, string[]>();
   let failures = 0;
+  // inputs whose identified language the engines here do not serve (not dubbed: an input error)
+  let refusals = 0;
   for (const [i, file] of files.entries()) {
     const dest = files.length > 1 ? path.join(out, names[i]!) : out;
     const dataDir = path.resolve(values['data-dir'] ? (files.length > 1 ? path.join(values['data-dir'], names[i]!) : values['data-dir']) : path.join(dest, '.work'));
@@ -181,6 +193,12 @@ export async function run(argv: string[]): Promise<number> {
       }
       from = id.locale;
       if (!quiet) progress.note(`identified the spoken language of ${path.basename(file)}: ${id.language} (probability ${id.probability.toFixed(2)}, Whisper) -> --from ${from}`);
+      const refused = await pairs.check(pairJob(from));
+      if (refused) {
+        refusals++;
+        process.stderr.write(`dub run: ${file}: ${pairRefusalMessage(refused)}\n`);
+        continue;
+      }
     }
     if (!quiet) progress.note(`dubbing ${file} (${from} -> ${targets.join(', ')}) into ${dest}`);
     const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines, qualityLines, licenceLines);
@@ -193,7 +211,7 @@ export async function run(argv: string[]): Promise<number> {
   progress.finish();
   warnings.push(...licenceSummary(licenceLines, choice.policy));
   if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines, qualityLines));
-  return failures > 0 ? 1 : 0;
+  return failures > 0 ? 1 : refusals > 0 ? 2 : 0;
 }
 
 async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>): Promise<{ files: OutputFile[]; failure?: string }> {
