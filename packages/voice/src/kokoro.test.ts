@@ -75,6 +75,8 @@ describe('Kokoro in the TTS registry', () => {
     }
     // ja: auto passes over it and takes the next engine
     expect((await TTS_ENGINES.resolve('auto', 'ja-JP', { models })).id).not.toBe('kokoro');
+    // under the model policy commercial (issue #25) it is what auto speaks with: its weights are cleared
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models, policy: 'commercial' })).id).toBe('kokoro');
   });
 });
 
