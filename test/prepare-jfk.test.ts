@@ -14,6 +14,12 @@ import { loadTranslateConfig } from '@dub/translate';
 import { eventsOf, makeRuntime, MEDIA, ROOT, sameStore, spanishWords, videoFromWav, type TestRuntime } from './prepare-helpers.js';
 import { describeWithMedia } from './support/media.js';
 
+/** The end of the separation record's reason: what the background keeps (transcript.separation.kept). */
+function keptWords(t: Transcript): string {
+  const k = t.separation!.kept!;
+  return `; the background is the source's audio outside speech (${k.kept_seconds.toFixed(1)} of ${t.duration.toFixed(1)} s kept as it is, ${k.replaced_seconds.toFixed(1)} s of speech replaced by the model's background)`;
+}
+
 describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
   const ASSET = 'ast_jfk';
   const translate = loadTranslateConfig({});
@@ -73,14 +79,14 @@ describeWithMedia(['jfk.wav'], 'prepare on jfk.wav', () => {
         expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs-int8', label: 'HTDemucs v4 int8', model: 'htdemucs-int8.onnx', sha256: int8.sha256, size: int8.size, provider: 'cpu', selected: 'auto' });
         // ... and which form of the graph ran (its consecutive parts, made with it)
         const form = await resolveHtdemucsGraph(file, { modelId: 'htdemucs-int8', device: 'cpu' });
-        expect(transcript.engines?.separation?.reason).toBe(`auto: ${auto.reason.replace(/^auto: /, '')}; ${transcript.separation?.reason}; ${form.reason}`);
+        expect(transcript.engines?.separation?.reason).toBe(`auto: ${auto.reason.replace(/^auto: /, '')}; ${transcript.separation?.reason}; ${form.reason}${keptWords(transcript)}`);
         expect(auto.reason).toMatch(/^auto: the int8 HTDemucs model is installed, made from the float one here /);
       } else {
         const htdemucs = getModelEntry('htdemucs')!.files[0]!;
         expect(transcript.engines?.separation).toMatchObject({ id: 'htdemucs', label: 'HTDemucs v4', model: 'htdemucs.onnx', sha256: htdemucs.sha256, size: htdemucs.size, provider: 'cpu', selected: 'auto' });
         // ... and which form of the graph ran (its consecutive parts when scripts/fetch-npm-models.sh made them)
         const form = await resolveHtdemucsGraph(resolveModelFile('htdemucs', 'htdemucs.onnx'), { device: 'cpu' });
-        expect(transcript.engines?.separation?.reason).toBe(`auto: the HTDemucs model is installed; ${transcript.separation?.reason}; ${form.reason}`);
+        expect(transcript.engines?.separation?.reason).toBe(`auto: the HTDemucs model is installed; ${transcript.separation?.reason}; ${form.reason}${keptWords(transcript)}`);
       }
       const prepared = eventsOf(rt, 'asset_prepared');
       expect(prepared).toEqual([
