@@ -105,6 +105,10 @@ describeWithMedia(['two-speakers-call.wav', 'music-coffee.wav'], 'planSeparation
     expect(sensitive.measurement).toEqual(plain.measurement);
     expect(plain.spans.at(-1)!.end).toBeLessThan(48);
     expect(sensitive.spans.at(-1)!.end).toBeCloseTo(50, 1);
+    // plan.speech, what is replaced: the regions of both thresholds, merged (the missed turns included)
+    expect(plain.speech).toEqual(mergeSpans(heard, 0, 50).map((x) => ({ start: Math.round(x.start * 1000) / 1000, end: Math.round(x.end * 1000) / 1000 })));
+    expect(sensitive.speech.at(-1)!.end).toBeCloseTo(r.at(-1)!.end, 2);
+    expect(sensitive.speech.length).toBeGreaterThan(plain.speech.length);
   });
 
   it('speech over music throughout: the model runs everywhere', async () => {
@@ -121,6 +125,7 @@ describeWithMedia(['two-speakers-call.wav', 'music-coffee.wav'], 'planSeparation
     expect(plan.background).toBe(true);
     expect(plan.measurement.speechLevelDb).toBeNull();
     expect(plan.measurement.gapLevelDb!).toBeGreaterThan(-40);
+    expect(plan.speech).toEqual([]);
   });
 
   it('rejects a region that is not a time span', async () => {
