@@ -103,11 +103,12 @@ export class MelWindows {
 
   /**
    * The [80 x 16] window (row-major: mel band, then time) of video frame `index` at `fps`:
-   * mel frames from int(80 * index / fps); the last 16 frames where the audio ends sooner.
+   * mel frames from int(80 * index / fps), or int(80 * time) for a variable frame rate's frame at
+   * `time` s; the last 16 frames where the audio ends sooner.
    */
-  async windowFor(index: number, fps: number): Promise<Float32Array> {
+  async windowFor(index: number, fps: number, time?: number): Promise<Float32Array> {
     const { windowFrames, nMels } = WAV2LIP_MEL;
-    let start = Math.floor((80 * index) / fps);
+    let start = time === undefined ? Math.floor((80 * index) / fps) : Math.floor(80 * time);
     if (start + windowFrames > this.frames) start = Math.max(0, this.frames - windowFrames);
     await this.compute(start, start + windowFrames);
     const out = new Float32Array(nMels * windowFrames);

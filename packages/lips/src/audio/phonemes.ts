@@ -55,15 +55,27 @@ export async function phonemizeWords(words: readonly string[], locale: string, o
 }
 
 /** Openness weight per video frame from timed words and their phonemes (NaN outside words). */
-export function visemeWeights(words: readonly TimedWord[], phonemes: readonly string[][], fps: number, frameCount: number): Float32Array {
+export function visemeWeights(words: readonly TimedWord[], phonemes: readonly string[][], fps: number, frameCount: number, times?: ArrayLike<number>): Float32Array {
   const out = new Float32Array(frameCount).fill(Number.NaN);
+  // frame centres (variable frame rate: half a frame after each frame's own time)
+  const centre = (i: number): number => (times && i < times.length ? times[i]! + 0.5 / fps : (i + 0.5) / fps);
+  const firstAtOrAfter = (t: number): number => {
+    let lo = 0;
+    let hi = frameCount;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (centre(mid) < t) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
   words.forEach((w, k) => {
     const ph = phonemes[k] ?? [];
     if (!ph.length || !(w.end > w.start)) return;
-    const first = Math.max(0, Math.ceil(w.start * fps - 0.5));
-    const last = Math.min(frameCount - 1, Math.floor(w.end * fps - 0.5));
+    const first = times ? firstAtOrAfter(w.start) : Math.max(0, Math.ceil(w.start * fps - 0.5));
+    const last = times ? firstAtOrAfter(w.end + 1e-9) - 1 : Math.min(frameCount - 1, Math.floor(w.end * fps - 0.5));
     for (let i = first; i <= last; i++) {
-      const t = (i + 0.5) / fps;
+      const t = centre(i);
       const j = Math.min(ph.length - 1, Math.floor(((t - w.start) / (w.end - w.start)) * ph.length));
       out[i] = phonemeOpenness(ph[j]);
     }

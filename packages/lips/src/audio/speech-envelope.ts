@@ -19,24 +19,27 @@ export async function speechWav(input: string, dir: string, name: string, media:
 }
 
 /**
- * dBFS per video frame (frame i centred at (i + 0.5) / fps), over a window of `windowFrames`
- * video frames (default 1.5); -120 where the audio has ended.
+ * dBFS per video frame (frame i centred at (i + 0.5) / fps, or half a frame after `times[i]` for a
+ * variable frame rate), over a window of `windowFrames` video frames (default 1.5); -120 where the
+ * audio has ended.
  */
-export async function frameLevels(wav: string, fps: number, frameCount: number, windowFrames = 1.5): Promise<Float32Array> {
+export async function frameLevels(wav: string, fps: number, frameCount: number, windowFrames = 1.5, times?: ArrayLike<number>): Promise<Float32Array> {
   const reader = await WavReader.open(wav);
   try {
     const sr = reader.sampleRate;
+    // the centre of frame i in samples
+    const centre = (i: number): number => (times && i < times.length ? Math.round((times[i]! + 0.5 / fps) * sr) : Math.round(((i + 0.5) * sr) / fps));
     const half = Math.max(1, Math.round((windowFrames * sr) / fps / 2));
     const out = new Float32Array(frameCount).fill(-120);
     const chunkFrames = Math.max(1, Math.floor((sr * 10) / Math.max(1, sr / fps))); // ~10 s of video per read
     for (let f0 = 0; f0 < frameCount; f0 += chunkFrames) {
       const f1 = Math.min(frameCount, f0 + chunkFrames);
-      const a = Math.max(0, Math.round(((f0 + 0.5) * sr) / fps) - half);
-      const b = Math.min(reader.frames, Math.round(((f1 - 0.5) * sr) / fps) + half);
+      const a = Math.max(0, centre(f0) - half);
+      const b = Math.min(reader.frames, centre(f1 - 1) + half);
       if (b <= a) continue;
       const x = (await reader.read(a, b - a))[0];
       for (let i = f0; i < f1; i++) {
-        const c = Math.round(((i + 0.5) * sr) / fps);
+        const c = centre(i);
         const lo = Math.max(a, c - half);
         const hi = Math.min(b, c + half);
         if (hi <= lo) continue;

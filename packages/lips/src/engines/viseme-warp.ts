@@ -29,15 +29,15 @@ export async function mouthAmounts(video: VideoInfo, speech: DubbedSpeech, frame
   const dubWav = await speechWav(speech.file, opts.tmpDir, 'dub', opts.media, ctx);
   // The speech level is taken over 5 s around each frame: an edited line changes the frames near it only.
   const openness = { refWindow: Math.round(video.fps * LOCAL_LEVEL_SECONDS), ...opts.openness };
-  let dub = opennessFromLevels(await frameLevels(dubWav, video.fps, frameCount), openness);
+  let dub = opennessFromLevels(await frameLevels(dubWav, video.fps, frameCount, undefined, video.frameTimes), openness);
   if (speech.words?.length && speech.locale && opts.visemes !== false) {
     const phonemes = await phonemizeWords(speech.words.map((w) => w.text), speech.locale, opts.espeakPath ? { espeakPath: opts.espeakPath } : {}, ctx);
-    dub = applyVisemes(dub, visemeWeights(speech.words, phonemes, video.fps, frameCount));
+    dub = applyVisemes(dub, visemeWeights(speech.words, phonemes, video.fps, frameCount, video.frameTimes));
   }
   let source: Float32Array | undefined;
   if (speech.sourceSpeech) {
     const srcWav = await speechWav(speech.sourceSpeech, opts.tmpDir, 'source', opts.media, ctx);
-    source = opennessFromLevels(await frameLevels(srcWav, video.fps, frameCount), openness);
+    source = opennessFromLevels(await frameLevels(srcWav, video.fps, frameCount, undefined, video.frameTimes), openness);
   }
   return mouthTargets(dub, source);
 }

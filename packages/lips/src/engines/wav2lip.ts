@@ -160,7 +160,7 @@ export class Wav2LipEngine implements LipsEngine {
       return await transformFrames(video, faces, output, opts, async (frame, face, i) => {
         const rect = wav2lipCrop(face, frame.width, frame.height, this.opts.pads);
         const crop = cropResize(frame, rect, WAV2LIP_SIZE, WAV2LIP_SIZE);
-        const out = await this.infer(crop, await mels.windowFor(i, video.fps), ctx);
+        const out = await this.infer(crop, await mels.windowFor(i, video.fps, video.frameTimes?.[i]), ctx);
         return pasteFace(frame, face, rect, out);
       }, ctx);
     } finally {
@@ -175,13 +175,13 @@ export class Wav2LipEngine implements LipsEngine {
     return {
       identity: JSON.stringify({ engine: this.id, model: this.model.path, pads: this.opts.pads ?? WAV2LIP_PADS }),
       frameKey: async (i) => {
-        const m = await mels.windowFor(i, video.fps);
+        const m = await mels.windowFor(i, video.fps, video.frameTimes?.[i]);
         return createHash('sha256').update(new Uint8Array(m.buffer, m.byteOffset, m.byteLength)).digest('hex');
       },
       op: async (frame, face, i) => {
         const rect = wav2lipCrop(face, frame.width, frame.height, this.opts.pads);
         const crop = cropResize(frame, rect, WAV2LIP_SIZE, WAV2LIP_SIZE);
-        const out = await this.infer(crop, await mels.windowFor(i, video.fps), ctx);
+        const out = await this.infer(crop, await mels.windowFor(i, video.fps, video.frameTimes?.[i]), ctx);
         return pasteFace(frame, face, rect, out);
       },
       close: () => mels.close(),

@@ -16,7 +16,21 @@ export interface VideoInfo {
   /** Frame count (stated by the container, else duration x fps). */
   frameCount: number;
   duration: number;
+  /**
+   * Variable frame rate only: each frame's presentation time, in seconds from the first frame
+   * (undefined at a constant rate, where frame i is at i / fps). The engines drive frame i by the
+   * speech at this time.
+   */
+  frameTimes?: Float64Array;
 }
+
+/** Frame `i`'s time from the first frame: its own where the rate varies, else i / fps. */
+export function frameTime(video: Pick<VideoInfo, 'fps' | 'frameTimes'>, i: number): number {
+  return video.frameTimes?.[i] ?? i / video.fps;
+}
+
+/** Deviation from i / fps (s) above which a video counts as variable-rate. */
+const VFR_TOLERANCE = 0.002;
 
 export async function videoInfo(file: string, media: MediaToolOptions = {}, context: PartialContext = {}): Promise<VideoInfo> {
   const ctx = resolveContext(context);
@@ -30,7 +44,18 @@ export async function videoInfo(file: string, media: MediaToolOptions = {}, cont
   const fps = rateValue(rate);
   const duration = info.video.duration ?? info.duration;
   const frameCount = info.video.frames ?? Math.round(duration * fps);
-  return { file, width: info.video.displayWidth, height: info.video.displayHeight, fps, rate, frameCount, duration };
+  const frameTimes = await variableFrameTimes(file, fps, media, ctx);
+  return { file, width: info.video.displayWidth, height: info.video.displayHeight, fps, rate, frameCount, duration, ...(frameTimes ? { frameTimes } : {}) };
+}
+
+/** The frames' times from the first frame (packet pts, sorted) when they stray from i / fps; else undefined. */
+async function variableFrameTimes(file: string, fps: number, media: MediaToolOptions, ctx: PartialContext): Promise<Float64Array | undefined> {
+  if (!(fps > 0)) return undefined;
+  const text = await runFfprobe(['-select_streams', 'v:0', '-show_entries', 'packet=pts_time', '-of', 'csv=p=0', '--', file], media, ctx);
+  const pts = [...new Set(text.split('\n').map((l) => Number(l.trim().split(',')[0])).filter((t) => Number.isFinite(t)))].sort((a, b) => a - b);
+  if (pts.length < 2) return undefined;
+  const times = Float64Array.from(pts, (t) => t - pts[0]!);
+  return times.some((t, i) => Math.abs(t - i / fps) > VFR_TOLERANCE) ? times : undefined;
 }
 
 function rateValue(r: string): number {
