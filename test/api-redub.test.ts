@@ -13,7 +13,7 @@ import path from 'node:path';
 import { blobKeys, FsBlobStore, type BlobStore } from '@dub/core';
 import { decodeWav } from '@dub/media';
 import { speechExtent } from '@dub/voice';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createBody, prepareAsset, startTestApi, type TestApi } from './api-helpers.js';
 
 describe('re-dub one line and voice previews', () => {
@@ -37,6 +37,8 @@ describe('re-dub one line and voice previews', () => {
   };
 
   beforeAll(async () => {
+    // these tests are about the endpoints, timed for espeak-ng's lines: chosen explicitly (auto speaks Spanish with Kokoro)
+    vi.stubEnv('DUB_TTS_ENGINE', 'espeak-ng');
     t = await startTestApi('pglite');
     const mk = async () => {
       const r = await t.api.app.inject({ method: 'POST', url: '/v1/assets/', headers: t.auth1, payload: createBody() });
@@ -52,7 +54,10 @@ describe('re-dub one line and voice previews', () => {
     const r = await post(`/v1/versions/${versionId}/studio_url`, { expiration_minutes: 60 });
     token = new URL(r.json().studio_url).search;
   }, 120_000);
-  afterAll(async () => t?.close());
+  afterAll(async () => {
+    vi.unstubAllEnvs();
+    await t?.close();
+  });
 
   it('answers the line as placed, as a WAV; the same line again comes from the cache; an edited text is synthesized anew', async () => {
     const t0 = performance.now();

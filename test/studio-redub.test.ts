@@ -104,7 +104,8 @@ describeStudio('studio: re-dub one line and voices per speaker on a real recordi
     const video = videoFromWav(media(RECORDING), path.join(dir, 'call.mp4'));
     const port = await freePort();
     base = `http://127.0.0.1:${port}`;
-    server = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'data')], { DUB_API_KEYS: `${KEY}:org1`, DUB_ONNX_THREADS: '2' });
+    // the studio's re-dub is what this tests, timed with espeak-ng's lines: chosen explicitly (auto speaks Spanish with Kokoro)
+    server = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'data')], { DUB_API_KEYS: `${KEY}:org1`, DUB_ONNX_THREADS: '2', DUB_TTS_ENGINE: 'espeak-ng' });
     await waitHealthy(base, server, 180_000);
     const form = new FormData();
     form.set('request', JSON.stringify({ name: 'Phone call', locale: 'en-US', languages: [{ locale: 'es-ES' }] }));
