@@ -92,10 +92,13 @@ for (const name of CASES) {
       await store.put(blobKeys.script(VERSION), JSON.stringify(script));
     }, 120_000);
 
-    for (const mode of ['without_lips', 'with_lips'] as const) {
-      it(`${mode}: the beep stays with its flash, the picture keeps its times and frames`, async () => {
+    // voice-over mixes the source video's own audio (ducked) under the dub: read on the same timeline
+    const runs = [['without_lips', false], ['with_lips', false], ...(name === 'audio after video' ? [['without_lips', true] as const] : [])] as const;
+    for (const [mode, voiceOver] of runs) {
+      it(`${mode}${voiceOver ? ', voice-over' : ''}: the beep stays with its flash, the picture keeps its times and frames`, async () => {
         const events: EmittedEvent[] = [];
-        const job: GenerateVersionJob = { v: 1, type: 'generate-version', job_id: `job-${mode}`, asset_id: ASSET, version_id: VERSION, locale: 'es-ES', mode, script_key: blobKeys.script(VERSION), generation: mode === 'with_lips' ? 2 : 1, options: {} };
+        const generation = voiceOver ? 3 : mode === 'with_lips' ? 2 : 1;
+        const job: GenerateVersionJob = { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'es-ES', mode, script_key: blobKeys.script(VERSION), generation, options: voiceOver ? { voice_over: true, voice_library_id: 'ana' } : {} };
         const r = await generateVersion(job, runtime(store, events), { tts: { engine: 'espeak-ng' }, voiceConversion: 'none', lips: { engine: 'viseme-warp' }, quality: { asr: 'pocketsphinx', speaker: 'mfcc' } });
         const out = store.localPath(r.resultVideoKey)!;
         const [src, dub] = await Promise.all([timelineEvents(source), timelineEvents(out)]);

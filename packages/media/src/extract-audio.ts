@@ -92,11 +92,16 @@ export async function extractAudio(input: string, output: string, opts: ExtractA
   return wavInfo(output);
 }
 
-/** Convert a WAV (or any audio file) to another sample rate / channel count / encoding. */
+/**
+ * Convert a WAV (or any audio file) to another sample rate / channel count / encoding. Like
+ * `extractAudio`, sample 0 is the input's presentation origin: a video whose audio starts after
+ * its picture (the voice-over mix reads the source video's audio this way) gets silence first.
+ */
 export async function resample(input: string, output: string, opts: ResampleOptions, context: PartialContext = {}): Promise<WavFileInfo> {
   const ctx = resolveContext(context);
   checkRate(opts.sampleRate, opts.channels ?? 1);
-  const args = ['-i', input, '-map', '0:a:0', '-vn'];
+  const origin = (await streamStarts(input, tools(opts), ctx)).origin;
+  const args = ['-copyts', '-i', input, '-map', '0:a:0', '-vn', '-af', `asetpts=PTS-(${ffSignedTime(origin)})/TB,aresample=${opts.sampleRate}:async=1:first_pts=0`];
   if (opts.channels !== undefined) args.push('-ac', String(opts.channels));
   args.push('-ar', String(opts.sampleRate), '-c:a', codecOf(opts.format), '-f', 'wav', output);
   await runFfmpeg(args, { ...opts, stage: 'resample' }, ctx);
