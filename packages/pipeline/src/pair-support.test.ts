@@ -67,6 +67,25 @@ describe('PairChecker: what the engines here serve, before any work', () => {
   });
 });
 
+describe('PairChecker.capabilities: what a worker publishes', () => {
+  it.skipIf(!apertium)('every served source, target and pair with the engine of its stage (apertium needed)', async () => {
+    const c = new PairChecker({ choice: choice({ DUB_ASR_ENGINE: 'pocketsphinx', DUB_TTS_ENGINE: 'espeak-ng' }), translate, modelsDir: dir });
+    const t0 = performance.now();
+    const caps = await c.capabilities();
+    const ms = performance.now() - t0;
+    expect(caps.sources).toEqual({ 'en-US': 'pocketsphinx' });
+    expect(Object.keys(caps.targets)).toContain('es-ES');
+    expect(caps.targets['es-ES']).toBe('espeak-ng');
+    expect(caps.pairs['en-US>es-ES']).toBe('apertium');
+    expect(caps.pairs['es-ES>en-US']).toBe('apertium');
+    expect(caps.pairs['en-US>en-US']).toBe('none');
+    expect(caps.pairs['es-ES>es-MX']).toBe('none');
+    expect(caps.pairs['en-US>de-DE']).toBeUndefined();
+    // 38 x 38 pairs from one apertium listing: well under a second or two
+    expect(ms).toBeLessThan(10_000);
+  });
+});
+
 describe('the job handlers check the pair on arrival, before any stage', () => {
   const runtime = (events: EmittedEvent[]): JobRuntime => ({
     store: undefined as never,

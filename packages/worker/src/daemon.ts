@@ -10,7 +10,9 @@ import { millis, type NatsConnection } from '@nats-io/transport-node';
 import { FsBlobStore, JOB_TYPES, ValidationError, loadConfig, type BlobStore, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
 import { completeEvent } from './events.js';
 import { failureEvent, toJobError } from './failure.js';
-import { DEFAULT_HANDLERS_MODULE } from './handlers-module.js';
+import { DEFAULT_HANDLERS_MODULE, moduleSpecifier } from './handlers-module.js';
+import { CapabilityPublisher } from './capabilities.js';
+import type { PairCapabilities } from '@dub/pipeline';
 import { runAttempt, type Outcome } from './job-runner.js';
 import { NamedLimiter } from './limiter.js';
 import { startMetricsServer, WorkerMetrics, type MetricsServer } from './metrics.js';
@@ -42,6 +44,24 @@ export interface WorkerDaemonOptions extends RunnerOptions, TopologyOptions {
   heartbeatMs?: number;
   /** On stop, how long the connection's drain may take before it is closed without it (server unreachable). Default 2 s. */
   closeTimeoutMs?: number;
+  /**
+   * Publish what this worker serves to the capabilities bucket (capabilities.ts) with a heartbeat
+   * (default true): the pipeline's PairChecker.capabilities for @dub/pipeline, else the handlers
+   * module's own `capabilities(config)` export, else "unknown".
+   */
+  publishCapabilities?: boolean;
+  /** Heartbeat of the capabilities record (default 10 s). */
+  capabilityHeartbeatMs?: number;
+}
+
+/** What the handlers module serves: the pipeline's engines here, or the module's own `capabilities(config)`. */
+async function capabilitySource(handlersModule: string, config: DubConfig): Promise<PairCapabilities | undefined> {
+  if (handlersModule === DEFAULT_HANDLERS_MODULE) {
+    const { PairChecker } = await import('@dub/pipeline');
+    return new PairChecker({ modelsDir: config.modelsDir, device: config.device, ttlMs: 0 }).capabilities();
+  }
+  const mod = (await import(moduleSpecifier(handlersModule))) as { capabilities?: (c: DubConfig) => Promise<PairCapabilities | undefined> };
+  return typeof mod.capabilities === 'function' ? mod.capabilities(config) : undefined;
 }
 
 interface InFlight {
@@ -77,6 +97,8 @@ export class WorkerDaemon {
   private queueInfo: { at: number; value: Promise<{ pending: number; ackPending: number } | undefined> } | undefined;
   /** Settlements sent while disconnected since the connection was last up (lost: the client drops what it buffered when it dials again). */
   private unacknowledged: Unacknowledged[] = [];
+  /** This worker's record in the capabilities bucket. */
+  private capabilities: CapabilityPublisher | undefined;
 
   private constructor(
     readonly nc: NatsConnection,
@@ -132,6 +154,9 @@ export class WorkerDaemon {
           limits: () => limiter.snapshot(),
         });
         logger.info({ port: d.metricsServer.port }, 'metrics and health on /metrics and /healthz');
+      }
+      if (o.publishCapabilities ?? true) {
+        d.capabilities = await CapabilityPublisher.start(nc, { bucket: topology.names.capabilitiesBucket, heartbeatMs: o.capabilityHeartbeatMs, device: config.device, handlers: handlersModule, serves: () => capabilitySource(handlersModule, config), logger });
       }
       d.watchConnection();
       d.fetching = d.fetchLoop();
@@ -350,6 +375,8 @@ export class WorkerDaemon {
       const t0 = Date.now();
       this.stopping = true;
       this.freeSlot();
+      // No longer offered to the fleet (bounded: NATS may be unreachable; its record then expires).
+      await this.capabilities?.stop(this.connected ? 1000 : 0);
       this.logger.info({ jobs_in_flight: this.inFlight.size, drain_timeout_ms: this.options.drainTimeoutMs, nats_connected: this.connected }, 'stopping: no more fetching');
       const all = () => Promise.allSettled([...this.inFlight].map((f) => f.done));
       if (!(await within(all(), this.options.drainTimeoutMs))) {

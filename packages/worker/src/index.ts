@@ -19,3 +19,4 @@ export { NatsEventFeed, type NatsEventFeedOptions, type UnacknowledgedEvent } fr
 export { WorkerMetrics, startMetricsServer, type GaugeSource, type MetricsServer } from './metrics.js';
 export { WorkerDaemon, type WorkerDaemonOptions, type Unacknowledged } from './daemon.js';
 export { runWorkerCommand, WORKER_USAGE } from './command.js';
+export { CapabilityPublisher, FleetCapabilities, isLive, newWorkerId, openCapabilitiesBucket, CAPABILITY_BUCKET_TTL_MS, CAPABILITY_HEARTBEAT_MS, DEFAULT_CAPABILITIES_BUCKET, type CapabilitySource, type WorkerCapabilities } from './capabilities.js';

@@ -22,6 +22,8 @@ export interface NatsNames {
   workerConsumer: string;
   /** Durable consumer of the API on the events stream. */
   eventsConsumer: string;
+  /** Key-value bucket where each worker publishes what it serves (capabilities.ts). */
+  capabilitiesBucket: string;
 }
 
 export const DEFAULT_NATS_NAMES: NatsNames = {
@@ -31,6 +33,7 @@ export const DEFAULT_NATS_NAMES: NatsNames = {
   eventsPrefix: EVENT_SUBJECT_PREFIX,
   workerConsumer: 'dub-worker',
   eventsConsumer: 'dub-api',
+  capabilitiesBucket: 'dub-workers',
 };
 
 export function resolveNames(n: Partial<NatsNames> = {}): NatsNames {

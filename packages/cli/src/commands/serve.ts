@@ -65,6 +65,12 @@ export async function run(argv: string[]): Promise<number> {
     queue = q;
     events = f;
     nats = { queue: q, feed: f };
+    // What the live workers serve (their records in the capabilities bucket): a pair none serves is 400.
+    try {
+      pairs = await worker.FleetCapabilities.open(q.nc, { bucket: q.topology.names.capabilitiesBucket, connected: () => q.connected });
+    } catch (e) {
+      logger.warn({ err: (e as Error).message }, 'the workers\' capabilities bucket cannot be opened: pairs are not checked here (the workers check each job on arrival)');
+    }
     closers.push(() => f.close(), () => q.close(), () => opened.close());
   } else {
     store = values.blobs?.startsWith('fs:') ? new FsBlobStore(path.resolve(values.blobs.slice(3))) : new FsBlobStore(path.join(dataDir, 'blobs'));
