@@ -4,6 +4,7 @@
  * entries in the report equal the first report's. The same edited script generated on a copy of
  * the store where nothing of a generation is cached gives the same per-line entries: a line's
  * figures do not depend on whether it was measured now, alone, or in an earlier generation.
+ * The lines are espeak-ng's, chosen explicitly (auto speaks English with Kokoro).
  * en-US target: back-transcription by pocketsphinx, chosen explicitly (auto takes Whisper base q8
  * from npm), when it is installed (else null with the reason);
  * then by Whisper (the tiny test model installed as whisper-base: it hears "hello world" at the
@@ -79,7 +80,7 @@ function job(generation: number): GenerateVersionJob {
 
 async function generate(s: FsBlobStore, generation: number, modelsDir?: string, asr?: 'pocketsphinx'): Promise<{ report: QualityReport; quality: QualityMeasurements; speechKey: string; mixFile: string; mixUpdate: MixUpdate | undefined; audio: AudioValue }> {
   const events: EmittedEvent[] = [];
-  const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}), ...(asr ? { quality: { asr } } : {}) });
+  const result = await generateVersion(job(generation), runtime(s, events, modelsDir), { translate: loadTranslateConfig({}), tts: { engine: 'espeak-ng' }, ...(asr ? { quality: { asr } } : {}) });
   const generated = events.find((e) => e.type === 'version_generated') as { speech_key: string } | undefined;
   const mix = await newestManifest(s, 'mix', 'mix.wav');
   const audio = await newestManifest(s, 'audio', 'result.m4a');
