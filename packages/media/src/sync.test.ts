@@ -7,6 +7,7 @@
  * durations. The full pipeline on the same sources, with and without lips: test/sync-dub.test.ts.
  */
 import { execFile } from 'node:child_process';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -37,7 +38,9 @@ async function dubMedia(source: string, name: string, window?: { start: number; 
   await trim(source, trimmed, { ...range, info });
   const mix = await extractAudio(source, tmp.file(`${name}-mix.wav`), { sampleRate: 44100, channels: 2, format: 'float32', ...range });
   const m4a = tmp.file(`${name}-result.m4a`);
-  await encodeAudioChunked(mix.file, m4a, { store: memoryStore(), tmpDir: tmp.dir });
+  const work = tmp.file(`${name}-work`);
+  await mkdir(work, { recursive: true });
+  await encodeAudioChunked(mix.file, m4a, { store: memoryStore(), tmpDir: work });
   const audioStart = (await streamStarts(trimmed, { only: 'audio' })).audio ?? 0;
   const out = tmp.file(`${name}-dubbed.mp4`);
   await mux({ video: trimmed, audioTracks: [{ file: m4a, language: 'spa' }], output: out, durationSeconds: range.end - range.start, copyAudio: true, audioStart: audioStart > 0.0005 ? audioStart : 0 });
@@ -55,7 +58,8 @@ function expectSameTimeline(src: TimelineEvents, out: TimelineEvents, label: str
   expect(Math.abs(out.duration - src.duration), `${label}: container ${out.duration} s, source ${src.duration} s`).toBeLessThan(1 / SYNC_FPS);
 }
 
-describe('the media steps of a dub keep events in place against the picture', () => {
+// the cases are independent (own files): two at a time keep both cores busy
+describe.concurrent('the media steps of a dub keep events in place against the picture', () => {
   for (const name of Object.keys(SYNC_CASES)) {
     it(name, async () => {
       const source = tmp.file(`${name.replace(/\W+/g, '-')}.${SYNC_CASES[name]!.ext}`);
@@ -85,7 +89,7 @@ describe('the media steps of a dub keep events in place against the picture', ()
       // are timed on): to its end, or to where the audio ends first (the picture 0.3 s late)
       expect(mixFrames).toBeLessThanOrEqual(Math.round(duration * 44100));
       expect(mixFrames).toBeGreaterThanOrEqual(Math.round((name === 'video after audio' ? duration - 0.33 : duration - 0.01) * 44100));
-    }, 60_000);
+    }, 180_000);
   }
 });
 
@@ -122,7 +126,7 @@ function soundLag(a: { x: Float32Array; start: number }, b: { x: Float32Array; s
   return lag;
 }
 
-describe('a trim window keeps events in place too', () => {
+describe.concurrent('a trim window keeps events in place too', () => {
   // the cut starts between keyframes (the video is re-encoded), or before the picture starts
   for (const [name, start, end] of [['audio after video', 1, 3.5], ['B-frames', 1.1, 3.5], ['video after audio', 0.1, 3.5]] as const) {
     it(`${name}, [${start}, ${end})`, async () => {
@@ -147,7 +151,7 @@ describe('a trim window keeps events in place too', () => {
       expect(Math.abs(dubbed.videoStart - Math.max(0, src.videoStart - origin - start))).toBeLessThan(1 / SYNC_FPS / 2 + 0.001);
       expect(Math.abs(dubbed.duration - (end - start))).toBeLessThan(1 / SYNC_FPS);
       expect(mixFrames).toBe(Math.round((end - start) * 44100));
-    }, 60_000);
+    }, 180_000);
   }
 });
 
