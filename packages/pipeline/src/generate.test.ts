@@ -13,7 +13,7 @@ import { SessionCache } from '@dub/onnx';
 import { probe, readWav, renderTimelineBuffer, resample, runFfmpeg, runProcess, writeWav } from '@dub/media';
 import { detectStretchers, medianPitch, semitones, speechExtent, TTS_ENGINES } from '@dub/voice';
 import { ArtifactCache } from './artifacts.js';
-import { generateVersion } from './generate.js';
+import { generateVersion, type GenerateVersionOptions } from './generate.js';
 import { createJobHandlers } from './handlers.js';
 import { previewSpeakerVoice, redubSegment } from './redub.js';
 import { engineChoiceFromEnv, generateOptionsOf } from './engine-choice.js';
@@ -47,6 +47,9 @@ function runtime(events: EmittedEvent[]): JobRuntime {
     attempt: 1,
   };
 }
+
+/** This file is about generation with espeak-ng's matched voices (pitch, rate, timbre): it chooses it explicitly (auto speaks Spanish with Kokoro, test/kokoro-*.test.ts, packages/voice/src/kokoro.test.ts). */
+const ESPEAK: GenerateVersionOptions = { tts: { engine: 'espeak-ng' } };
 
 function job(generation: number, options: GenerateVersionJob['options'] = {}, mode: GenerateVersionJob['mode'] = 'no_lips'): GenerateVersionJob {
   return { v: 1, type: 'generate-version', job_id: `job-${generation}`, asset_id: ASSET, version_id: VERSION, locale: 'es-ES', mode, script_key: blobKeys.script(VERSION), generation, options };
@@ -163,7 +166,7 @@ describe('generateVersion', () => {
 
   it('dubs the video: copied video stream, speech where the segments are, same duration', async () => {
     const events: EmittedEvent[] = [];
-    const result = await generateVersion(job(1), runtime(events));
+    const result = await generateVersion(job(1), runtime(events), ESPEAK);
     first = generated(events);
     // the first generation made every line anew (the report says so per line)
     expect(await regeneratedLines(1)).toEqual([['seg-0001', true], ['seg-0002', true]]);
@@ -212,7 +215,7 @@ describe('generateVersion', () => {
 
   it('a second run on the same store reuses every stage', async () => {
     const events: EmittedEvent[] = [];
-    await generateVersion(job(1), runtime(events));
+    await generateVersion(job(1), runtime(events), ESPEAK);
     const done = events.filter((e): e is Extract<EmittedEvent, { type: 'stage_done' }> => e.type === 'stage_done');
     const stages = done.filter((e) => e.stage !== 'publish');
     expect(stages.map((e) => e.stage)).toEqual(expect.arrayContaining(['source', 'voices', 'synthesis', 'timeline', 'background', 'mix', 'audio', 'video']));
@@ -227,7 +230,7 @@ describe('generateVersion', () => {
     script.segments[1]!.target_text = 'Muchas gracias, me alegro de estar aquí.';
     await store.put(blobKeys.script(VERSION), JSON.stringify(script));
     const events: EmittedEvent[] = [];
-    await generateVersion(job(2), runtime(events));
+    await generateVersion(job(2), runtime(events), ESPEAK);
     expect(await manifests()).toBe(before + 1);
     expect(generated(events).result_video_key).toBe(blobKeys.resultVideo(VERSION, 2));
     expect(await store.has(blobKeys.resultVideo(VERSION, 1))).toBe(true);
@@ -238,7 +241,7 @@ describe('generateVersion', () => {
   it('redubSegment re-synthesizes one edited line as generation would; the next generation takes it from the cache and re-synthesizes nothing', async () => {
     const synthesisManifests = async () => (await store.list(`assets/${ASSET}/artifacts/synthesis-`)).filter((k) => k.endsWith('manifest.json')).length;
     const saved = (await store.getBuffer(blobKeys.script(VERSION))).toString();
-    const opts = generateOptionsOf(engineChoiceFromEnv({}));
+    const opts = generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng' }));
     const decode = (b: Buffer) => readWav(new Uint8Array(b));
     try {
       // the saved text, already generated: nothing is synthesized, the line comes from the cache
@@ -270,7 +273,7 @@ describe('generateVersion', () => {
       const again = await redubSegment(job(9), runtime([]), opts, { segmentId: 'seg-0001' });
       expect(again).toMatchObject({ regenerated: false, artifact_key: edited.artifact_key });
       const before = await synthesisManifests();
-      await generateVersion(job(9), runtime([]));
+      await generateVersion(job(9), runtime([]), ESPEAK);
       expect(await synthesisManifests()).toBe(before);
       expect(await regeneratedLines(9)).toEqual([['seg-0001', false], ['seg-0002', false]]);
       const report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 9))).toString()) as { segments: { id: string; spoken_text: string }[] };
@@ -288,7 +291,7 @@ describe('generateVersion', () => {
   it('an edited line re-encodes only the AAC chunks whose mix samples changed; the video keeps the audio aligned and its duration', async () => {
     const CHUNK = 8 * 1024;
     const MARGIN = 8 * 1024;
-    const opts = { audio: { chunkFrames: CHUNK, wholeEncodeFraction: 1 } };
+    const opts = { ...ESPEAK, audio: { chunkFrames: CHUNK, wholeEncodeFraction: 1 } };
     // the stage's own manifests (`mix-<hash>`), not another stage's whose name starts alike (`mix-background-<hash>`)
     const manifests = async (stage: string) => (await store.list(`assets/${ASSET}/artifacts/${stage}-`)).filter((k) => new RegExp(`/${stage}-[0-9a-f]{20}/manifest\\.json$`).test(k));
     /** The manifest `stage` wrote during `run` (the stage ran, not from the cache). */
@@ -354,7 +357,7 @@ describe('generateVersion', () => {
       expect(a2.value.encode).toBe('windows');
       console.log(`audio chunks re-encoded after editing line 1: ${changed.length} of ${total}`);
       // Another audio stage key on the same mix: every chunk comes from the blob store.
-      const a3 = await ranDuring<AudioValue>('audio', () => generateVersion(job(22), runtime([]), { audio: { ...opts.audio, wholeEncodeFraction: 0.99 } }));
+      const a3 = await ranDuring<AudioValue>('audio', () => generateVersion(job(22), runtime([]), { ...ESPEAK, audio: { ...opts.audio, wholeEncodeFraction: 0.99 } }));
       expect(a3.value).toMatchObject({ chunks: { total, encoded: 0, reused: total }, encode: 'none', hashesReused: 0 });
       // the same mix: the same chunk identities as generation 21's audio
       expect(a3.value.identities).toEqual(a2.value.identities);
@@ -386,7 +389,7 @@ describe('generateVersion', () => {
   });
 
   it('previewSpeakerVoice speaks a line with the voice a choice gives the speaker, planned as generation plans it', async () => {
-    const opts = generateOptionsOf(engineChoiceFromEnv({}));
+    const opts = generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng' }));
     const text = 'Hola, esta es mi voz.';
     const own = await previewSpeakerVoice(job(9), runtime([]), opts, { speakerId: 'S2', text });
     expect(own).toMatchObject({ speaker: 'S2', voice_source: 'matched', tts_engine: 'espeak-ng' });
@@ -407,7 +410,7 @@ describe('generateVersion', () => {
 
   it('voice-over with a library voice: the library voice for every speaker, delayed over the original', async () => {
     const events: EmittedEvent[] = [];
-    await generateVersion(job(3, { voice_over: true, voice_library_id: 'ana' }), runtime(events));
+    await generateVersion(job(3, { voice_over: true, voice_library_id: 'ana' }), runtime(events), ESPEAK);
     const e = generated(events);
     expect(e.background_key).toBeUndefined();
     const [f1, f2] = await lineF0s(e);
@@ -435,7 +438,7 @@ describe('generateVersion', () => {
 
   it('anonymization moves the dubbed voice away from the speaker', async () => {
     const events: EmittedEvent[] = [];
-    await generateVersion(job(4, { voice_anonymization: 1 }), runtime(events));
+    await generateVersion(job(4, { voice_anonymization: 1 }), runtime(events), ESPEAK);
     const [a1, a2] = await lineF0s(generated(events));
     const [f1, f2] = await lineF0s(first);
     expect(semitones(f1!, a1!)).toBeGreaterThan(5); // the male speaker goes up
@@ -444,7 +447,7 @@ describe('generateVersion', () => {
 
   it('with_lips: the lips stage runs before the mux; a face-less video passes through, re-encoded, same size and duration', async () => {
     const events: EmittedEvent[] = [];
-    await generateVersion(job(5, { lips_model: 'real_face_turbo' }, 'with_lips'), runtime(events));
+    await generateVersion(job(5, { lips_model: 'real_face_turbo' }, 'with_lips'), runtime(events), ESPEAK);
     const e = generated(events);
     expect(events.some((x) => x.type === 'stage_done' && x.stage === 'lips' && !x.cached)).toBe(true);
     const [src, res] = await Promise.all([probe(sourceFile), probe(store.localPath(e.result_video_key)!)]);
@@ -481,7 +484,7 @@ describe('lines synthesized several at once', () => {
       const s = new FsBlobStore(root);
       await s.put(blobKeys.script(VERSION), JSON.stringify({ ...script, segments: script.segments.map((x) => ({ ...x, target_words: undefined })) }));
       const events: EmittedEvent[] = [];
-      await generateVersion(job(1), { ...runtime(events), store: s }, { synthesis: { linesAtOnce: n } });
+      await generateVersion(job(1), { ...runtime(events), store: s }, { ...ESPEAK, synthesis: { linesAtOnce: n } });
       const lines = (await s.list(`assets/${ASSET}/artifacts/synthesis-`)).filter((k) => k.endsWith('speech.wav')).sort();
       copies.push({ s, lines, speech: await fsp.readFile(s.localPath(generated(events).speech_key!)!) });
     }
@@ -492,14 +495,16 @@ describe('lines synthesized several at once', () => {
   });
 });
 
-describe('Piper chosen by auto once its voice is installed', () => {
-  it('the first generate speaks with espeak-ng; copying a Piper-shaped es_ES voice in place makes the next one re-synthesize with Piper (source stage reused), and the event names model, sha256, provider and reason', async () => {
+describe('Piper once its voice is installed', () => {
+  it('the first generate speaks with espeak-ng; copying a Piper-shaped es_ES voice in place makes the next one re-synthesize with Piper (source stage reused), and the event names model, sha256, provider and reason; auto takes Piper where Kokoro does not speak the locale', async () => {
     const modelsDir = path.join(dir, 'models-auto');
     await fsp.mkdir(modelsDir, { recursive: true });
     const rt = (events: EmittedEvent[]): JobRuntime => ({ ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
     const before: EmittedEvent[] = [];
-    await generateVersion(job(20), rt(before));
-    expect(generated(before).engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/npx dub models fetch piper-es_ES-davefx-medium/) });
+    await generateVersion(job(20), rt(before), ESPEAK);
+    expect(generated(before).engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
+    // auto without the voice: Kokoro (set-up installs it) for es-ES, espeak-ng for German, naming Piper's fetch
+    expect((await TTS_ENGINES.resolve('auto', 'de-DE', { models: { modelsDir } })).record).toMatchObject({ id: 'espeak-ng', reason: expect.stringMatching(/npx dub models fetch piper-de_DE-thorsten-medium/) });
     expect(generated(before).engines?.tts?.sha256).toBeUndefined();
 
     // "Install" the voice: the tiny generated model with the Piper export's inputs and outputs.
@@ -511,10 +516,16 @@ describe('Piper chosen by auto once its voice is installed', () => {
     const { createHash } = await import('node:crypto');
     const sha = createHash('sha256').update(await fsp.readFile(path.join(fixtures, 'tiny-piper.onnx'))).digest('hex');
 
+    // auto never prefers Piper over Kokoro (issue #25: the lessac-derived voices); it takes Piper where Kokoro does not speak
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models: { modelsDir } })).id).toBe('kokoro');
+    await fsp.mkdir(path.join(modelsDir, 'piper-de_DE-thorsten-medium'), { recursive: true });
+    await fsp.copyFile(path.join(fixtures, 'tiny-piper.onnx'), path.join(modelsDir, 'piper-de_DE-thorsten-medium', 'de_DE-thorsten-medium.onnx'));
+    await fsp.copyFile(path.join(fixtures, 'tiny-piper.onnx.json'), path.join(modelsDir, 'piper-de_DE-thorsten-medium', 'de_DE-thorsten-medium.onnx.json'));
+    expect((await TTS_ENGINES.resolve('auto', 'de-DE', { models: { modelsDir } })).record).toMatchObject({ id: 'piper', label: 'Piper de_DE-thorsten-medium', sha256: sha, selected: 'auto', reason: 'auto: the Piper voice de_DE-thorsten-medium is installed' });
     const after: EmittedEvent[] = [];
-    await generateVersion(job(21), rt(after));
+    await generateVersion(job(21), rt(after), { tts: { engine: 'piper' } });
     const tts = generated(after).engines?.tts;
-    expect(tts).toEqual({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, model_id: 'piper-es_ES-davefx-medium', license: 'CC0-1.0', commercial: 'unclear', provider: 'cpu', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    expect(tts).toEqual({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', sha256: sha, size: (await fsp.stat(path.join(fixtures, 'tiny-piper.onnx'))).size, model_id: 'piper-es_ES-davefx-medium', license: 'CC0-1.0', commercial: 'unclear', provider: 'cpu', selected: 'explicit', reason: 'DUB_TTS_ENGINE=piper' });
     const done = (events: EmittedEvent[], stage: string) => events.find((x): x is Extract<EmittedEvent, { type: 'stage_done' }> => x.type === 'stage_done' && x.stage === stage);
     expect(done(after, 'source')?.cached).toBe(true);
     expect(done(after, 'synthesis')?.cached).toBe(false);
@@ -561,16 +572,16 @@ describe('voice conversion (OpenVoice V2) chosen by auto once installed', () => 
     const rt = (events: EmittedEvent[]): JobRuntime => ({ ...runtime(events), config: loadConfig({ DUB_TMP_DIR: path.join(dir, 'tmp'), DUB_MODELS_DIR: modelsDir }) });
     await fsp.mkdir(modelsDir, { recursive: true });
     const missing: EmittedEvent[] = [];
-    await expect(generateVersion(job(30), rt(missing), generateOptionsOf(engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'openvoice' })))).rejects.toThrow(/npx dub models fetch openvoice-v2-tone-clone/);
+    await expect(generateVersion(job(30), rt(missing), { ...ESPEAK, ...generateOptionsOf(engineChoiceFromEnv({ DUB_VOICE_CONVERSION: 'openvoice' })) })).rejects.toThrow(/npx dub models fetch openvoice-v2-tone-clone/);
     const none: EmittedEvent[] = [];
-    await generateVersion(job(31), rt(none));
+    await generateVersion(job(31), rt(none), ESPEAK);
     expect(generated(none).engines?.voice_conversion).toEqual({ id: 'none', label: 'no voice conversion', selected: 'auto', reason: 'auto: no voice conversion model here (npx dub models fetch openvoice-v2-tone-clone)' });
 
     const vcDir = path.join(modelsDir, 'openvoice-v2-tone-clone');
     const fixtures = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'openvoice-tiny');
     await fsp.cp(fixtures, vcDir, { recursive: true });
     const after: EmittedEvent[] = [];
-    await generateVersion(job(32), rt(after));
+    await generateVersion(job(32), rt(after), ESPEAK);
     const vc = generated(after).engines?.voice_conversion;
     const { createHash } = await import('node:crypto');
     const sha = createHash('sha256').update(await fsp.readFile(path.join(vcDir, 'tone_clone_model.onnx'))).digest('hex');
@@ -601,9 +612,8 @@ describe('voice cloning (Chatterbox Multilingual) by DUB_TTS_ENGINE=chatterbox',
     await fsp.cp(path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'voice', 'fixtures', 'chatterbox-tiny'), cbDir, { recursive: true });
     expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'chatterbox', label: 'Chatterbox Multilingual', selected: 'auto', reason: expect.stringMatching(/installed and the device is cuda/), model: 'language_model.onnx' });
     expect((await TTS_ENGINES.resolve('auto', 'ca-ES', { models: { modelsDir }, device: 'cuda' })).record).toMatchObject({ id: 'espeak-ng' });
-    const auto: EmittedEvent[] = [];
-    await generateVersion(job(41), rt(auto));
-    expect(generated(auto).engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto', reason: expect.stringMatching(/Chatterbox Multilingual is installed but auto uses it only on a CUDA device/) });
+    // auto on CPU: the next engine (Kokoro for es-ES, installed by set-up), the reason saying why not Chatterbox
+    expect((await TTS_ENGINES.resolve('auto', 'es-ES', { models: { modelsDir }, device: 'cpu' })).record).toMatchObject({ id: 'kokoro', selected: 'auto', reason: expect.stringMatching(/Chatterbox Multilingual is installed but auto uses it only on a CUDA device/) });
 
     const events: EmittedEvent[] = [];
     await generateVersion(job(42), rt(events), options);
@@ -643,7 +653,7 @@ describe('engine choice from the environment', () => {
     expect(engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'wespeaker' }).speaker).toBe('wespeaker');
     expect(() => engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'pyannote' })).toThrow(/DUB_SPEAKER_ENGINE="pyannote" is not an engine: auto, mfcc, wespeaker/);
     expect(generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng', DUB_LIPS_ENGINE: 'wav2lip' }))).toEqual({ tts: { engine: 'espeak-ng' }, lips: { engine: 'wav2lip' } });
-    expect(() => engineChoiceFromEnv({ DUB_TTS_ENGINE: 'coqui' })).toThrow(/DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper/);
+    expect(() => engineChoiceFromEnv({ DUB_TTS_ENGINE: 'coqui' })).toThrow(/DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, kokoro/);
     expect(() => engineChoiceFromEnv({ DUB_LIPS_ENGINE: 'sadtalker' })).toThrow(/DUB_LIPS_ENGINE="sadtalker" is not an engine: auto, wav2lip, viseme-warp/);
   });
 });
