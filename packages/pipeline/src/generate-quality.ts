@@ -376,7 +376,8 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
           models: env.models,
           tmpDir: env.tmpDir,
         },
-        subContext(ctx, 'asr', i / calls.length, (i + 1) / calls.length),
+        // the timeline's conversion to 16 kHz is the first 5 % of the step, the decoding the rest
+        subContext(ctx, 'asr', 0.05 + (0.95 * i) / calls.length, 0.05 + (0.95 * (i + 1)) / calls.length),
       );
       words = engine === 'whisper' ? wordsOverLines(t.segments, spans) : t.segments.flatMap((s) => s.words);
     } catch (e) {
@@ -391,7 +392,7 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
   };
   try {
     // the timeline is read (as 16 kHz mono) once for every call
-    await withSpeechAudio(input.speechFile, { tmpDir: env.tmpDir }, ctx, async (audio) => {
+    await withSpeechAudio(input.speechFile, { tmpDir: env.tmpDir }, subContext(ctx, 'extract_audio', 0, 0.05), async (audio) => {
       for (const [i, lines] of calls.entries()) await decode(audio, lines, i);
     });
   } catch (e) {
