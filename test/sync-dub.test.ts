@@ -1,5 +1,5 @@
 /**
- * Issue #24 item 1 through the pipeline: a source with a one-frame flash and a beep placed
+ * Issue #24 item 1 through the pipeline: a source with one-frame flashes and beeps placed
  * together (over a noise bed) is made into the source video blob and the audio by prepare's own
  * stages (defaultStages.trim and extractAudio, as prepare-asset runs them), then dubbed by
  * generateVersion without lips and with lips (the viseme warp: no model weights). The beep reaches
@@ -21,7 +21,7 @@ import { defaultStages, generateVersion } from '@dub/pipeline';
 import { ArtifactCache } from '../packages/pipeline/src/artifacts.js';
 import { beepNear, beepToFlash, makeSyncCase, makeSyncParts, SYNC_CASES, SYNC_FPS, timelineEvents } from '../packages/media/test-support/sync-events.js';
 
-const CASES = ['audio after video', 'video after audio'];
+const CASES = ['audio after video', 'video after audio', 'variable frame rate'];
 const sessions = new SessionCache({ threads: 1 });
 let dir: string;
 
@@ -75,7 +75,7 @@ for (const name of CASES) {
         out.addFile('speech.wav', mix);
         return { engine: 'given_tracks' };
       });
-      // one line between the two beeps in both cases (1.7 and 3.38 s; 1.2 and 2.88 s): the dub's speech never covers them
+      // one line between the two beeps in every case (1.7 and 3.38 s; 1.2 and 2.88 s): the dub's speech never covers them
       const transcript = {
         v: 1, locale: 'en-US', engine: 'test', duration,
         speakers: [{ id: 'S1', speech_seconds: 0.6 }],
