@@ -14,8 +14,11 @@ import { SessionCache } from '@dub/onnx';
 import { extractAudio, probe, runFfmpeg } from '@dub/media';
 import { detectFaces, readFrames } from '@dub/lips';
 import { ArtifactCache } from './artifacts.js';
-import { generateVersion } from './generate.js';
+import { generateVersion, type GenerateVersionOptions } from './generate.js';
 import { describeWithMedia, media } from '../../../test/support/media.js';
+
+/** The lips are what this file tests: the lines are espeak-ng's, chosen explicitly (auto speaks Spanish with Kokoro), as before. */
+const ESPEAK: GenerateVersionOptions = { tts: { engine: 'espeak-ng' } };
 
 describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real talking head', () => {
   const ASSET = 'ast_lipstest';
@@ -110,11 +113,11 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
   describe('generateVersion with_lips', () => {
     it('dubs a talking head with the mouth re-rendered: audio, same size and duration, changes only around the mouth', async () => {
       const events: EmittedEvent[] = [];
-      const r = await generateVersion(job(1, 'real_face'), runtime(events));
+      const r = await generateVersion(job(1, 'real_face'), runtime(events), ESPEAK);
       const e = generated(events);
       expect(events.some((x) => x.type === 'stage_done' && x.stage === 'lips')).toBe(true);
       // no Wav2Lip model here: the classical engine ran, and the event says so
-      expect(e.engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'auto' });
+      expect(e.engines?.tts).toMatchObject({ id: 'espeak-ng', label: 'espeak-ng', selected: 'explicit' });
       expect(e.engines?.lips).toEqual({ id: 'viseme-warp', label: 'viseme warp', selected: 'auto', reason: 'auto: no Wav2Lip model here (classical mouth warp)' });
       const result = store.localPath(e.result_video_key)!;
       const [src, res] = await Promise.all([probe(sourceFile), probe(result)]);
@@ -135,10 +138,10 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
 
     it('real_face_turbo runs as its own cached stage; a second run reuses it', async () => {
       const events: EmittedEvent[] = [];
-      await generateVersion(job(2, 'real_face_turbo'), runtime(events));
+      await generateVersion(job(2, 'real_face_turbo'), runtime(events), ESPEAK);
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'lips')).toMatchObject({ cached: false });
       const again: EmittedEvent[] = [];
-      await generateVersion(job(3, 'real_face_turbo'), runtime(again));
+      await generateVersion(job(3, 'real_face_turbo'), runtime(again), ESPEAK);
       expect(again.find((x) => x.type === 'stage_done' && x.stage === 'lips')).toMatchObject({ cached: true });
       const res = await probe(store.localPath(generated(again).result_video_key)!);
       expect(res.video!.width).toBe(320);
@@ -151,7 +154,7 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       await fsp.mkdir(path.join(models, 'wav2lip-gan-96'), { recursive: true });
       await fsp.copyFile(fileURLToPath(new URL('../../lips/fixtures/tiny-wav2lip.onnx', import.meta.url)), path.join(models, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx'));
       const events: EmittedEvent[] = [];
-      await generateVersion(job(4, 'real_face_turbo'), runtime(events, { DUB_MODELS_DIR: models }));
+      await generateVersion(job(4, 'real_face_turbo'), runtime(events, { DUB_MODELS_DIR: models }), ESPEAK);
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'lips')).toMatchObject({ cached: false });
       expect(events.find((x) => x.type === 'stage_done' && x.stage === 'synthesis')).toMatchObject({ cached: true });
       const installed = await fsp.readFile(path.join(models, 'wav2lip-gan-96', 'wav2lip_gan_96.onnx'));
@@ -162,7 +165,7 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
 
     it('an explicitly chosen engine whose model is missing fails naming the fetch command, never substituted', async () => {
       const events: EmittedEvent[] = [];
-      await expect(generateVersion(job(5, 'real_face'), runtime(events), { lips: { engine: 'wav2lip' } })).rejects.toThrow(/dub models fetch wav2lip-gan-96/);
+      await expect(generateVersion(job(5, 'real_face'), runtime(events), { ...ESPEAK, lips: { engine: 'wav2lip' } })).rejects.toThrow(/dub models fetch wav2lip-gan-96/);
       expect(events.some((x) => x.type === 'version_generated')).toBe(false);
     });
   });
