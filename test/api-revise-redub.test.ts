@@ -1,6 +1,6 @@
 /**
  * The contract's re-dub path through the HTTP API, with the real generation (@dub/pipeline's
- * generate-version handler in the embedded worker: espeak-ng lines, the mix, the AAC chunks, the
+ * generate-version handler in the embedded worker: auto's lines (Kokoro for Spanish), the mix, the AAC chunks, the
  * mux, the quality report): Completed -> PATCH revise -> GET script, edit one line, PUT script with
  * If-Match -> POST generate -> Completed.
  *
