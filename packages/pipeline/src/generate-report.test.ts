@@ -207,7 +207,7 @@ describe('the quality report of a generation', () => {
       adjustments: [expect.objectContaining({ kind: 'folded', into: 'S1', reason: expect.stringMatching(/folded into the nearest speaker/) })],
     });
     const flagged = (f: string) => report.segments.filter((s) => (s.flags as string[]).includes(f)).length;
-    expect(report.summary).toEqual({ segments: 3, flagged: report.segments.filter((s) => s.flags.length).length, speed: flagged('speed'), overflow: flagged('overflow'), wer: null, similarity: null, forced: 2 });
+    expect(report.summary).toEqual({ segments: 3, flagged: report.segments.filter((s) => s.flags.length).length, speed: flagged('speed'), overflow: flagged('overflow'), wer: flagged('wer'), similarity: null, forced: 2 });
     expect(report.summary.overflow).toBe(3);
     expect(event.quality).toEqual({ report_key: blobKeys.qualityReport(VERSION, 1), ...report.summary });
     expect(result.overlongSegments).toEqual(['seg-0001', 'seg-0002', 'seg-0003']);
