@@ -295,7 +295,8 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         const label = s.label ?? engineLabel(entry, s.files);
         return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models, t, refusedIds) };
       }
-      throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${skipped.join('; ')})`, { details: { stage: o.stage } });
+      // engines auto passes over though they run (their notes say why: e.g. espeak-ng for zh-CN) are named too
+      throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${[...skipped, ...notes].join('; ')})`, { details: { stage: o.stage } });
     },
   });
   return registry;

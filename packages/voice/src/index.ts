@@ -4,7 +4,7 @@
  *   import { synthesize } from '@dub/voice';
  */
 export { DEFAULT_VOICE, type VoiceSettings, type SynthesisRequest, type TtsCapabilities, type TtsEngine } from './types.js';
-export { TTS_ENGINES, TTS_ENGINE_IDS, DEFAULT_TTS_ENGINE, isTtsEngineId, VOICE_CONVERSION_ENGINES, VOICE_CONVERSION_IDS, type TtsEngineConfig, type TtsEngineId } from './registry.js';
+export { TTS_ENGINES, TTS_ENGINE_IDS, DEFAULT_TTS_ENGINE, espeakPoorNote, isTtsEngineId, VOICE_CONVERSION_ENGINES, VOICE_CONVERSION_IDS, type TtsEngineConfig, type TtsEngineId } from './registry.js';
 export { synthesize, resolveSynthesizeOptions, type SynthesizeOptions, type ResolvedSynthesizeOptions } from './synthesize.js';
 export { EspeakEngine, createEspeakEngine, espeakArgs, espeakVoiceName, ESPEAK_SAMPLE_RATE, type EspeakEngineOptions } from './engines/espeak-engine.js';
 export { PiperEngine, createPiperEngine, PIPER_DEFAULT_VOICES, type PiperEngineOptions } from './engines/piper-engine.js';

@@ -5,7 +5,7 @@
  * - TTS_ENGINES (DUB_TTS_ENGINE): `auto` takes Chatterbox Multilingual when its export is installed,
  *   it speaks the locale (with every reference text step of its language ported) and the device is CUDA; else Kokoro-82M
  *   (set-up installs it from npm) for the locales it speaks (en-US, es, fr, hi, it, pt-BR; ja and zh refused, their
- *   front ends are not ported); else Piper when the locale's default voice is installed; else espeak-ng (offline, every target locale). Each engine's `create` gets its own
+ *   front ends are not ported); else Piper when the locale's default voice is installed; else espeak-ng (offline; not fil-PH, which it has no voice for, nor zh-CN and ja-JP unless named: espeakSupport). Each engine's `create` gets its own
  *   section of TtsEngineConfig.
  * - VOICE_CONVERSION_ENGINES (DUB_VOICE_CONVERSION): OpenVoice V2's tone-colour converter when
  *   its export is installed, else none.
@@ -37,6 +37,41 @@ export const DEFAULT_TTS_ENGINE: TtsEngineId = 'espeak-ng';
 /** What the TTS engines' `supports` see: where models are, and the device (Chatterbox runs in `auto` only on CUDA). */
 export interface TtsEngineHost extends EngineHost {
   device?: DeviceChoice;
+}
+
+/**
+ * Where espeak-ng's voice of a locale speaks it badly (heard here, espeak-ng 1.51 from Debian): it
+ * runs only when chosen (DUB_TTS_ENGINE=espeak-ng), and its tts record says why it is poor.
+ */
+const ESPEAK_POOR: Readonly<Record<string, string>> = Object.freeze({
+  'zh-CN': 'its cmn voice falls back to English for Chinese characters it has no entry for and reads the tone numbers out in English (你好 comes out as "ni three hao three")',
+  'ja-JP': 'its ja voice reads kana only: every kanji is spoken as "Chinese letter" in English (日本語 comes out as "Chinese letter" three times)',
+});
+
+/** Why espeak-ng speaks a locale poorly (the record's note of an explicit choice), or undefined. */
+export function espeakPoorNote(locale: string): string | undefined {
+  const why = ESPEAK_POOR[locale];
+  return why ? `espeak-ng speaks ${locale} poorly: ${why}; auto does not use it for ${locale}` : undefined;
+}
+
+/**
+ * espeak-ng (formant synthesis, no weights) speaks a locale with a voice of that language only:
+ * fil-PH has none (its table entry is the en-us voice, which reads Filipino as English), so it is
+ * refused; zh-CN and ja-JP come out garbled (ESPEAK_POOR), so auto passes over them and an explicit
+ * choice runs with the reason in its record.
+ */
+function espeakSupport(locale: string | undefined): EngineSupport {
+  const info = locale ? getLocale(locale) : undefined;
+  if (locale && info) {
+    const voiceLanguage = info.espeakVoice.split('-')[0]!.toLowerCase();
+    if (voiceLanguage !== info.iso639_1 && voiceLanguage !== info.iso639_3) {
+      const reason = `espeak-ng has no ${info.name} voice (its ${info.espeakVoice} voice would read ${info.name} with ${getLocale('en-US')!.espeakVoice === info.espeakVoice ? 'English' : info.espeakVoice} rules)`;
+      return { ok: false, reason, error: new ValidationError(`DUB_TTS_ENGINE=espeak-ng: ${reason}`, { field: 'DUB_TTS_ENGINE' }) };
+    }
+    const poor = espeakPoorNote(locale);
+    if (poor) return { ok: true, auto: false, note: poor };
+  }
+  return { ok: true, reason: `espeak-ng speaks ${locale ?? 'the locale'} with its own voice (offline, no weights)` };
 }
 
 const CHATTERBOX = { id: 'chatterbox-multilingual', graphs: ['language_model.onnx', 'speech_encoder.onnx', 'embed_tokens.onnx', 'conditional_decoder.onnx', 'tokenizer.json'] };
@@ -117,7 +152,7 @@ export const TTS_ENGINES: EngineRegistry<TtsEngine, TtsEngineConfig, TtsEngineHo
       installHint: 'apt-get install espeak-ng',
       // formant synthesis from espeak-ng-data's rules and tables (GPL)
       weights: { models: ['espeak-ng-data'] },
-      supports: () => ({ ok: true, reason: 'espeak-ng speaks every target locale (offline, no weights)' }),
+      supports: espeakSupport,
       create: async (c) => (await import('./engines/espeak-engine.js')).createEspeakEngine(c['espeak-ng'] ?? {}),
     },
     {

@@ -85,9 +85,10 @@ export function koreanNormalize(text: string): string {
   return out.trim();
 }
 
-/** The contract locale's Chatterbox language ("pt-BR" -> "pt"), or undefined when it has none. */
+/** The contract locale's Chatterbox language ("pt-BR" -> "pt"; Norwegian Bokmål "nb-NO" -> "no", its name for it), or undefined when it has none. */
 export function chatterboxLanguage(locale: string): string | undefined {
-  const lang = locale.split(/[-_]/)[0]!.toLowerCase();
+  const code = locale.split(/[-_]/)[0]!.toLowerCase();
+  const lang = code === 'nb' ? 'no' : code;
   return (CHATTERBOX_LANGUAGES as readonly string[]).includes(lang) ? lang : undefined;
 }
 
