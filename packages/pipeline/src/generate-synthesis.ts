@@ -33,7 +33,7 @@ import {
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
 import { VOICE_OVER_DEFAULTS } from '@dub/mix';
-import { chatterboxTextStepNote, detectStretchers, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { chatterboxTextStepNote, detectStretchers, espeakPoorNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -164,14 +164,16 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   // auto: the registry's choice (Kokoro where it speaks the locale, Piper when the locale's voice is
   // installed, else espeak-ng); explicit engines come in opts. An explicit Chatterbox or Kokoro is
   // resolved here so a missing model or a language it refuses fails before any stage runs.
-  const ttsChoice: TtsEngineChoice = withTextStepNote(
+  // An explicit espeak-ng too: it has no voice for some locales (fil-PH), and speaks zh-CN and
+  // ja-JP poorly, which its record then says (withEspeakNote).
+  const ttsChoice: TtsEngineChoice = withEspeakNote(withTextStepNote(
     opts.tts?.engine
-      ? (opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir) || opts.tts.engine === 'kokoro'
+      ? (opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir) || opts.tts.engine === 'kokoro' || opts.tts.engine === 'espeak-ng'
         ? await resolveTts(opts.tts.engine, job.locale, rt)
         : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
       : await resolveTts('auto', job.locale, rt),
     job.locale,
-  );
+  ), job.locale);
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
   const resolved: VoiceConversionChoice = await VOICE_CONVERSION_ENGINES.resolve(opts.voiceConversion ?? 'auto', job.locale, engineHost(rt.config.modelsDir));
@@ -431,6 +433,12 @@ async function resolveTts(choice: string, locale: string, rt: JobRuntime): Promi
  */
 export function withTextStepNote(choice: TtsEngineChoice, locale: string): TtsEngineChoice {
   const note = choice.id === 'chatterbox' ? chatterboxTextStepNote(locale) : undefined;
+  return note ? { ...choice, reason: `${choice.reason}; ${note}` } : choice;
+}
+
+/** The choice with its reason saying why espeak-ng speaks the locale poorly (zh-CN, ja-JP), when it was chosen for one. */
+export function withEspeakNote(choice: TtsEngineChoice, locale: string): TtsEngineChoice {
+  const note = choice.id === 'espeak-ng' ? espeakPoorNote(locale) : undefined;
   return note ? { ...choice, reason: `${choice.reason}; ${note}` } : choice;
 }
 

