@@ -58,7 +58,7 @@ export interface WorkerDaemonOptions extends RunnerOptions, TopologyOptions {
 async function capabilitySource(handlersModule: string, config: DubConfig): Promise<PairCapabilities | undefined> {
   if (handlersModule === DEFAULT_HANDLERS_MODULE) {
     const { PairChecker } = await import('@dub/pipeline');
-    return new PairChecker({ modelsDir: config.modelsDir, device: config.device, ttlMs: 0 }).capabilities();
+    return new PairChecker({ modelsDir: config.modelsDir, device: config.device }).capabilities();
   }
   const mod = (await import(moduleSpecifier(handlersModule))) as { capabilities?: (c: DubConfig) => Promise<PairCapabilities | undefined> };
   return typeof mod.capabilities === 'function' ? mod.capabilities(config) : undefined;
