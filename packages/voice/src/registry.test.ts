@@ -12,28 +12,29 @@ const host = { models: { modelsDir: dir } };
 describe('voice engine registries', () => {
   it('are @dub/core EngineRegistry values with their stage and variable', () => {
     const all: EngineRegistry<unknown, never>[] = [TTS_ENGINES as never, VOICE_CONVERSION_ENGINES as never];
-    expect(TTS_ENGINES.preference).toEqual(['chatterbox', 'piper', 'espeak-ng']);
+    expect(TTS_ENGINES.preference).toEqual(['chatterbox', 'kokoro', 'piper', 'espeak-ng']);
     expect(all.map((r) => [r.stage, r.envVar, r.ids])).toEqual([
-      ['tts', 'DUB_TTS_ENGINE', ['espeak-ng', 'piper', 'chatterbox']],
+      ['tts', 'DUB_TTS_ENGINE', ['espeak-ng', 'piper', 'kokoro', 'chatterbox']],
       ['voice_conversion', 'DUB_VOICE_CONVERSION', ['openvoice', 'none']],
     ]);
   });
 
-  it('tts: auto is espeak-ng without a Piper voice (naming its fetch), Piper once the voice is in place; explicit piper without it fails naming the fetch', async () => {
-    const before = await TTS_ENGINES.resolve('auto', 'es-ES', host);
-    expect(before.record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-es_ES-davefx-medium)' });
-    expect((await TTS_ENGINES.resolve('auto', 'ja-JP', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'auto', reason: 'auto: no Piper voice is listed for ja-JP' });
-    const e = await TTS_ENGINES.resolve('piper', 'es-ES', host).catch((x: unknown) => x);
+  // German: Kokoro has no German voice, so auto's choice between Piper and espeak-ng shows here
+  it('tts: for a language Kokoro does not speak, auto is espeak-ng without a Piper voice (naming its fetch), Piper once the voice is in place; explicit piper without it fails naming the fetch', async () => {
+    const before = await TTS_ENGINES.resolve('auto', 'de-DE', host);
+    expect(before.record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'auto', reason: 'auto: no Piper voice here (npx dub models fetch piper-de_DE-thorsten-medium)' });
+    expect((await TTS_ENGINES.resolve('auto', 'ru-RU', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'auto', reason: 'auto: no Piper voice is listed for ru-RU' });
+    const e = await TTS_ENGINES.resolve('piper', 'de-DE', host).catch((x: unknown) => x);
     expect(e).toBeInstanceOf(ModelMissingError);
-    expect((e as Error).message).toMatch(/npx dub models fetch piper-es_ES-davefx-medium/);
+    expect((e as Error).message).toMatch(/npx dub models fetch piper-de_DE-thorsten-medium/);
     await expect(TTS_ENGINES.resolve('piper', 'ja-JP', host)).rejects.toBeInstanceOf(ValidationError);
-    fs.mkdirSync(path.join(dir, 'piper-es_ES-davefx-medium'));
-    fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx'), 'voice');
-    fs.writeFileSync(path.join(dir, 'piper-es_ES-davefx-medium', 'es_ES-davefx-medium.onnx.json'), '{}');
-    const after = await TTS_ENGINES.resolve('auto', 'es-ES', host);
-    expect(after.record).toMatchObject({ id: 'piper', label: 'Piper es_ES-davefx-medium', model: 'es_ES-davefx-medium.onnx', size: 5, model_id: 'piper-es_ES-davefx-medium', license: 'CC0-1.0', commercial: 'unclear', selected: 'auto', reason: 'auto: the Piper voice es_ES-davefx-medium is installed' });
+    fs.mkdirSync(path.join(dir, 'piper-de_DE-thorsten-medium'));
+    fs.writeFileSync(path.join(dir, 'piper-de_DE-thorsten-medium', 'de_DE-thorsten-medium.onnx'), 'voice');
+    fs.writeFileSync(path.join(dir, 'piper-de_DE-thorsten-medium', 'de_DE-thorsten-medium.onnx.json'), '{}');
+    const after = await TTS_ENGINES.resolve('auto', 'de-DE', host);
+    expect(after.record).toMatchObject({ id: 'piper', label: 'Piper de_DE-thorsten-medium', model: 'de_DE-thorsten-medium.onnx', size: 5, model_id: 'piper-de_DE-thorsten-medium', selected: 'auto', reason: 'auto: the Piper voice de_DE-thorsten-medium is installed' });
     expect(after.record.files).toBeUndefined();
-    expect((await TTS_ENGINES.resolve('espeak-ng', 'es-ES', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
+    expect((await TTS_ENGINES.resolve('espeak-ng', 'de-DE', host)).record).toEqual({ id: 'espeak-ng', label: 'espeak-ng', model_id: 'espeak-ng-data', license: 'GPL-3.0-or-later', commercial: 'yes', selected: 'explicit', reason: 'DUB_TTS_ENGINE=espeak-ng' });
   });
 
   it('tts: auto passes over an installed Chatterbox on CUDA for a language whose reference text step is not ported (zh, ru), saying so; explicit still runs it; es-ES takes it', async () => {
