@@ -647,7 +647,8 @@ describe('the tts record of a Chatterbox run without its language\'s reference t
 describe('engine choice from the environment', () => {
   it('auto or unset keeps the defaults; explicit engines become generate options; unknown values are refused naming the variable', () => {
     expect(generateOptionsOf(engineChoiceFromEnv({}))).toEqual({});
-    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ separation: 'auto', vad: 'auto', asr: 'auto', voiceConversion: 'auto', tts: 'auto', lips: 'auto', speaker: 'auto' });
+    expect(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'auto', DUB_LIPS_ENGINE: ' auto ' })).toEqual({ separation: 'auto', vad: 'auto', asr: 'auto', voiceConversion: 'auto', tts: 'auto', lips: 'auto', speaker: 'auto', policy: 'any' });
+    expect(engineChoiceFromEnv({ DUB_MODEL_POLICY: 'commercial' }).policy).toBe('commercial');
     expect(engineChoiceFromEnv({ DUB_ASR_ENGINE: 'whisper' }).asr).toBe('whisper');
     expect(() => engineChoiceFromEnv({ DUB_ASR_ENGINE: 'kaldi' })).toThrow(/DUB_ASR_ENGINE="kaldi" is not an engine: auto, whisper, pocketsphinx/);
     expect(engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'wespeaker' }).speaker).toBe('wespeaker');
