@@ -228,10 +228,11 @@ describe('dub CLI', () => {
       expect(r.stderr).toBe('');
     }, 120_000);
 
-    it('--tts-engine piper without a Piper voice fails the version naming the fetch command (no silent espeak-ng)', () => {
+    it('--tts-engine piper without a Piper voice is refused before any work (exit 2), naming the fetch command (no silent espeak-ng)', () => {
       const r = dub(['run', video, '--from', 'en-US', '--to', 'es-ES', '-o', path.join(dir, 'piper-out'), '--data-dir', path.join(out, '.work'), '--tts-engine', 'piper', '--quiet']);
-      expect(r.status).toBe(1);
-      expect(r.stderr).toMatch(/^dub run: es-ES: .*npx dub models fetch piper-es_ES-davefx-medium/m);
+      expect(r.status, r.stderr).toBe(2);
+      expect(r.stderr).toMatch(/^dub run: .*npx dub models fetch piper-es_ES-davefx-medium/m);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(fs.existsSync(path.join(dir, 'piper-out', 'es-ES', 'dubbed.mp4'))).toBe(false);
     }, 120_000);
 
