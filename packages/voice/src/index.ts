@@ -12,6 +12,7 @@ export { parsePiperConfig, loadPiperConfig, PIPER_BOS, PIPER_EOS, PIPER_PAD, typ
 export { phonemize, phonemeIds, splitClauses, type Clause, type PhonemizedSentence } from './engines/piper-phonemes.js';
 export { trackPitch, medianPitch, semitones, type PitchOptions, type PitchTrack } from './analysis/pitch.js';
 export { frameLevels, activeFrames, speechExtent, trimSilence, syllableRate, type ActivityOptions } from './analysis/activity.js';
+export { countIpaSyllables, countSyllables, espeakIpaOf, speechSecondsOfSpans, speechSecondsOfAudio, articulationRate, paceFor, ENGINE_PACE_RANGE, PAUSE_SECONDS, type SyllableOptions } from './analysis/articulation.js';
 export { analyzeVoice, genderOf, toMono, GENDER_SPLIT_HZ, type VoiceProfile, type VoiceGender } from './analysis/voice-profile.js';
 export { calibrate, pitchForF0, f0ForPitch, CALIBRATION_TEXT, type PitchCalibration } from './matching/espeak-calibration.js';
 export {
