@@ -18,6 +18,8 @@ export { translatorForPair } from './select-translator.js';
 export { isSameLanguage, passThroughReason } from './same-language.js';
 export { alignReferenceSrt, cleanCueText, type TimedSegment, type TimedCue } from './align-reference-srt.js';
 export type { ApertiumOptions, ApertiumTranslator } from './engines/apertium.js';
+export { APERTIUM_PACKAGES, apertiumPackagesFor, packageOfMode, type ApertiumPackage, type PackageAdvice } from './engines/apertium-packages.js';
+export { apertiumCodes, findRoute, parseModeList, type ApertiumMode } from './engines/apertium-modes.js';
 export type { OpenAiCompatibleOptions, OpenAiCompatibleTranslator } from './engines/openai-compatible.js';
 export type { DeeplOptions, DeeplTranslator } from './engines/deepl.js';
 export type { LibreTranslateOptions, LibreTranslateTranslator } from './engines/libretranslate.js';

@@ -37,6 +37,8 @@ export interface PairSupport {
   supported: boolean;
   /** Why not, naming what would make it work. */
   reason?: string;
+  /** What makes it work on this host, where the engine knows (apertium: the Debian packages to install). */
+  fix?: string;
 }
 
 export interface Translator {

@@ -27,13 +27,18 @@ export function parseModeList(text: string): ApertiumMode[] {
   return text.split('\n').map(parseModeName).filter((m): m is ApertiumMode => m !== undefined);
 }
 
-/** Language codes apertium may use for a contract locale (639-1, 639-3 and macrolanguage forms). */
+/**
+ * Language codes apertium may use for a contract locale (639-1, 639-3 and macrolanguage forms):
+ * Croatian is `hbs` (Serbo-Croatian, apertium-hbs-eng, with an `_HR` target variant), Malay `zlm`
+ * (apertium-ind-zlm), Norwegian Bokmål `nob` (apertium-dan-nor and apertium-swe-nor; their `nno`
+ * modes are Nynorsk, which nb-NO is not).
+ */
 export function apertiumCodes(locale: string): string[] {
   const l = getLocale(locale);
   const lang = (l?.iso639_1 || locale.split('-')[0] || '').toLowerCase();
   const codes = new Set<string>([lang]);
   if (l?.iso639_3) codes.add(l.iso639_3);
-  const extra: Record<string, string[]> = { zh: ['zho', 'cmn'], nb: ['nob', 'nor'], ms: ['msa', 'zlm'], ar: ['ara'], fil: ['tgl'] };
+  const extra: Record<string, string[]> = { zh: ['zho', 'cmn'], nb: ['nob', 'nor'], ms: ['msa', 'zlm'], hr: ['hbs'], ar: ['ara'], fil: ['tgl'] };
   for (const c of extra[lang] ?? []) codes.add(c);
   codes.delete('');
   return [...codes];

@@ -13,6 +13,7 @@ import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type Ba
 import type { PairSupport, TranslatedSegment } from '../types.js';
 import { decodeBatch, encodeBatch, stripUnknownMarks } from './apertium-markup.js';
 import { findRoute, parseModeList, parseModeName, type ApertiumMode } from './apertium-modes.js';
+import { apertiumPackagesFor } from './apertium-packages.js';
 
 export interface ApertiumOptions extends BaseTranslatorOptions {
   /** The apertium command (default "apertium"). */
@@ -83,12 +84,23 @@ export class ApertiumTranslator extends BaseTranslator {
     try {
       modes = await this.installedModes();
     } catch (e) {
-      return { supported: false, reason: `apertium is not usable (${(e as Error).message}); install it (apt-get install apertium apertium-eng-spa)` };
+      const advice = apertiumPackagesFor([], sourceLocale, targetLocale, this.cfg.pivot);
+      const fix = `apt-get install -y apertium ${advice ? advice.packages.join(' ') : 'apertium-eng-spa'}`;
+      return {
+        supported: false,
+        reason: `apertium is not usable (${(e as Error).message}); install it (${fix})${advice ? '' : `: no Debian apertium package translates ${sourceLocale} -> ${targetLocale}`}`,
+        ...(advice ? { fix: `${fix} (${advice.route.join(' then ')})` } : {}),
+      };
     }
     if (findRoute(modes, sourceLocale, targetLocale, this.cfg.pivot)) return { supported: true };
+    // The Debian packages that would serve it (apertium-packages.ts); they install into the system's data directory.
+    const advice = apertiumPackagesFor(modes, sourceLocale, targetLocale, this.cfg.pivot);
+    const where = this.cfg.dataDir ? `, into /usr/share/apertium: unset DUB_TRANSLATE_APERTIUM_DATA_DIR or copy its modes to ${this.cfg.dataDir}` : '';
+    const fix = advice?.packages.length ? `apt-get install -y ${advice.packages.join(' ')} (Debian; apertium then runs ${advice.route.join(' then ')}${advice.route.length > 1 ? ', through Spanish' : ''}${where})` : undefined;
     return {
       supported: false,
-      reason: `apertium has no ${sourceLocale} -> ${targetLocale} direction (installed: ${modes.map((m) => m.name).join(', ') || 'none'}); install the apertium language pair package or choose another engine`,
+      reason: `apertium has no ${sourceLocale} -> ${targetLocale} direction (installed: ${modes.map((m) => m.name).join(', ') || 'none'}); ${fix ? `install ${fix}` : 'no Debian apertium package serves it (directly or through Spanish): choose another engine'}`,
+      ...(fix ? { fix } : {}),
     };
   }
 
