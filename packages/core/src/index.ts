@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './locales.js';
 export * from './domain.js';
 export * from './state.js';
+export * from './glossary.js';
 export * from './script.js';
 export * from './quality-report.js';
 export * from './jobs.js';

@@ -9,6 +9,7 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { ASSET_ERROR_CODES, VERSION_ERROR_CODES, ValidationError } from './errors.js';
 import { GENERATE_MODES, LIPS_MODELS } from './domain.js';
 import { EngineRecordsSchema } from './engines.js';
+import { GlossarySchema } from './glossary.js';
 import { QualitySummarySchema } from './quality-report.js';
 
 const Lit = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -36,6 +37,11 @@ export const VersionSpecSchema = Type.Object({
    * limit (NATS: max_payload, 1 MiB by default). Not both. The worker reads it before the handler runs.
    */
   srt_key: Type.Optional(Type.String({ minLength: 1 })),
+  /**
+   * The glossary the translation applies (the asset's with the dubbing's on top; glossary.ts).
+   * Optional and ignored by workers before it (job schema v 1 unchanged: fields are only added).
+   */
+  glossary: Type.Optional(GlossarySchema),
 });
 export type VersionSpec = Static<typeof VersionSpecSchema>;
 

@@ -10,6 +10,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { EngineRecordsSchema } from './engines.js';
+import { GlossaryLineSchema } from './glossary.js';
 import { SpeakerAdjustmentSchema, SpeakerCountMethodSchema } from './script.js';
 
 export const QUALITY_REPORT_SCHEMA = 'dub.quality-report/1' as const;
@@ -125,6 +126,8 @@ export const QualitySegmentSchema = Type.Object({
     reason: Type.Optional(Type.String()),
   }),
   flags: Type.Array(Lit(QUALITY_FLAGS)),
+  /** Glossary terms in the line's source and whether the spoken text carries each (absent without a glossary term). */
+  glossary: Type.Optional(GlossaryLineSchema),
 });
 export type QualitySegment = Static<typeof QualitySegmentSchema>;
 

@@ -4,6 +4,7 @@
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { EngineRecordSchema, EngineRecordsSchema } from './engines.js';
+import { GlossaryLineSchema } from './glossary.js';
 
 export const WordSchema = Type.Object({
   text: Type.String(),
@@ -138,6 +139,8 @@ export const ScriptSegmentSchema = Type.Object({
   source_words: Type.Optional(Type.Array(WordSchema)),
   /** Target words with timings, once synthesis has placed them. */
   target_words: Type.Optional(Type.Array(WordSchema)),
+  /** The glossary terms found in source_text and whether the translation carried each (glossary.ts). */
+  glossary: Type.Optional(GlossaryLineSchema),
 });
 export type ScriptSegment = Static<typeof ScriptSegmentSchema>;
 

@@ -15,10 +15,12 @@ import {
   resolveContext,
   throwIfAborted,
   toDubError,
+  type GlossaryEntry,
   type Logger,
   type StageContext,
 } from '@dub/core';
 import { makeBatches, type BatchLimits } from './batching.js';
+import { maskTerms, termsIn, unmaskTerms, type MaskSlot } from './glossary.js';
 import { malformedReply } from './http.js';
 import { DEFAULT_RETRY, backoffDelay, sleep, type RetryOptions } from './retry.js';
 import type { PairSupport, SourceSegment, TranslateRequest, TranslatedSegment, Translator } from './types.js';
@@ -54,6 +56,11 @@ export interface TranslateBatch {
   context?: string;
   /** Up to a few segments right before this batch (already translated), for engines that use context. */
   preceding: SourceSegment[];
+  /**
+   * The glossary entries found in this batch's segments, for engines that apply a glossary
+   * themselves (`glossaryHandling: 'engine'`); absent for the others (their terms come masked).
+   */
+  glossary?: GlossaryEntry[];
 }
 
 export interface BatchCall {
@@ -69,6 +76,12 @@ export abstract class BaseTranslator implements Translator {
   abstract readonly engine: string;
   /** Engines that honour SourceSegment.maxChars override this. */
   readonly lengthBudget: boolean = false;
+  /**
+   * How a request's glossary is applied: 'mask' (default) replaces each term by a placeholder the
+   * engine passes through and puts the term's translation in its place afterwards (glossary.ts);
+   * 'engine': the batch carries the entries found in it and the engine applies them (prompt, tags).
+   */
+  readonly glossaryHandling: 'mask' | 'engine' = 'mask';
   readonly options: ResolvedBaseOptions;
 
   constructor(options: ResolvedBaseOptions) {
@@ -101,8 +114,30 @@ export abstract class BaseTranslator implements Translator {
         ...(request.context ? { context: request.context } : {}),
         preceding: i === 0 ? [] : batches[i - 1]!.slice(-PRECEDING),
       };
+      let masks: Map<string, MaskSlot[]> | undefined;
+      if (request.glossary?.length && this.glossaryHandling === 'engine') {
+        const found = termsIn(segments.map((s) => s.text), request.glossary);
+        if (found.length) batch.glossary = found;
+      } else if (request.glossary?.length) {
+        masks = new Map();
+        batch.segments = segments.map((s) => {
+          const m = maskTerms(s.text, request.glossary!);
+          if (!m.slots.length) return s;
+          masks!.set(s.id, m.slots);
+          return { ...s, text: m.text };
+        });
+      }
       const result = await this.runWithRetries(batch, ctx);
-      for (const r of result) out.set(r.id, r.text);
+      for (const r of result) {
+        const slots = masks?.get(r.id);
+        if (!slots) {
+          out.set(r.id, r.text);
+          continue;
+        }
+        const u = unmaskTerms(r.text, slots);
+        if (u.lost.length) ctx.logger.warn({ engine: this.engine, segment: r.id, terms: u.lost.map((l) => l.entry.term) }, 'glossary placeholders lost in translation');
+        out.set(r.id, u.text);
+      }
       done += segments.length;
       reportProgress(ctx, 'translation', work.length ? done / work.length : 1);
     }

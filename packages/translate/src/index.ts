@@ -8,6 +8,19 @@ export {
   type TranslateBatch,
   type BatchCall,
 } from './base-translator.js';
+export {
+  TermMatcher,
+  glossaryMatcher,
+  termsIn,
+  maskTerms,
+  unmaskTerms,
+  defaultPlaceholder,
+  checkGlossaryLine,
+  recheckGlossaryLine,
+  type TermMatch,
+  type MaskSlot,
+  type MaskedText,
+} from './glossary.js';
 export { makeBatches, type BatchLimits } from './batching.js';
 export { DEFAULT_RETRY, backoffDelay, parseRetryAfter, type RetryOptions } from './retry.js';
 export { charBudget, speakingRate } from './length-budget.js';

@@ -2,7 +2,7 @@
  * The translation contract: a batch of timed, speaker-attributed segments in, one translation per
  * segment out (same ids, same order). Engines implement it through BaseTranslator.
  */
-import type { StageContext } from '@dub/core';
+import type { Glossary, StageContext } from '@dub/core';
 
 export interface SourceSegment {
   /** Unique within the request; the translation carries the same id. */
@@ -24,8 +24,10 @@ export interface TranslateRequest {
   sourceLocale: string;
   targetLocale: string;
   segments: SourceSegment[];
-  /** Free text about the material (title, domain, glossary) for engines that can use it. */
+  /** Free text about the material (title, domain) for engines that can use it. */
   context?: string;
+  /** Terms with a fixed translation or kept as they are (glossary.ts says how each engine applies them). */
+  glossary?: Glossary;
 }
 
 export interface TranslatedSegment {

@@ -4,8 +4,15 @@
  * order. Keys ending in ":fx" are Free keys and use https://api-free.deepl.com, others
  * https://api.deepl.com. Target codes carry the regional variant where DeepL needs one (EN-US,
  * PT-BR, PT-PT); source codes never do.
+ *
+ * Glossary: a batch with glossary terms goes with `tag_handling: "xml"` and `ignore_tags: ["keep"]`;
+ * each term is replaced by its translation (or itself, kept) inside `<keep>...</keep>`, which
+ * DeepL leaves untranslated and places in the sentence; the tags are removed from the reply. No
+ * glossary object is created on DeepL's side (its glossaries serve only some language pairs and
+ * would outlive the request).
  */
-import { getLocale } from '@dub/core';
+import { getLocale, glossaryTarget, type GlossaryEntry } from '@dub/core';
+import { glossaryMatcher } from '../glossary.js';
 import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type BatchCall, type TranslateBatch } from '../base-translator.js';
 import { malformedReply, postJson } from '../http.js';
 import type { PairSupport, TranslatedSegment } from '../types.js';
@@ -40,8 +47,36 @@ export function deeplTargetLang(locale: string): string | undefined {
   return src;
 }
 
+const XML_ESCAPE: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;' };
+const xmlEscape = (t: string) => t.replace(/[&<>]/g, (c) => XML_ESCAPE[c]!);
+const XML_ENTITY: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
+
+/** A segment as DeepL's XML: glossary terms as `<keep>target</keep>`, the rest escaped. */
+export function deeplGlossaryXml(text: string, glossary: readonly GlossaryEntry[]): string {
+  const matches = glossaryMatcher(glossary as GlossaryEntry[]).find(text);
+  let out = '';
+  let at = 0;
+  for (const m of matches) {
+    const e = glossary[m.index]!;
+    out += xmlEscape(text.slice(at, m.start)) + `<keep>${xmlEscape(e.keep ? text.slice(m.start, m.end) : glossaryTarget(e))}</keep>`;
+    at = m.end;
+  }
+  return out + xmlEscape(text.slice(at));
+}
+
+/** DeepL's XML reply as plain text: the keep tags removed, entities decoded. */
+export function deeplPlainText(xml: string): string {
+  return xml
+    .replace(/<\/?keep\s*>/g, '')
+    .replace(/&(amp|lt|gt|quot|apos);/g, (_w, n: string) => XML_ENTITY[n]!)
+    .replace(/\s+/g, ' ')
+    .trim();
+}
+
 export class DeeplTranslator extends BaseTranslator {
   readonly engine = 'deepl';
+  /** Glossary terms go as `<keep>` tags DeepL does not translate. */
+  override readonly glossaryHandling = 'engine' as const;
   private readonly cfg: { apiKey: string | undefined; baseUrl: string; formality: string | undefined };
 
   constructor(opts: DeeplOptions = {}) {
@@ -57,8 +92,10 @@ export class DeeplTranslator extends BaseTranslator {
   }
 
   protected async translateBatch(batch: TranslateBatch, call: BatchCall): Promise<TranslatedSegment[]> {
+    const xml = batch.glossary?.length ? batch.glossary : undefined;
     const body = {
-      text: batch.segments.map((s) => s.text),
+      text: batch.segments.map((s) => (xml ? deeplGlossaryXml(s.text, xml) : s.text)),
+      ...(xml ? { tag_handling: 'xml', ignore_tags: ['keep'] } : {}),
       source_lang: deeplSourceLang(batch.sourceLocale),
       target_lang: deeplTargetLang(batch.targetLocale),
       split_sentences: 'nonewlines',
@@ -75,7 +112,10 @@ export class DeeplTranslator extends BaseTranslator {
     if (!Array.isArray(list) || list.length !== batch.segments.length) {
       throw malformedReply(this.engine, `expected ${batch.segments.length} translations, got ${Array.isArray(list) ? list.length : 'none'}`);
     }
-    return batch.segments.map((s, i) => ({ id: s.id, text: (list[i] as { text?: unknown })?.text as string }));
+    return batch.segments.map((s, i) => {
+      const text = (list[i] as { text?: unknown })?.text;
+      return { id: s.id, text: (xml && typeof text === 'string' ? deeplPlainText(text) : text) as string };
+    });
   }
 }
 

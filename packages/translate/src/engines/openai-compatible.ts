@@ -23,6 +23,8 @@ export class OpenAiCompatibleTranslator extends BaseTranslator {
   readonly engine = 'openai-compatible';
   /** The prompt gives every segment a character budget (max_chars), SourceSegment.maxChars when set. */
   override readonly lengthBudget = true;
+  /** The batch's glossary terms go in the prompt (openai-prompt.ts). */
+  override readonly glossaryHandling = 'engine' as const;
   private readonly cfg: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined; temperature: number; jsonMode: boolean };
 
   constructor(opts: OpenAiCompatibleOptions = {}) {

@@ -30,12 +30,16 @@ export function buildMessages(batch: TranslateBatch): ChatMessage[] {
     '- Keep each speaker\'s voice and register; the speaker labels tell you who talks to whom. Do not add speaker names to the text.',
     '- The translation is spoken in the same time as the original: keep it natural and close to the character budget (max_chars), shorter rather than longer.',
     '- Output only text to be spoken: no notes, no quotes around lines, no stage directions.',
+    ...(batch.glossary?.length
+      ? ['- Glossary: where a segment contains a term of "glossary", write exactly its "translation"; a term with "keep": true stays exactly as written (a name or brand). Match terms as whole words.']
+      : []),
     '- Reply with a JSON object and nothing else: {"translations":[{"id":"<id>","text":"<translation>"}]}.',
   ].join('\n');
   const payload = {
     source_language: src,
     target_language: tgt,
     ...(batch.context ? { context: batch.context } : {}),
+    ...(batch.glossary?.length ? { glossary: batch.glossary.map((e) => (e.keep ? { term: e.term, keep: true } : { term: e.term, translation: e.translation })) } : {}),
     ...(batch.preceding.length ? { preceding_lines: batch.preceding.map((s) => ({ speaker: s.speaker ?? 'unknown', text: s.text })) } : {}),
     segments: batch.segments.map((s) => ({
       id: s.id,
