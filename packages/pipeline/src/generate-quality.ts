@@ -37,6 +37,7 @@ import type { SessionCache } from '@dub/onnx';
 import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
 import { measureLoudnessFrames, updateLoudnessFrames, type LoudnessFrames } from '@dub/mix';
 import { speechExtent, toMono } from '@dub/voice';
+import { recheckGlossaryLine } from '@dub/translate';
 import type { ArtifactCache } from './artifacts.js';
 import type { Placement } from './generate-placement.js';
 
@@ -610,6 +611,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
       back_transcription: m.back_transcription,
       speaker_similarity: m.speaker_similarity,
       flags,
+      ...(l.segment.glossary?.length ? { glossary: recheckGlossaryLine(l.segment.glossary, l.spokenText) } : {}),
     };
   });
   const count = (f: QualityFlag) => segments.filter((s) => s.flags.includes(f)).length;

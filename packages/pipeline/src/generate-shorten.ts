@@ -5,7 +5,7 @@
  * LibreTranslate) cannot: the shortener says so, and the report records it for every line that
  * would have needed it. Each request is a cached artifact (engine, pair, text, budget).
  */
-import type { ScriptSegment, StageContext, VersionScript } from '@dub/core';
+import type { Glossary, ScriptSegment, StageContext, VersionScript } from '@dub/core';
 import type { TranslateConfig } from '@dub/translate';
 import type { ArtifactCache } from './artifacts.js';
 
@@ -53,9 +53,9 @@ export async function shortenerFor(script: VersionScript, config: TranslateConfi
     reason: `${engine} re-translates a line that does not fit within a character budget`,
     async shorten(segment, budget, seconds) {
       try {
-        const r = await cache.run<{ text: string }>('shorten', { engine, source, target, text: segment.source_text, speaker: segment.speaker, budget }, ctx, async () => {
+        const r = await cache.run<{ text: string }>('shorten', { engine, source, target, text: segment.source_text, speaker: segment.speaker, budget, ...lineGlossary(segment) }, ctx, async () => {
           const [t] = await translator.translate(
-            { sourceLocale: source, targetLocale: target, segments: [{ id: segment.id, text: segment.source_text, speaker: segment.speaker, duration: seconds, maxChars: budget }] },
+            { sourceLocale: source, targetLocale: target, segments: [{ id: segment.id, text: segment.source_text, speaker: segment.speaker, duration: seconds, maxChars: budget }], ...lineGlossary(segment) },
             ctx,
           );
           return { text: (t?.text ?? '').trim() };
@@ -70,4 +70,10 @@ export async function shortenerFor(script: VersionScript, config: TranslateConfi
       }
     },
   };
+}
+
+/** The glossary terms of a script line (as prepare-version found them), for its shorter translation. */
+function lineGlossary(segment: ScriptSegment): { glossary?: Glossary } {
+  if (!segment.glossary?.length) return {};
+  return { glossary: segment.glossary.map((t) => (t.keep ? { term: t.term, keep: true as const } : { term: t.term, translation: t.expected })) };
 }

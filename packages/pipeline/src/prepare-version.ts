@@ -27,7 +27,7 @@ import {
   recordTermsOf,
 } from '@dub/core';
 import { readSrt, srtNoteMessages } from '@dub/srt';
-import { alignReferenceSrt, engineForPair, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { alignReferenceSrt, checkGlossaryLine, engineForPair, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -130,8 +130,9 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       const explicit = chosen.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
       translation = { id: engine, label: translationLabel(engine), ...translationTerms(engine, target), selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
       const segments = transcript.segments.map((s) => ({ id: s.id, text: s.text, speaker: s.speaker, duration: Math.max(0, s.end - s.start) }));
-      const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey }, async (_out, ctx) =>
-        translator.translate({ sourceLocale: job.source_locale, targetLocale: target, segments }, ctx),
+      const glossary = job.version.glossary?.length ? job.version.glossary : undefined;
+      const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey, ...(glossary ? { glossary } : {}) }, async (_out, ctx) =>
+        translator.translate({ sourceLocale: job.source_locale, targetLocale: target, segments, ...(glossary ? { glossary } : {}) }, ctx),
       );
       texts = new Map(r.value.map((t) => [t.id, t.text]));
     }
@@ -144,15 +145,12 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       translation_engine: engine,
       engines: { ...transcript.engines, translation },
       speakers: transcript.speakers,
-      segments: transcript.segments.map((s) => ({
-        id: s.id,
-        start: s.start,
-        end: s.end,
-        speaker: s.speaker,
-        source_text: s.text,
-        target_text: texts.get(s.id) ?? '',
-        source_words: s.words,
-      })),
+      segments: transcript.segments.map((s) => {
+        const targetText = texts.get(s.id) ?? '';
+        // Which glossary terms of the line the translation carries (the quality report checks them again on the spoken text).
+        const glossary = job.version.glossary?.length ? checkGlossaryLine(s.text, targetText, job.version.glossary, translationLabel(engine)) : [];
+        return { id: s.id, start: s.start, end: s.end, speaker: s.speaker, source_text: s.text, target_text: targetText, source_words: s.words, ...(glossary.length ? { glossary } : {}) };
+      }),
       updated_at: new Date().toISOString(),
     };
   }
