@@ -185,7 +185,7 @@ export class PairChecker {
     const config = await this.translateConfig();
     const { engine, from } = engineForPair(config, source, target);
     if (source === target) return { engine: 'none' }; // passed through untranslated (passThroughReason)
-    let support;
+    let support: { supported: boolean; reason?: string; fix?: string };
     try {
       support = await (await this.translator(engine, config)).supports(source, target);
     } catch (e) {
@@ -197,7 +197,7 @@ export class PairChecker {
     return {
       stage: 'translation',
       missing: `${engine} (from ${from}) cannot translate ${source} -> ${target}: ${support.reason ?? 'unsupported'}`,
-      fix: `set ${pairVariable(source, target)} (or DUB_TRANSLATE_ENGINE) to an engine that translates it (apertium pairs, openai-compatible, deepl, libretranslate: the @dub/translate README), or give the language a reference srt`,
+      fix: `${support.fix ? `${support.fix}; or ` : ''}set ${pairVariable(source, target)} (or DUB_TRANSLATE_ENGINE) to an engine that translates it (apertium pairs, openai-compatible, deepl, libretranslate: the @dub/translate README), or give the language a reference srt`,
     };
   }
 

@@ -17,7 +17,8 @@ export async function translatorForPair(config: TranslateConfig, sourceLocale: s
   throw new VersionError(
     'unsupported_language_pair',
     `no translation engine for ${sourceLocale} -> ${targetLocale}: engine "${engine}" (from ${from}) cannot translate it: ${support.reason ?? 'unsupported'}. ` +
-      `Set ${setting} to one of ${ENGINE_IDS.join(', ')} together with that engine's settings (see the @dub/translate README), or give the language a reference srt.`,
+      (support.fix ? `To fix: ${support.fix}; or set ` : 'Set ') +
+      `${setting} to one of ${ENGINE_IDS.join(', ')} together with that engine's settings (see the @dub/translate README), or give the language a reference srt.`,
     { details: { engine, source: sourceLocale, target: targetLocale, setting } },
   );
 }

@@ -6,6 +6,8 @@
  * Each stage's line carries the licence of the weights it would run (models/manifest.json terms),
  * with a warning where they are not cleared for commercial use, and the end says what the model
  * policy (DUB_MODEL_POLICY, --model-policy) leaves per stage.
+ *
+ * `dub doctor --pairs`: the coverage table of the contract's pairs on this host (../pair-table.ts).
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
 import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationEngineOf, separationGraph, speakerEngineOf, vadEngineOf } from '@dub/pipeline';
@@ -15,9 +17,15 @@ import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '..
 export const summary = 'show which engine each stage would run here for a language pair, and what is missing';
 
 const USAGE = `usage: dub doctor --from LOCALE --to LOCALE [--mode no_lips|with_lips] [--json] [engine flags]
+       dub doctor --pairs [--from LOCALE] [--to LOCALE] [--json] [engine flags]
 
 Prints, per stage, the engine a job would run on this host, why, the device, and what is missing
 with the command that fixes it. Exit status 0 when the job can run, 1 when a stage cannot.
+
+--pairs: every ordered source -> target pair of the contract (or those from/to the locales given):
+which run here, with the engine of speech recognition, translation and speech synthesis of each,
+and why each other one is refused (grouped by reason, with the Debian apertium packages that would
+serve them), from the same checks dub run makes before it starts. Nothing is loaded; exit 0.
 
 engine flags (as dub run, dub serve and dub worker take them):
 ${ENGINE_FLAGS_HELP}
@@ -44,9 +52,10 @@ function modelPresent(id: string, modelsDir: string | undefined): boolean {
 }
 
 export async function run(argv: string[]): Promise<number> {
-  const args = parseCommand('doctor', USAGE, takeEngineFlags('doctor', argv), { from: { type: 'string' }, to: { type: 'string' }, mode: { type: 'string' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
+  const args = parseCommand('doctor', USAGE, takeEngineFlags('doctor', argv), { from: { type: 'string' }, to: { type: 'string' }, mode: { type: 'string' }, json: { type: 'boolean' }, pairs: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } });
   if (!args) return 0;
   const { values } = args;
+  if (values.pairs) return (await import('../pair-table.js')).doctorPairs(values);
   if (!values.from || !values.to) throw new UsageError('--from LOCALE and --to LOCALE are needed, e.g. dub doctor --from en-US --to es-ES');
   if (!isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale`, { field: 'from' });
   if (!isTargetLocale(values.to)) throw new ValidationError(`--to ${values.to} is not a supported target locale`, { field: 'to' });
@@ -111,7 +120,7 @@ export async function run(argv: string[]): Promise<number> {
   // The reason the script's translation record gives (prepare-version.ts): a variable only when one is set.
   const explicitPair = pair.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
   if (passThrough) rows.push({ stage: 'translation', engine: 'none', why: passThrough, device: '-', ok: true });
-  else rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: support.reason ?? 'set another engine for the pair' }) });
+  else rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: `${support.reason ?? 'set another engine for the pair'}${support.fix ? `; to fix: ${support.fix}` : ''}` }) });
 
   const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, KOKORO_MODEL_ID, kokoroRefusal, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
   // Kokoro-82M (set-up installs it from npm): why it does not speak the target, if it does not

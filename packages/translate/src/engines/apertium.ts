@@ -99,7 +99,7 @@ export class ApertiumTranslator extends BaseTranslator {
     const fix = advice?.packages.length ? `apt-get install -y ${advice.packages.join(' ')} (Debian; apertium then runs ${advice.route.join(' then ')}${advice.route.length > 1 ? ', through Spanish' : ''}${where})` : undefined;
     return {
       supported: false,
-      reason: `apertium has no ${sourceLocale} -> ${targetLocale} direction (installed: ${modes.map((m) => m.name).join(', ') || 'none'}); ${fix ? `install ${fix}` : 'no Debian apertium package serves it (directly or through Spanish): choose another engine'}`,
+      reason: `apertium has no ${sourceLocale} -> ${targetLocale} direction (installed: ${modes.map((m) => m.name).join(', ') || 'none'}); ${fix ? `Debian's ${advice!.packages.join(' and ')} would serve it` : 'no Debian apertium package serves it (directly or through Spanish): choose another engine'}`,
       ...(fix ? { fix } : {}),
     };
   }
