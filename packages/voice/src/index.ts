@@ -67,3 +67,6 @@ export {
   type ChosenKokoroVoice,
 } from './engines/kokoro.js';
 export { kokoroPhonemes, kokoroLanguage, kokoroRefusal, kokoroChunks, kokoroClauseMark, kokoroJsEnglish, misakiEspeakPhonemes, KokoroTokenizer, KOKORO_LANGUAGES, KOKORO_REFUSED, KOKORO_MAX_TOKENS, type KokoroLanguage, type KokoroClause } from './engines/kokoro-text.js';
+
+/** Model files for library users: fetch (ensureModel, fetchModels) into modelsDir(), shared with the CLI (see @dub/core). */
+export { ensureModel, fetchModels, modelsDir, resolveModelFile, type FetchedFile } from '@dub/core';
