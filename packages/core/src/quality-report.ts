@@ -24,6 +24,14 @@ export const QUALITY_REPORT_SCHEMA = 'dub.quality-report/1' as const;
 export const QUALITY_THRESHOLDS = Object.freeze({ speedFactor: 1.25, overflowMs: 0, wer: 0.3 });
 
 /**
+ * The pace a listener hears: a line's `rate_ratio` is its dubbed articulation rate (syllables per
+ * second, pauses excluded) over its source speaker's. Flagged (`rate`) above `ratio`, the speed
+ * cap of placement; `limit` is the most placement allows (its speed limit). Fixed at the
+ * placement defaults, never fitted to any recording.
+ */
+export const RATE_RATIO_THRESHOLDS = Object.freeze({ ratio: 1.25, limit: 1.6 });
+
+/**
  * Placement of a line that does not fit its slot: it is sped up to `speedCap`, then takes the
  * silence after it (and, in voice-over, up to the delay before it), then a shorter translation
  * when the translation engine takes a length budget, and only then is it sped past the cap, up to
@@ -52,7 +60,7 @@ export const PLACEMENT_RESOLUTIONS = [
 ] as const;
 export type PlacementResolution = (typeof PLACEMENT_RESOLUTIONS)[number];
 
-export const QUALITY_FLAGS = ['speed', 'overflow', 'wer', 'similarity'] as const;
+export const QUALITY_FLAGS = ['speed', 'overflow', 'wer', 'similarity', 'rate'] as const;
 export type QualityFlag = (typeof QUALITY_FLAGS)[number];
 
 const Lit = <T extends readonly string[]>(values: T) => Type.Union(values.map((v) => Type.Literal(v)));
@@ -85,12 +93,31 @@ export const QualitySegmentSchema = Type.Object({
   /** The script's target text, and the text spoken (differs when shortened). */
   text: Type.String(),
   spoken_text: Type.String(),
-  /** Seconds of the synthesized line at speed 1, silence trimmed. */
+  /** Seconds of the synthesized line at its pace (`articulation.pace`, the speaker-matched rate input; 1 in reports without it), silence trimmed. */
   natural_seconds: Type.Number({ minimum: 0 }),
   /** Seconds of speech as placed (padding excluded). */
   speech_seconds: Type.Number({ minimum: 0 }),
-  /** natural_seconds / speech_seconds: above 1 sped up, below 1 slowed down. */
+  /** The line's length at the voice's default rate (natural_seconds x pace) / speech_seconds: above 1 sped up, below 1 slowed down. */
   speed_factor: Type.Number({ minimum: 0 }),
+  /**
+   * Dubbed articulation rate / the source speaker's (syllables per second, pauses of 0.25 s or more
+   * excluded): above 1 the line is spoken faster than its speaker speaks. null when not measured
+   * (nothing of the line placed, no syllable or speech time); absent in older reports.
+   */
+  rate_ratio: Type.Optional(Nullable(Type.Number({ minimum: 0 }))),
+  /** The rates behind rate_ratio (syllables from espeak-ng's phonemes of the text). */
+  articulation: Type.Optional(
+    Type.Object({
+      /** The source line's rate (its words' times), the speaker's over all their lines, and the dubbed line's as placed. */
+      source_rate: Nullable(Type.Number({ minimum: 0 })),
+      speaker_rate: Nullable(Type.Number({ minimum: 0 })),
+      dubbed_rate: Nullable(Type.Number({ minimum: 0 })),
+      source_syllables: Type.Integer({ minimum: 0 }),
+      dubbed_syllables: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
+      /** The engine's rate input the line was synthesized at before fitting (1: the voice's default rate). */
+      pace: Type.Number({ minimum: 0 }),
+    }),
+  ),
   /** Milliseconds the line runs past the end of its slot. */
   overflow_ms: Type.Integer({ minimum: 0 }),
   resolution: Lit(PLACEMENT_RESOLUTIONS),
@@ -144,6 +171,8 @@ export const QualitySummarySchema = Type.Object({
   similarity: Type.Union([Type.Integer({ minimum: 0 }), Type.Null()]),
   /** Lines placed by force: sped past the cap, delaying or overlapping the next line, or cut at the end. */
   forced: Type.Integer({ minimum: 0 }),
+  /** Lines with rate_ratio above the threshold (absent in older reports). */
+  rate: Type.Optional(Type.Integer({ minimum: 0 })),
 });
 export type QualitySummary = Static<typeof QualitySummarySchema>;
 
@@ -163,6 +192,9 @@ export const QualityReportSchema = Type.Object({
     wer: Type.Number(),
     similarity: Nullable(Type.Number()),
     similarity_engine: Type.String(),
+    /** RATE_RATIO_THRESHOLDS: `rate` flag above rate_ratio; rate_ratio_limit the most placement allows. */
+    rate_ratio: Type.Optional(Type.Number()),
+    rate_ratio_limit: Type.Optional(Type.Number()),
   }),
   placement: Type.Object({
     speed_cap: Type.Number(),
@@ -229,7 +261,31 @@ export const QualityReportSchema = Type.Object({
   engines: EngineRecordsSchema,
   speakers: Type.Object({
     method: Type.Union([SpeakerCountMethodSchema, Type.Literal('unknown')]),
-    found: Type.Array(Type.Object({ id: Type.String(), speech_seconds: Nullable(Type.Number()), segments: Type.Integer({ minimum: 0 }), voice: Type.String() })),
+    found: Type.Array(
+      Type.Object({
+        id: Type.String(),
+        speech_seconds: Nullable(Type.Number()),
+        segments: Type.Integer({ minimum: 0 }),
+        voice: Type.String(),
+        /**
+         * The speaker's articulation rate (syllables per second of their words, pauses excluded),
+         * the voice's at the engine's default rate (measured on a sample of the speaker's dubbed
+         * lines), and the rate input used for their lines: rate / voice_rate within the engine's
+         * natural range (`clamped`), or 1 with the reason.
+         */
+        articulation: Type.Optional(
+          Type.Object({
+            rate: Nullable(Type.Number({ minimum: 0 })),
+            syllables: Type.Integer({ minimum: 0 }),
+            speech_seconds: Type.Number({ minimum: 0 }),
+            voice_rate: Nullable(Type.Number({ minimum: 0 })),
+            pace: Type.Number({ minimum: 0 }),
+            clamped: Type.Boolean(),
+            reason: Type.Optional(Type.String()),
+          }),
+        ),
+      }),
+    ),
     adjustments: Type.Array(SpeakerAdjustmentSchema),
   }),
   summary: QualitySummarySchema,

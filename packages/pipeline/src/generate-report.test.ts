@@ -125,13 +125,14 @@ describe('the quality report of a generation', () => {
 
   it('places overlong lines without overlap and records how; es-ES: back-transcribed by Whisper in Spanish', async () => {
     const events: EmittedEvent[] = [];
-    const result = await generateVersion(job(1), runtime(events), { translate: loadTranslateConfig({}), tts: { engine: 'espeak-ng' } });
+    // at the voice's default rate (speaker pace off): the placement figures below were written for it; generate-pace.test.ts tests the pace
+    const result = await generateVersion(job(1), runtime(events), { translate: loadTranslateConfig({}), tts: { engine: 'espeak-ng' }, synthesis: { speakerPace: false } });
     event = events.find((e): e is typeof event => e.type === 'version_generated')!;
     report = JSON.parse((await store.getBuffer(blobKeys.qualityReport(VERSION, 1))).toString('utf8')) as QualityReport;
     expect(result.report).toEqual(report);
     expect(validate(QualityReportSchema, report)).toBeTruthy();
     expect(report).toMatchObject({ schema: QUALITY_REPORT_SCHEMA, asset_id: ASSET, version_id: VERSION, generation: 1, source_locale: 'en-US', target_locale: 'es-ES', mode: 'no_lips', voice_over: false });
-    expect(report.thresholds).toEqual({ speed_factor: 1.25, overflow_ms: 0, wer: 0.3, similarity: null, similarity_engine: 'mfcc' });
+    expect(report.thresholds).toEqual({ speed_factor: 1.25, overflow_ms: 0, wer: 0.3, similarity: null, similarity_engine: 'mfcc', rate_ratio: 1.25, rate_ratio_limit: 1.6 });
     expect(report.placement).toMatchObject({ speed_cap: 1.25, speed_limit: 1.6, voice_over_delay_s: 0, shortening: { engine: 'apertium', possible: false } });
     const [a, b, c] = report.segments;
     expect(report.segments.map((s) => s.id)).toEqual(['seg-0001', 'seg-0002', 'seg-0003']);
@@ -145,7 +146,7 @@ describe('the quality report of a generation', () => {
     expect(a!.placed.end).toBeCloseTo(0.4 + a!.natural_seconds / 1.6, 2);
     expect(a!.overflow_ms).toBe(Math.round((a!.placed.end - 1.2) * 1000));
     expect(a!.gap_after_used_ms).toBe(100);
-    expect(a!.flags).toEqual(expect.arrayContaining(['speed', 'overflow']));
+    expect(a!.flags).toEqual(expect.arrayContaining(['speed', 'overflow', 'rate']));
     expect(a!.shortening).toMatchObject({ engine: 'apertium', attempted: false, applied: false, chars_before: SOURCE[0]!.es.length, reason: expect.stringMatching(/apertium translates at its own length/) });
     // The second line starts when the first ends: delayed, no overlap; long too, it delays the third.
     expect(b!.placed.start).toBeCloseTo(a!.placed.end, 3);
@@ -203,15 +204,40 @@ describe('the quality report of a generation', () => {
     expect(report.engines.time_stretch).toEqual({ id: stretch, label: stretch, selected: 'auto', reason: stretchRecord(stretch).reason });
     expect(report.speakers).toEqual({
       method: 'bic',
-      found: [{ id: 'S1', speech_seconds: 2, segments: 2, voice: 'matched' }, { id: 'S2', speech_seconds: 1, segments: 1, voice: 'matched' }],
+      found: [
+        { id: 'S1', speech_seconds: 2, segments: 2, voice: 'matched', articulation: expect.objectContaining({ rate: expect.any(Number), pace: 1 }) },
+        { id: 'S2', speech_seconds: 1, segments: 1, voice: 'matched', articulation: expect.objectContaining({ rate: expect.any(Number), pace: 1 }) },
+      ],
       adjustments: [expect.objectContaining({ kind: 'folded', into: 'S1', reason: expect.stringMatching(/folded into the nearest speaker/) })],
     });
     const flagged = (f: string) => report.segments.filter((s) => (s.flags as string[]).includes(f)).length;
-    expect(report.summary).toEqual({ segments: 3, flagged: report.segments.filter((s) => s.flags.length).length, speed: flagged('speed'), overflow: flagged('overflow'), wer: flagged('wer'), similarity: null, forced: 2 });
+    expect(report.summary).toEqual({ segments: 3, flagged: report.segments.filter((s) => s.flags.length).length, speed: flagged('speed'), overflow: flagged('overflow'), wer: flagged('wer'), similarity: null, forced: 2, rate: flagged('rate') });
     expect(report.summary.overflow).toBe(3);
     expect(event.quality).toEqual({ report_key: blobKeys.qualityReport(VERSION, 1), ...report.summary });
     expect(result.overlongSegments).toEqual(['seg-0001', 'seg-0002', 'seg-0003']);
   }, 240_000);
+
+  it('reports each speaker\'s articulation rate and the rate ratio of every line', () => {
+    for (const f of report.speakers.found) {
+      const a = f.articulation!;
+      // the transcript has no word times: the speech time is the lines' spans
+      expect(a.speech_seconds, f.id).toBeCloseTo(f.id === 'S1' ? 0.8 + 1.2 : 1, 3);
+      expect(a.rate!, f.id).toBeCloseTo(a.syllables / a.speech_seconds, 2);
+      expect(a, f.id).toMatchObject({ pace: 1, voice_rate: null, clamped: false, reason: expect.stringMatching(/DUB_SPEAKER_PACE=off/) });
+    }
+    for (const s of report.segments) {
+      const speaker = report.speakers.found.find((f) => f.id === s.speaker)!.articulation!;
+      const r = s.articulation!;
+      expect(r.pace, s.id).toBe(speaker.pace);
+      expect(r.speaker_rate, s.id).toBeCloseTo(speaker.rate!, 2);
+      expect(r.source_syllables, s.id).toBe([5, 2, 1][report.segments.indexOf(s)]); // hel-lo ev-ery-one, thank you, yes
+      expect(r.dubbed_syllables, s.id).toBeGreaterThan(0);
+      expect(s.rate_ratio!, s.id).toBeCloseTo(r.dubbed_rate! / r.speaker_rate!, 2);
+      expect((s.flags as string[]).includes('rate'), s.id).toBe(s.rate_ratio! > 1.25);
+    }
+    // the two overlong lines run at the 1.6 speed limit over their pace: a ratio well above 1 (pauses aside)
+    expect(report.segments[0]!.rate_ratio!).toBeGreaterThan(1.2);
+  });
 
   it('the script\'s target word timings follow the placed lines', async () => {
     const saved = JSON.parse((await store.getBuffer(blobKeys.script(VERSION))).toString()) as VersionScript;

@@ -5,7 +5,7 @@
  */
 import type { ScriptSegment, StageContext, Word } from '@dub/core';
 import type { MediaToolOptions, PlanarAudio } from '@dub/media';
-import { fitDuration, speechExtent, toMono, trimSilence, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
+import { countSyllables, fitDuration, speechExtent, speechSecondsOfAudio, toMono, trimSilence, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
 
 export interface SegmentSlot {
   segment: ScriptSegment;
@@ -33,20 +33,27 @@ export interface FittedSegment {
   durationSeconds: number;
   /** Seconds of speech in it (padding excluded), before any cut at the end of the video. */
   speechSeconds: number;
-  /** Natural length / speechSeconds. */
+  /** The line's length at the voice's default rate (natural length x pace) / speechSeconds. */
   speedFactor: number;
+  /** The engine's rate input of the fitted line (pace x the fitting's re-synthesis speed). */
   speed: number;
   tempo: number;
   /** Seconds cut off at the end (the video ended). */
   cutSeconds: number;
   /** Target words with times relative to the segment start. */
   words: Word[];
+  /** The rate input `natural` was synthesized at (1: the voice's default rate). */
+  pace: number;
+  /** Syllables of `text` (espeak-ng; null when it cannot read the locale) and seconds of speech kept, pauses excluded. */
+  syllables: number | null;
+  articulationSeconds: number;
 }
 
 /**
- * Fit `natural` (the line at speed 1) to `fitSeconds` (engines with rate control re-synthesize
- * at the speed asked, the rest is time-stretched), then keep the first `keepSeconds` of it with a
- * 10 ms fade where it is cut.
+ * Fit `natural` (the line at its pace, `req.pace`, default 1) to `fitSeconds` (engines with rate
+ * control re-synthesize at the speed asked, the rest is time-stretched), then keep the first
+ * `keepSeconds` of it with a 10 ms fade where it is cut; measure its articulation (syllables of
+ * `text`, seconds of speech without pauses).
  */
 export async function fitSegment(
   engine: TtsEngine,
@@ -54,10 +61,12 @@ export async function fitSegment(
   natural: PlanarAudio,
   fitSeconds: number,
   keepSeconds: number,
-  req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string; speedLimit: number },
+  req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string; speedLimit: number; pace?: number; slowest?: number },
   ctx: StageContext,
 ): Promise<FittedSegment> {
-  const say = (speed: number): Promise<PlanarAudio> => engine.synthesize({ text, locale: req.locale, voice: req.voice, speed }, ctx);
+  const pace = req.pace ?? 1;
+  // the fitting's speed is relative to the natural line, spoken at `pace`
+  const say = (speed: number): Promise<PlanarAudio> => engine.synthesize({ text, locale: req.locale, voice: req.voice, speed: speed * pace }, ctx);
   const fit = await fitDuration(
     natural,
     fitSeconds,
@@ -67,6 +76,8 @@ export async function fitSegment(
       tolerance: 0,
       // engines without rate control reach the speed limit by stretching alone
       maxTempo: Math.max(1.5, req.speedLimit * 1.02),
+      // at the speaker's pace a line shorter than its time is not slowed below it: it is padded
+      ...(req.slowest !== undefined ? { minTempo: req.slowest, minSpeed: req.slowest } : {}),
       ...(engine.capabilities.rateControl ? { resynthesize: say } : {}),
       stretcher: req.stretcher,
       media: req.media,
@@ -85,15 +96,22 @@ export async function fitSegment(
   }
   const speechSeconds = Math.max(0, fit.durationSeconds - fit.paddedSeconds);
   const ext = speechExtent(x, sr);
+  const syllables = await countSyllables(text, req.locale, ctx.signal ? { signal: ctx.signal } : {}).catch((e: unknown) => {
+    ctx.logger.warn({ err: e, locale: req.locale }, 'could not count the syllables of a line; its articulation rate is not measured');
+    return null;
+  });
   return {
     audio: { sampleRate: sr, channels: [x] },
     durationSeconds: x.length / sr,
     speechSeconds,
-    speedFactor: speechSeconds > 0 ? fit.sourceSeconds / speechSeconds : 0,
-    speed: fit.speed,
+    speedFactor: speechSeconds > 0 ? (fit.sourceSeconds * pace) / speechSeconds : 0,
+    speed: fit.speed * pace,
     tempo: fit.tempo,
     cutSeconds,
     words: estimateWords(text, ext.start / sr, ext.end / sr),
+    pace,
+    syllables,
+    articulationSeconds: Math.round(speechSecondsOfAudio(x, sr) * 1e4) / 1e4,
   };
 }
 

@@ -26,6 +26,7 @@ import {
   type ModelIdentity,
   type RecordTerms,
   type Speaker,
+  type StageContext,
   type Transcript,
   type VersionScript,
   type Word,
@@ -44,6 +45,7 @@ import type { Shortening } from './generate-quality.js';
 import { shortenerFor, type Shortener } from './generate-shorten.js';
 import { engineHost } from './engine-choice.js';
 import { mapConcurrent } from './concurrent.js';
+import { planPace, PACE_VERSION, type PacePlan } from './generate-pace.js';
 
 /** The TTS engine a generate runs, why, and its voice model's identity (Piper). */
 export interface TtsEngineChoice {
@@ -84,6 +86,11 @@ export interface SegmentArtifact {
   tempo: number;
   cutSeconds: number;
   words: Word[];
+  /** The rate input the line was synthesized at before fitting (speedFactor and speed are relative to the default rate 1). */
+  pace?: number;
+  /** Syllables of the spoken text (espeak-ng) and seconds of speech of the fitted line, pauses excluded: its articulation rate. */
+  syllables?: number | null;
+  articulationSeconds?: number;
 }
 
 export interface PlacedSegment {
@@ -130,6 +137,8 @@ export interface SynthesisResult {
   voiceOverDelay: number;
   speakers: Speaker[];
   voices: StageResult<VoicePlan>;
+  /** Each speaker's articulation rate and the rate input their lines were synthesized at; each line's source rate. */
+  pace: PacePlan;
   utterances: Map<string, StageResult<UtteranceArtifact>>;
   segments: PlacedSegment[];
   shortener: Shortener;
@@ -138,8 +147,8 @@ export interface SynthesisResult {
   /** The time-stretch filter lines are fitted with: rubberband when this ffmpeg has it, else atempo (for the engine record). */
   stretcher: Stretcher;
   getEngine(): Promise<TtsEngine>;
-  /** A text at speed 1 with a voice, through the `utterance` cache generation uses. */
-  utter(text: string, voice: VoiceSettings, slot?: SegmentSlot): Promise<StageResult<UtteranceArtifact>>;
+  /** A text at speed 1 (or `speed`, the line's pace) with a voice, through the `utterance` cache generation uses. */
+  utter(text: string, voice: VoiceSettings, slot?: SegmentSlot, speed?: number): Promise<StageResult<UtteranceArtifact>>;
   /** Release the TTS engine (and converter). */
   dispose(): Promise<void>;
 }
@@ -249,10 +258,11 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     let allCached = true;
     // Engines that generate open-ended (Chatterbox) stop at the longest the line's slot allows.
     const capped = engineId === 'chatterbox';
-    const utter = async (text: string, voice: VoiceSettings, slot?: SegmentSlot): Promise<StageResult<UtteranceArtifact>> => {
+    const utter = async (text: string, voice: VoiceSettings, slot?: SegmentSlot, speed = 1): Promise<StageResult<UtteranceArtifact>> => {
       const maxSeconds = capped && slot ? round6(maxLineSeconds(slot, speedLimit)) : undefined;
-      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx, async (out) => {
-        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed: 1, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx);
+      // the rate input is part of the key (speed 1 keeps the keys of lines spoken at the default rate)
+      const r = await cache.run<UtteranceArtifact>('utterance', { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, ...(speed !== 1 ? { speed } : {}), ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx, async (out) => {
+        const audio = await (await getEngine()).synthesize({ text, locale: job.locale, voice, speed, ...(maxSeconds !== undefined ? { maxSeconds } : {}) }, synthCtx);
         const file = path.join(out.dir, 'utterance.wav');
         await writeWav(file, audio, { format: 'float32' });
         out.addFile('utterance.wav', file);
@@ -261,12 +271,15 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       allCached &&= r.cached;
       return r;
     };
+    // The speakers' pace: every line of a speaker at the rate input that matches their articulation rate.
+    const pace = await speakerPace(job, opts, input, { engineId, ttsModel, conversion, script, transcript, voices: voices.value, cache, ctx: synthCtx, concurrency: lineConcurrency, local, utter });
+    const paceOf = (slot: SegmentSlot): number => pace.speakers[slot.segment.speaker]?.pace ?? 1;
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();
     let uttered = 0;
     const spoken = await mapConcurrent(slots, lineConcurrency, async (slot) => {
       throwIfAborted(synthCtx.signal);
-      const r = await utter(slot.segment.target_text, voiceOf(slot), slot);
+      const r = await utter(slot.segment.target_text, voiceOf(slot), slot, paceOf(slot));
       reportProgress(synthCtx, 'synthesis', (0.4 * ++uttered) / Math.max(1, slots.length));
       return r;
     });
@@ -295,7 +308,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
             shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
             return undefined;
           }
-          const u = await utter(asked.text, voiceOf(slot), slot);
+          const u = await utter(asked.text, voiceOf(slot), slot, paceOf(slot));
           const applied = u.value.natural < line.natural;
           shortenings.set(line.id, {
             engine: shortener.engine,
@@ -326,11 +339,16 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       if (!(p.seconds > 0)) continue; // cut entirely at the end of the video (said in the report)
       if (input.only !== undefined && p.id !== input.only) continue; // one line (re-dub): the others are placed, not fitted
       const fitSeconds = p.seconds + p.truncated;
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher };
+      const linePace = paceOf(slot);
+      // at the speaker's pace a short line is padded, not slowed below it (unless the engine could not slow down to the speaker)
+      const sp = pace.speakers[slot.segment.speaker];
+      const slowest = sp && !sp.reason && !(sp.clamped && sp.voiceRate !== null && sp.rate !== null && sp.rate < sp.voiceRate) ? 1 : undefined;
+      // rate: the artifact carries the line's articulation (syllables, speech seconds) and pace
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher, rate: PACE_VERSION, pace: linePace, slowest: slowest ?? null };
       const run = () =>
         cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
           const natural = await readWav(await local(u.files['utterance.wav']!));
-          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit }, synthCtx);
+          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit, pace: linePace, ...(slowest !== undefined ? { slowest } : {}) }, synthCtx);
           const file = path.join(out.dir, 'speech.wav');
           await writeWav(file, fitted.audio, { format: 'float32' });
           out.addFile('speech.wav', file);
@@ -369,6 +387,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       voiceOverDelay,
       speakers,
       voices,
+      pace,
       utterances,
       segments,
       shortener,
@@ -385,6 +404,54 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     await engine?.dispose();
     throw e;
   }
+}
+
+/**
+ * The speakers' pace plan (generate-pace.ts), cached by the script's lines, the voices and the
+ * engine: the voice's rate is measured on a sample of the speaker's lines at speed 1 (the
+ * `utterance` cache), the rest is espeak-ng syllable counting.
+ */
+async function speakerPace(
+  job: GenerateVersionJob,
+  opts: GenerateVersionOptions,
+  input: SynthesisInput,
+  s: { engineId: TtsEngineId; ttsModel: ModelIdentity | undefined; conversion: VoiceConversionChoice; script: VersionScript; transcript: Transcript; voices: VoicePlan; cache: ArtifactCache; ctx: StageContext; concurrency: number; local(key: string): Promise<string>; utter(text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>> },
+): Promise<PacePlan> {
+  const enabled = opts.synthesis?.speakerPace ?? process.env.DUB_SPEAKER_PACE !== 'off';
+  if (input.voicesOnly) return { speakers: {}, lines: {} };
+  const transcriptWords = new Map(s.transcript.segments.map((t) => [t.id, t.words]));
+  const segments = s.script.segments.map((g) => ({ ...g, source_words: g.source_words?.length ? g.source_words : (transcriptWords.get(g.id) ?? []) }));
+  const inputs = {
+    v: PACE_VERSION,
+    engine: s.engineId,
+    model: s.ttsModel?.sha256 ?? null,
+    conversion: s.conversion.models[0]?.sha256 ?? null,
+    enabled,
+    source: s.script.source_locale,
+    locale: job.locale,
+    voices: s.voices.voices,
+    lines: segments.map((g) => [g.id, g.speaker, g.start, g.end, g.source_text, g.target_text, g.source_words.map((w) => [w.start, w.end])]),
+  };
+  const r = await s.cache.run<PacePlan>('pace', inputs, s.ctx, () =>
+    planPace(
+      {
+        engineId: s.engineId,
+        sourceLocale: s.script.source_locale,
+        targetLocale: job.locale,
+        segments,
+        transcriptWords: new Map(),
+        voices: s.voices.voices,
+        enabled,
+        concurrency: s.concurrency,
+        speak: async (text, voice) => {
+          const u = await s.utter(text, voice);
+          return readWav(await s.local(u.files['utterance.wav']!));
+        },
+      },
+      s.ctx,
+    ),
+  );
+  return r.value;
 }
 
 /**

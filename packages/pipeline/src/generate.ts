@@ -55,6 +55,7 @@ import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoud
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { collectRedubState, markGenerationRunning, readRedubState, writeRedubState, type LoudnessNormalization, type MixState, type RedubCollection } from './redub-state.js';
+import { withRates } from './generate-rates.js';
 import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { translationLabel } from './prepare-version.js';
 import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
@@ -79,8 +80,11 @@ export interface GenerateVersionOptions {
   quality?: { asr?: EngineChoice['asr']; speaker?: EngineChoice['speaker'] };
   /** The dubbed track's AAC chunks (defaults encodeAudioChunked's: 256 AAC frames, 5.5 s at 48 kHz; whole encode when over half are new). */
   audio?: { chunkFrames?: number; wholeEncodeFraction?: number };
-  /** Lines synthesized and fitted at once (default linesAtOnce: the cores, at most 4, for espeak-ng; 1 for model engines). The outputs do not depend on it. */
-  synthesis?: { linesAtOnce?: number };
+  /**
+   * Lines synthesized and fitted at once (default linesAtOnce: the cores, at most 4, for espeak-ng; 1 for model engines). The outputs do not depend on it.
+   * speakerPace: each speaker's lines at their articulation rate (default: true unless DUB_SPEAKER_PACE=off; generate-pace.ts).
+   */
+  synthesis?: { linesAtOnce?: number; speakerPace?: boolean };
 }
 
 export interface GenerateVersionResult {
@@ -367,7 +371,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     await runner.done('publish', false, (performance.now() - t1) / 1000);
     const report = validate<QualityReport>(
       QualityReportSchema,
-      buildQualityReport({
+      withRates(buildQualityReport({
         job,
         sourceLocale: script.source_locale,
         voiceOverDelay: voiceOver ? voiceOverDelay : 0,
@@ -383,7 +387,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         voiceSources: voices.value.sources,
         normalization,
         now: new Date(),
-      }),
+      }), synth.pace, segments),
       'quality report',
     );
     await rt.store.put(reportKey, Buffer.from(JSON.stringify(report, null, 2)));

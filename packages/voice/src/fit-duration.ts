@@ -121,6 +121,9 @@ export async function fitDuration(audio: PlanarAudio, targetSeconds: number, opt
   const ratio = sourceSeconds / targetSeconds;
   if (o.resynthesize && Math.abs(ratio - 1) > o.resynthesizeAbove) {
     speed = Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
+  }
+  // bounds that leave the speed at 1 (minSpeed 1 for a short line) ask for nothing new
+  if (o.resynthesize && speed !== 1) {
     const again = await o.resynthesize(speed);
     if (again.sampleRate !== sr) throw new ValidationError(`re-synthesis changed the sample rate (${sr} -> ${again.sampleRate})`);
     const trimmed = trimSilence(toMono(again), sr);
