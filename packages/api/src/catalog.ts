@@ -2,7 +2,7 @@
  * SQL access to assets, dubbings, versions, the outbox and organization usage. Every function takes
  * a Queryable so the service can run it inside a transaction.
  */
-import type { AssetErrorObject, EngineRecord, VersionErrorObject, VersionStatus, AutoGenerate, GenerateMode } from '@dub/core';
+import type { AssetErrorObject, EngineRecord, Glossary, VersionErrorObject, VersionStatus, AutoGenerate, GenerateMode } from '@dub/core';
 import type { Queryable } from './db/db.js';
 import type { CreateAssetInput } from './validation.js';
 
@@ -36,6 +36,8 @@ export interface DubbingRow {
   created_at: string;
   srt: string | null;
   added: boolean;
+  /** Extension: the dubbing's own glossary terms (migration 3). */
+  glossary: Glossary | null;
 }
 
 export interface VersionRow {
@@ -86,7 +88,16 @@ function asset(r: Raw): AssetRow {
 }
 
 function dubbing(r: Raw): DubbingRow {
-  return { dubbing_id: r.dubbing_id as string, asset_id: r.asset_id as string, seq: Number(r.seq), locale: r.locale as string, created_at: r.created_at as string, srt: (r.srt as string) ?? null, added: Boolean(r.added) };
+  return {
+    dubbing_id: r.dubbing_id as string,
+    asset_id: r.asset_id as string,
+    seq: Number(r.seq),
+    locale: r.locale as string,
+    created_at: r.created_at as string,
+    srt: (r.srt as string) ?? null,
+    added: Boolean(r.added),
+    glossary: typeof r.glossary === 'string' ? (JSON.parse(r.glossary) as Glossary) : null,
+  };
 }
 
 function version(r: Raw): VersionRow {
@@ -131,7 +142,25 @@ export async function insertAsset(q: Queryable, a: Omit<AssetRow, 'seq' | 'durat
 }
 
 export async function insertDubbing(q: Queryable, d: Omit<DubbingRow, 'seq'>): Promise<void> {
-  await q.query('INSERT INTO dubbings (dubbing_id, asset_id, locale, created_at, srt, added) VALUES ($1, $2, $3, $4, $5, $6)', [d.dubbing_id, d.asset_id, d.locale, d.created_at, d.srt, d.added]);
+  await q.query('INSERT INTO dubbings (dubbing_id, asset_id, locale, created_at, srt, added, glossary) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    d.dubbing_id,
+    d.asset_id,
+    d.locale,
+    d.created_at,
+    d.srt,
+    d.added,
+    d.glossary?.length ? JSON.stringify(d.glossary) : null,
+  ]);
+}
+
+/** Extension: replace a dubbing's glossary (null clears it). */
+export async function setDubbingGlossary(q: Queryable, dubbingId: string, glossary: Glossary | null): Promise<void> {
+  await q.query('UPDATE dubbings SET glossary = $2 WHERE dubbing_id = $1', [dubbingId, glossary?.length ? JSON.stringify(glossary) : null]);
+}
+
+/** Replace an asset's options (its glossary lives there). */
+export async function setAssetOptions(q: Queryable, assetId: string, options: AssetOptions): Promise<void> {
+  await q.query('UPDATE assets SET options = $2 WHERE asset_id = $1', [assetId, JSON.stringify(options)]);
 }
 
 export interface NewVersion {

@@ -19,9 +19,24 @@ export const ApiErrorBodySchema = Type.Object(
   { $id: 'ErrorBody' },
 );
 
+/**
+ * Extension: a glossary (checked in full by @dub/core parseGlossary, which names the entry and the
+ * limit: at most 200 terms, a term up to 100 characters, a translation up to 200).
+ */
+export const GlossaryRequestSchema = Type.Array(
+  Type.Object({
+    term: Type.String({ description: 'Source-language term, matched as a whole word (case-insensitive unless case_sensitive).' }),
+    translation: Type.Optional(Type.String({ description: 'Its fixed translation (or keep: true).' })),
+    keep: Type.Optional(Type.Boolean({ description: 'true: keep the term as it is (a name, a brand).' })),
+    case_sensitive: Type.Optional(Type.Boolean({ description: 'Match the exact case (default false).' })),
+  }),
+  { description: 'Extension: terms with a fixed translation or kept as they are (at most 200).' },
+);
+
 export const LanguageRequestSchema = Type.Object({
   locale: Type.String({ description: 'Supported target locale.' }),
   srt: Type.Optional(Type.String({ description: 'Reference SRT contents for this language (must be valid SRT).' })),
+  glossary: Type.Optional(GlossaryRequestSchema),
 });
 
 const createFields = {
@@ -40,6 +55,7 @@ const createFields = {
   voice_library_id: Type.Optional(Type.String({ description: 'Library voice id (GET /v1/voices).' })),
   background_url: Type.Optional(Type.String({ description: 'Public URL of a clean background track.' })),
   speech_url: Type.Optional(Type.String({ description: 'Public URL of a clean speech track.' })),
+  glossary: Type.Optional(GlossaryRequestSchema),
 };
 
 export const CreateAssetBodySchema = Type.Object({ ...createFields, media_url: Type.String({ description: 'Public URL of the source video.' }) }, { $id: 'CreateAssetBody' });
@@ -51,6 +67,18 @@ export type UploadRequest = Static<typeof UploadRequestSchema>;
 
 export const AddLanguagesBodySchema = Type.Object({ languages: Type.Array(LanguageRequestSchema, { minItems: 1 }), auto_generate: Type.Optional(Enum(AUTO_GENERATE_VALUES)) }, { $id: 'AddLanguagesBody' });
 export type AddLanguagesBody = Static<typeof AddLanguagesBodySchema>;
+
+/** Extension: PATCH /v1/assets/{asset_id}: replace the asset's glossary and/or a dubbing's (null or [] clears it). */
+export const PatchAssetBodySchema = Type.Object(
+  {
+    glossary: Type.Optional(Type.Union([GlossaryRequestSchema, Type.Null()])),
+    languages: Type.Optional(
+      Type.Array(Type.Object({ locale: Type.String({ description: 'Target locale of an existing dubbing.' }), glossary: Type.Union([GlossaryRequestSchema, Type.Null()]) }), { minItems: 1 }),
+    ),
+  },
+  { $id: 'PatchAssetBody' },
+);
+export type PatchAssetBody = Static<typeof PatchAssetBodySchema>;
 
 export const StudioUrlRequestSchema = Type.Object(
   {

@@ -4,18 +4,20 @@
  * ValidationError whose message names the field; voice-over rules carry the contract's asset
  * error code in the message (HTTP 400).
  */
-import { assertPublicUrl, isSourceLocale, isTargetLocale, ValidationError, type AutoGenerate, type LipsModel } from '@dub/core';
+import { assertPublicUrl, isSourceLocale, isTargetLocale, parseGlossary, ValidationError, type AutoGenerate, type Glossary, type LipsModel } from '@dub/core';
 import { pairRefusalMessage, type PairJob, type PairRefusal } from '@dub/pipeline';
 import { checkSrt, looksLikeWebVtt } from '@dub/srt';
 import type { TSchema } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { AddLanguagesBodySchema, CreateAssetBodySchema, UploadRequestSchema, type AddLanguagesBody, type UploadRequest } from './schemas.js';
+import { AddLanguagesBodySchema, CreateAssetBodySchema, PatchAssetBodySchema, UploadRequestSchema, type AddLanguagesBody, type PatchAssetBody, type UploadRequest } from './schemas.js';
 
 export const MAX_NAME_LENGTH = 255;
 
 export interface LanguageInput {
   locale: string;
   srt?: string;
+  /** Extension: the dubbing's glossary (parseGlossary), on top of the asset's. */
+  glossary?: Glossary;
 }
 
 /** A create request after every check: what the service stores and sends to the worker. */
@@ -36,6 +38,8 @@ export interface CreateAssetInput {
   voice_library_id?: string;
   background_url?: string;
   speech_url?: string;
+  /** Extension: the asset's glossary (parseGlossary); absent when none or empty. */
+  glossary?: Glossary;
 }
 
 export interface UrlPolicy {
@@ -105,7 +109,7 @@ export function checkSchema<T>(schema: TSchema, value: unknown, what: string): T
   throw new ValidationError(`${field || what}: ${msg}`, { field: field || what });
 }
 
-export function checkLanguages(languages: readonly LanguageInput[], field = 'languages'): LanguageInput[] {
+export function checkLanguages(languages: readonly (Omit<LanguageInput, 'glossary'> & { glossary?: unknown })[], field = 'languages'): LanguageInput[] {
   const seen = new Set<string>();
   return languages.map((l, i) => {
     if (!isTargetLocale(l.locale)) throw new ValidationError(`${field}[${i}].locale: unsupported target locale "${l.locale}"`, { field: `${field}[${i}].locale` });
@@ -116,7 +120,8 @@ export function checkLanguages(languages: readonly LanguageInput[], field = 'lan
       const v = checkSrt(l.srt);
       if (!v.ok) throw new ValidationError(`${field}[${i}].srt: invalid SRT: ${v.error.message}`, { field: `${field}[${i}].srt` });
     }
-    return l.srt !== undefined ? { locale: l.locale, srt: l.srt } : { locale: l.locale };
+    const glossary = l.glossary !== undefined ? parseGlossary(l.glossary, `${field}[${i}].glossary`) : [];
+    return { locale: l.locale, ...(l.srt !== undefined ? { srt: l.srt } : {}), ...(glossary.length ? { glossary } : {}) };
   });
 }
 
@@ -146,6 +151,7 @@ export async function parseCreateAsset(body: unknown, checks: CreateChecks, uplo
   if (b.languages.length === 0) throw new ValidationError('languages: at least one target language is required', { field: 'languages' });
   const languages = checkLanguages(b.languages);
   if (b.source_srt !== undefined) checkSourceSrt(b.source_srt);
+  const glossary = b.glossary !== undefined ? parseGlossary(b.glossary, 'glossary') : [];
   await checkPairs(checks.pairs, { source: b.locale, sourceSrt: b.source_srt !== undefined && b.source_srt.trim() !== '', targets: languages.map((l) => ({ locale: l.locale, srt: l.srt !== undefined && l.srt.trim() !== '' })) });
   if (b.start_time !== undefined && b.end_time !== undefined && b.end_time <= b.start_time) throw new ValidationError('end_time: must be greater than start_time', { field: 'end_time' });
   const voiceOver = b.voice_over ?? false;
@@ -168,6 +174,7 @@ export async function parseCreateAsset(body: unknown, checks: CreateChecks, uplo
   };
   const copy = ['media_url', 'callback_url', 'speakers_count', 'start_time', 'end_time', 'source_srt', 'voice_library_id', 'background_url', 'speech_url'] as const;
   for (const k of copy) if (b[k] !== undefined) (out as unknown as Record<string, unknown>)[k] = b[k];
+  if (glossary.length) out.glossary = glossary;
   return out;
 }
 
@@ -180,4 +187,31 @@ export function truncate(s: string, max: number): string {
 export function parseAddLanguages(body: unknown): { languages: LanguageInput[]; auto_generate: AutoGenerate } {
   const b = checkSchema<AddLanguagesBody>(AddLanguagesBodySchema, body ?? {}, 'body');
   return { languages: checkLanguages(b.languages), auto_generate: b.auto_generate ?? 'off' };
+}
+
+/** Extension: PATCH /v1/assets/{asset_id}. `null` (or []) clears a glossary; absent leaves it. */
+export interface PatchAssetInput {
+  glossary?: Glossary | null;
+  languages?: { locale: string; glossary: Glossary | null }[];
+}
+
+export function parsePatchAsset(body: unknown): PatchAssetInput {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body: must be a JSON object', { field: 'body' });
+  const b = checkSchema<PatchAssetBody>(PatchAssetBodySchema, body, 'body');
+  if (b.glossary === undefined && b.languages === undefined) throw new ValidationError('body: give glossary and/or languages[].glossary to change', { field: 'body' });
+  const out: PatchAssetInput = {};
+  const parse = (g: unknown[] | null, field: string): Glossary | null => {
+    const parsed = g === null ? [] : parseGlossary(g, field);
+    return parsed.length ? parsed : null;
+  };
+  if (b.glossary !== undefined) out.glossary = parse(b.glossary, 'glossary');
+  if (b.languages !== undefined) {
+    const seen = new Set<string>();
+    out.languages = b.languages.map((l, i) => {
+      if (seen.has(l.locale)) throw new ValidationError(`languages[${i}].locale: duplicate locale "${l.locale}"`, { field: `languages[${i}].locale` });
+      seen.add(l.locale);
+      return { locale: l.locale, glossary: parse(l.glossary, `languages[${i}].glossary`) };
+    });
+  }
+  return out;
 }

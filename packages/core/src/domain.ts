@@ -7,6 +7,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { randomBytes } from 'node:crypto';
 import { ASSET_ERROR_CODES, VERSION_ERROR_CODES } from './errors.js';
+import { GlossarySchema, type Glossary } from './glossary.js';
 import { EngineRecordsSchema, type EngineRecord } from './engines.js';
 
 export const ASSET_STATUSES = ['Dubbing', 'PendingReview', 'Ready', 'Failed'] as const;
@@ -55,7 +56,13 @@ export const VersionSummarySchema = Type.Object({ version_id: Type.String(), voi
 export type VersionSummary = Static<typeof VersionSummarySchema>;
 
 export const LanguageEntrySchema = Type.Object(
-  { dubbing_id: Type.String(), locale: Type.String(), versions: Type.Array(VersionSummarySchema) },
+  {
+    dubbing_id: Type.String(),
+    locale: Type.String(),
+    versions: Type.Array(VersionSummarySchema),
+    /** Extension: the dubbing's own glossary terms (on top of the asset's), when it has any. */
+    glossary: Type.Optional(GlossarySchema),
+  },
   { $id: 'LanguageEntry' },
 );
 export type LanguageEntry = Static<typeof LanguageEntrySchema>;
@@ -72,6 +79,8 @@ export const AssetSchema = Type.Object(
     source_video_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     thumbnail_url: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     languages: Type.Array(LanguageEntrySchema),
+    /** Extension: the asset's glossary (glossary.ts), when it has one. */
+    glossary: Type.Optional(GlossarySchema),
   },
   { $id: 'Asset' },
 );
@@ -86,6 +95,7 @@ export interface Asset {
   source_video_url?: string | null;
   thumbnail_url?: string | null;
   languages: LanguageEntry[];
+  glossary?: Glossary;
 }
 
 export const VersionSchema = Type.Object(

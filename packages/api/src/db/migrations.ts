@@ -101,6 +101,13 @@ CREATE TABLE org_usage (
 ALTER TABLE versions ADD COLUMN result_engines text
 `,
   },
+  {
+    id: 3,
+    name: 'dubbing glossaries',
+    sql: `
+ALTER TABLE dubbings ADD COLUMN glossary text
+`,
+  },
 ];
 
 /** Apply every migration not yet recorded. Returns the ids applied now. */

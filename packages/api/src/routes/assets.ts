@@ -4,9 +4,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
-import { AddLanguagesBodySchema, CreateAssetBodySchema, ListAssetsQuerySchema } from '../schemas.js';
+import { AddLanguagesBodySchema, CreateAssetBodySchema, ListAssetsQuerySchema, PatchAssetBodySchema } from '../schemas.js';
 import { handleUpload } from '../upload.js';
-import { checkPairs, parseAddLanguages, parseCreateAsset, type CreateChecks } from '../validation.js';
+import { checkPairs, parseAddLanguages, parseCreateAsset, parsePatchAsset, type CreateChecks } from '../validation.js';
 import { listLimit } from '../validators.js';
 import { baseUrlOf, errors, org, security, type ServerContext } from './context.js';
 
@@ -73,6 +73,21 @@ export function registerAssetRoutes(app: FastifyInstance, ctx: ServerContext): v
     '/v1/assets/:asset_id',
     { schema: { summary: 'Read one asset with its languages and versions.', tags: ['assets'], security, params: AssetParams, response: { 200: { $ref: 'Asset#' }, ...errors(401, 404, 429, 500) } } },
     async (req, reply) => reply.type('application/json; charset=utf-8').send(await service.assets.getAssetJson(org(req), (req.params as { asset_id: string }).asset_id, baseUrlOf(req, o))),
+  );
+
+  app.patch(
+    '/v1/assets/:asset_id',
+    {
+      schema: {
+        summary: "Extension: replace the asset's glossary and/or a dubbing's (languages[].glossary); null clears. Applies to translations made from then on.",
+        tags: ['assets'],
+        security,
+        params: AssetParams,
+        body: PatchAssetBodySchema,
+        response: { 200: { $ref: 'Asset#' }, ...errors(400, 401, 404, 429, 500) },
+      },
+    },
+    async (req) => service.assets.patchAsset(org(req), (req.params as { asset_id: string }).asset_id, parsePatchAsset(req.body), baseUrlOf(req, o)),
   );
 
   app.post(

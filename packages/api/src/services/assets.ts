@@ -3,15 +3,15 @@
  * (one, as cached JSON, or a page of the list), add languages, the account limits and the balance
  * check of contract rule 3, and the waveform of an asset's source for the studio.
  */
-import { newId, NotFoundError, nowIso, type Asset, type AutoGenerate, type Limits, type PrepareAssetJob } from '@dub/core';
+import { newId, NotFoundError, nowIso, type Asset, type AutoGenerate, type Glossary, type Limits, type PrepareAssetJob } from '@dub/core';
 import * as cat from '../catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from '../catalog.js';
 import type { Queryable } from '../db/db.js';
 import { InsufficientBalanceError, InvalidStateError, NotReadyError, ValidationError } from '../errors.js';
-import type { CreateAssetInput, LanguageInput } from '../validation.js';
+import type { CreateAssetInput, LanguageInput, PatchAssetInput } from '../validation.js';
 import { decodeCursor, encodeCursor } from '../validators.js';
 import { WaveformCache } from '../waveform.js';
-import { assetStatusOf, prepareVersionJob, round, type Access, type ServiceContext } from './context.js';
+import { assetStatusOf, prepareVersionJob, round, versionSpecOf, type Access, type ServiceContext } from './context.js';
 import type { LinkService, MediaLink } from './links.js';
 
 export interface UploadedMedia {
@@ -76,7 +76,7 @@ export class AssetService {
     };
     await this.ctx.writeTx(async (tx) => {
       await cat.insertAsset(tx, row);
-      const specs = await this.insertLanguages(tx, org, assetId, languages, input.voice_over, input.auto_generate, false, created);
+      const specs = await this.insertLanguages(tx, org, assetId, languages, input.voice_over, input.auto_generate, false, created, input.glossary);
       const job: PrepareAssetJob = {
         v: 1,
         type: 'prepare-asset',
@@ -102,12 +102,13 @@ export class AssetService {
   }
 
   /** One dubbing and its first version (NotReady) per language. */
-  private async insertLanguages(tx: Queryable, org: string, assetId: string, languages: readonly LanguageInput[], voiceOver: boolean, auto: AutoGenerate, added: boolean, created: string) {
+  private async insertLanguages(tx: Queryable, org: string, assetId: string, languages: readonly LanguageInput[], voiceOver: boolean, auto: AutoGenerate, added: boolean, created: string, assetGlossary?: Glossary) {
     const specs: PrepareAssetJob['versions'] = [];
     for (const l of languages) {
       const dubbingId = newId('dub');
       const versionId = newId('ver');
-      await cat.insertDubbing(tx, { dubbing_id: dubbingId, asset_id: assetId, locale: l.locale, created_at: created, srt: l.srt ?? null, added });
+      const dubbing = { dubbing_id: dubbingId, asset_id: assetId, locale: l.locale, created_at: created, srt: l.srt ?? null, added, glossary: l.glossary ?? null };
+      await cat.insertDubbing(tx, dubbing);
       await cat.insertVersion(tx, {
         version_id: versionId,
         dubbing_id: dubbingId,
@@ -122,7 +123,9 @@ export class AssetService {
         copy_from_version_id: null,
         script_key: null,
       });
-      specs.push({ version_id: versionId, dubbing_id: dubbingId, locale: l.locale, ...(l.srt !== undefined ? { srt: l.srt } : {}) });
+      const spec = versionSpecOf({ options: { glossary: assetGlossary } } as cat.AssetRow, dubbing, versionId);
+      // an empty srt travels as it was given (versionSpecOf leaves out an empty one)
+      specs.push(l.srt !== undefined ? { ...spec, srt: l.srt } : spec);
     }
     return specs;
   }
@@ -137,9 +140,37 @@ export class AssetService {
         languages.forEach((l, i) => {
           if (existing.has(l.locale)) throw new ValidationError(`languages[${i}].locale: the asset already has a dubbing for "${l.locale}"`, { field: `languages[${i}].locale` });
         });
-        const specs = await this.insertLanguages(tx, org, assetId, languages, a.options.voice_over, auto, true, nowIso(this.ctx.now()));
+        const specs = await this.insertLanguages(tx, org, assetId, languages, a.options.voice_over, auto, true, nowIso(this.ctx.now()), a.options.glossary);
         // Before the asset is prepared, the asset_prepared event enqueues these (services/events.ts).
         if (a.transcript_key) for (const s of specs) await this.ctx.jobs.add(tx, prepareVersionJob(a, s, undefined));
+      });
+    } finally {
+      this.ctx.invalidate(assetId);
+    }
+    return this.getAsset(org, assetId, baseUrl);
+  }
+
+  /**
+   * Extension: PATCH /v1/assets/{asset_id}: replace the asset's glossary and/or dubbings' (null
+   * clears). It applies to translations made from then on (a language added, a version prepared
+   * again); a script already made (it may carry studio edits) is not translated again.
+   */
+  async patchAsset(org: string, assetId: string, patch: PatchAssetInput, baseUrl: string): Promise<Asset> {
+    try {
+      await this.ctx.writeTx(async (tx) => {
+        const a = await this.ctx.ownAsset(org, assetId, tx);
+        if (patch.languages) {
+          const dubs = new Map((await cat.dubbingsOf(tx, [assetId])).map((d) => [d.locale, d]));
+          for (const [i, l] of patch.languages.entries()) {
+            const d = dubs.get(l.locale);
+            if (!d) throw new ValidationError(`languages[${i}].locale: the asset has no dubbing for "${l.locale}" (its languages: ${[...dubs.keys()].join(', ')})`, { field: `languages[${i}].locale` });
+            await cat.setDubbingGlossary(tx, d.dubbing_id, l.glossary);
+          }
+        }
+        if (patch.glossary !== undefined) {
+          const { glossary: _old, ...options } = a.options;
+          await cat.setAssetOptions(tx, assetId, patch.glossary ? { ...options, glossary: patch.glossary } : options);
+        }
       });
     } finally {
       this.ctx.invalidate(assetId);
@@ -213,8 +244,10 @@ export function toAsset(a: AssetRow, dubs: readonly DubbingRow[], vers: readonly
       dubbing_id: d.dubbing_id,
       locale: d.locale,
       versions: vers.filter((v) => v.dubbing_id === d.dubbing_id).map((v) => ({ version_id: v.version_id, voice_over: v.voice_over })),
+      ...(d.glossary?.length ? { glossary: d.glossary } : {}),
     })),
   };
   if (a.error) out.error = a.error;
+  if (a.options.glossary?.length) out.glossary = a.options.glossary;
   return out;
 }

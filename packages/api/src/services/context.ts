@@ -4,10 +4,10 @@
  * link) and of an asset; and the write transaction that turns status changes into outbox rows
  * (callbacks, e-mails) and sends its jobs only after it committed (job-outbox.ts).
  */
-import { deriveAssetStatus, NotFoundError, nowIso, type AssetStatus, type BlobStore, type JobQueue, type Logger, type PrepareVersionJob } from '@dub/core';
+import { deriveAssetStatus, mergeGlossaries, NotFoundError, nowIso, type AssetStatus, type BlobStore, type Glossary, type JobQueue, type Logger, type PrepareVersionJob, type VersionSpec } from '@dub/core';
 import { AssetViewCache, type AssetView } from '../asset-view-cache.js';
 import * as cat from '../catalog.js';
-import type { AssetRow, VersionRow } from '../catalog.js';
+import type { AssetRow, DubbingRow, VersionRow } from '../catalog.js';
 import type { Db, Queryable } from '../db/db.js';
 import { JobOutbox } from '../job-outbox.js';
 import { outboxItemsFor, type StatusChange } from '../notifications.js';
@@ -132,6 +132,15 @@ export class ServiceContext {
     if (committed) await this.jobs.sendCommitted(committed);
     if (wrote) onWrote();
   }
+}
+
+/**
+ * The job's spec of a version of dubbing `d`: its reference srt, and the glossary its translation
+ * applies (the asset's, with the dubbing's terms on top).
+ */
+export function versionSpecOf(a: AssetRow, d: Pick<DubbingRow, 'dubbing_id' | 'locale' | 'srt'> & { glossary?: Glossary | null }, versionId: string): VersionSpec {
+  const glossary = mergeGlossaries(a.options.glossary, d.glossary ?? undefined);
+  return { version_id: versionId, dubbing_id: d.dubbing_id, locale: d.locale, ...(d.srt ? { srt: d.srt } : {}), ...(glossary ? { glossary } : {}) };
 }
 
 /** The prepare-version job of one version (a language added, or a version prepared again by revise). */

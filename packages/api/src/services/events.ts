@@ -10,7 +10,7 @@ import type { AssetRow, VersionRow } from '../catalog.js';
 import type { Queryable } from '../db/db.js';
 import { ConcurrentUpdateError, NotVisibleError } from '../errors.js';
 import type { StatusChange } from '../notifications.js';
-import { prepareVersionJob, type ServiceContext } from './context.js';
+import { prepareVersionJob, versionSpecOf, type ServiceContext } from './context.js';
 import type { VersionService } from './versions.js';
 
 type VersionEvent = Extract<WorkerEvent, { version_id: string; type: `version_${string}` }>;
@@ -36,7 +36,7 @@ export class WorkerEventService {
           const added = new Map(dubs.filter((d) => d.added).map((d) => [d.dubbing_id, d]));
           for (const v of await cat.versionsOf(tx, [a.asset_id])) {
             const d = added.get(v.dubbing_id);
-            if (d && v.status === 'NotReady' && !v.script_key) await this.ctx.jobs.add(tx, prepareVersionJob(a, { version_id: v.version_id, dubbing_id: d.dubbing_id, locale: d.locale, ...(d.srt ? { srt: d.srt } : {}) }, undefined));
+            if (d && v.status === 'NotReady' && !v.script_key) await this.ctx.jobs.add(tx, prepareVersionJob(a, versionSpecOf(a, d, v.version_id), undefined));
           }
           return;
         }

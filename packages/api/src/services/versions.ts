@@ -23,7 +23,7 @@ import { ConcurrentUpdateError, InsufficientBalanceError, InvalidStateError, Not
 import type { StatusChange } from '../notifications.js';
 import type { StudioUrlRequest } from '../schemas.js';
 import { studioMinutes } from '../validators.js';
-import { prepareVersionJob, round, type Access, type ServiceContext } from './context.js';
+import { prepareVersionJob, round, versionSpecOf, type Access, type ServiceContext } from './context.js';
 import type { LinkService } from './links.js';
 
 export class VersionService {
@@ -109,7 +109,7 @@ export class VersionService {
       for (const k of [v.result_video_key, v.result_audio_key]) if (k) removed.push(k);
       if (unprepared) {
         const d = (await cat.getDubbing(tx, v.dubbing_id))!;
-        await this.ctx.jobs.add(tx, prepareVersionJob(a, { version_id: v.version_id, dubbing_id: v.dubbing_id, locale: v.locale, ...(d.srt ? { srt: d.srt } : {}) }, `r${v.row_version + 1}`, v.copy_from_version_id ?? undefined));
+        await this.ctx.jobs.add(tx, prepareVersionJob(a, versionSpecOf(a, d, v.version_id), `r${v.row_version + 1}`, v.copy_from_version_id ?? undefined));
       }
       if (t.event) changes.push({ event: t.event, asset: a, version: { ...v, status: t.to }, status: t.to, error: null });
     });
