@@ -451,14 +451,16 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
       return;
     }
     expect(rep.status, rep.text).toBe(200);
-    const report = rep.json() as unknown as { segments: { id: string; speed_factor: number; overflow_ms: number; flags: string[] }[]; summary: { segments: number; flagged: number } };
+    const report = rep.json() as unknown as { segments: { id: string; speed_factor: number; rate_ratio?: number | null; overflow_ms: number; flags: string[] }[]; summary: { segments: number; flagged: number } };
     await poll(() => page.locator('#report-summary').textContent()).toContain(`${report.summary.flagged} of ${report.summary.segments} lines flagged`);
     for (const q of report.segments) {
       const row = page.locator(`tr[data-segment-id="${q.id}"]`);
       const speed = row.locator('.figure-speed .figure-value');
       expect(await speed.textContent()).toBe(`${q.speed_factor.toFixed(2)}x`);
+      // the rate ratio (dubbed pace / the speaker's) right after the speed
+      expect(await row.locator('.figure-speed + .figure-rate .figure-value').textContent()).toBe(q.rate_ratio == null ? 'n/a' : `${q.rate_ratio.toFixed(2)}x`);
       expect(await row.locator('.figure-overflow .figure-value').textContent()).toBe(`${(q.overflow_ms / 1000).toFixed(2)} s`);
-      for (const f of ['speed', 'overflow', 'wer', 'similarity']) expect(await row.locator(`.figure-${f}`).getAttribute('class')).toBe(`figure figure-${f}${q.flags.includes(f) ? ' flagged' : ''}`);
+      for (const f of ['speed', 'rate', 'overflow', 'wer', 'similarity']) expect(await row.locator(`.figure-${f}`).getAttribute('class')).toBe(`figure figure-${f}${q.flags.includes(f) ? ' flagged' : ''}`);
     }
     const flagged = report.segments.filter((q) => q.flags.length).length;
     await page.locator('#only-flagged').check();

@@ -27,6 +27,22 @@ describe('segmentFigures', () => {
     expect(f[0]!.title).toMatch(/flagged above 1.25x/);
     expect(f[1]!.title).toMatch(/230 ms past the end of its segment \(delayed next/);
   });
+  it('the rate ratio sits next to the speed, flagged above its threshold; older reports have no such figure', () => {
+    const f = segmentFigures(seg({ speed_factor: 1.4, rate_ratio: 1.31, articulation: { source_rate: 5.9, speaker_rate: 5.2, dubbed_rate: 6.81, source_syllables: 12, dubbed_syllables: 15, pace: 1.2 }, flags: ['speed', 'rate'] }), { ...th, rate_ratio: 1.25, rate_ratio_limit: 1.6 });
+    expect(f.map((x) => [x.flag, x.label, x.value, x.flagged])).toEqual([
+      ['speed', 'speed', '1.40x', true],
+      ['rate', 'pace', '1.31x', true],
+      ['overflow', 'over', '0.00 s', false],
+      ['wer', 'WER', '10%', false],
+      ['similarity', 'voice', '0.62', false],
+    ]);
+    expect(f[1]!.title).toBe("The dubbed line is spoken at 1.31 times S1's pace (6.8 against 5.2 syllables a second, pauses excluded; flagged above 1.25x).");
+    const n = segmentFigures(seg({ rate_ratio: null }), th);
+    expect(n[1]).toMatchObject({ flag: 'rate', value: 'n/a', flagged: false });
+    expect(segmentFigures(seg({}), th).map((x) => x.flag)).toEqual(['speed', 'overflow', 'wer', 'similarity']);
+    const r = { schema: 'dub.quality-report/1', version_id: 'v', generation: 1, created_at: '', thresholds: th, segments: [], summary: { segments: 3, flagged: 1, speed: 1, overflow: 0, wer: 0, similarity: null, forced: 0, rate: 1 } } as QualityReportView;
+    expect(summaryText(r)).toBe('Quality (generation 1): 1 of 3 lines flagged \u2014 1 too fast, 1 faster than their speaker, 0 over time, 0 with a high WER, voice similarity not judged.');
+  });
   it('a figure that was not measured says so, with the reason', () => {
     const f = segmentFigures(seg({ back_transcription: { engine: null, text: null, wer: null, reason: 'no ASR for es-ES' }, speaker_similarity: { engine: 'mfcc', kind: 'mfcc_stats_cosine', cosine: null, threshold: null, closest_speaker: null, reason: 'library voice' } }), th);
     expect(f[2]!.value).toBe('n/a');

@@ -1,6 +1,7 @@
 /**
  * The quality report of a generation as the studio shows it (GET /v1/versions/{id}/report,
- * schema `dub.quality-report/1`): per segment the speed factor, the time past its slot, the
+ * schema `dub.quality-report/1`): per segment the speed factor, the rate ratio next to it (the
+ * dubbed line's articulation rate over its speaker's; reports that have it), the time past its slot, the
  * back-transcription word error rate and the speaker similarity, each marked when the report
  * flags it; for the version, the summary counts. The types are @dub/core's (type-only imports,
  * erased: the page loads no @dub/core code).
@@ -28,7 +29,7 @@ export interface Figure {
 
 const pct = (x: number) => `${Math.round(x * 100)}%`;
 
-/** The four figures of one segment, in a fixed order; a figure that was not measured says so. */
+/** The figures of one segment (four, five with the rate ratio), in a fixed order; a figure that was not measured says so. */
 export function segmentFigures(s: ReportSegment, th: QualityReportView['thresholds']): Figure[] {
   const f = new Set(s.flags);
   const out: Figure[] = [
@@ -39,6 +40,7 @@ export function segmentFigures(s: ReportSegment, th: QualityReportView['threshol
       flagged: f.has('speed'),
       title: `The dubbed line plays at ${s.speed_factor.toFixed(2)} times its natural speed (flagged above ${th.speed_factor}x).`,
     },
+    ...(s.rate_ratio === undefined ? [] : [rateFigure(s, th, f.has('rate'))]),
     {
       flag: 'overflow',
       label: 'over',
@@ -70,10 +72,26 @@ export function segmentFigures(s: ReportSegment, th: QualityReportView['threshol
   return out;
 }
 
+/** The rate ratio: the dubbed line's syllables a second over its speaker's, pauses excluded. */
+function rateFigure(s: ReportSegment, th: QualityReportView['thresholds'], flagged: boolean): Figure {
+  const a = s.articulation;
+  const r = s.rate_ratio;
+  return {
+    flag: 'rate',
+    label: 'pace',
+    value: r == null ? 'n/a' : `${r.toFixed(2)}x`,
+    flagged,
+    title:
+      r == null
+        ? 'Rate ratio not measured (no syllables or speech time for the line or its speaker).'
+        : `The dubbed line is spoken at ${r.toFixed(2)} times ${s.speaker}'s pace (${a?.dubbed_rate?.toFixed(1) ?? '?'} against ${a?.speaker_rate?.toFixed(1) ?? '?'} syllables a second, pauses excluded; flagged above ${th.rate_ratio ?? 1.25}x).`,
+  };
+}
+
 /** One line for the header: how many lines are flagged and for what. */
 export function summaryText(r: QualityReportView): string {
   const s = r.summary;
-  const parts = [`${s.speed} too fast`, `${s.overflow} over time`];
+  const parts = [`${s.speed} too fast`, ...(s.rate === undefined ? [] : [`${s.rate} faster than their speaker`]), `${s.overflow} over time`];
   parts.push(s.wer === null ? 'WER not measured' : `${s.wer} with a high WER`);
   parts.push(s.similarity === null ? 'voice similarity not judged' : `${s.similarity} with a different voice`);
   return `Quality (generation ${r.generation}): ${s.flagged} of ${s.segments} lines flagged \u2014 ${parts.join(', ')}${s.forced ? `; ${s.forced} placed by force` : ''}.`;
