@@ -98,6 +98,20 @@ describe('apertium applies the glossary (real en -> es)', () => {
   });
 });
 
+describe('apertium through Spanish (en -> pt-BR: eng-spa then es-pt_BR)', async () => {
+  const t = createApertiumTranslator();
+  const route = await t.route('en-US', 'pt-BR').catch(() => undefined);
+  if (!route || route.length !== 2) {
+    it.skip('apertium-es-pt (Debian) is not installed: no en -> pt-BR route through Spanish to test', () => undefined);
+    return;
+  }
+  it('placeholders survive both legs', async () => {
+    const out = await t.translate({ sourceLocale: 'en-US', targetLocale: 'pt-BR', segments: [{ id: 'a', text: 'Open Studio Spark and start the dubbing.' }], glossary: [{ term: 'Studio Spark', keep: true }, { term: 'dubbing', translation: 'dublagem' }] });
+    expect(out[0]!.text).toContain('Studio Spark');
+    expect(out[0]!.text).toContain('dublagem');
+  });
+});
+
 describe('HTTP engines apply the glossary (local fake server)', () => {
   let server: FakeTranslationServer;
   beforeAll(async () => {
