@@ -90,6 +90,8 @@ describe('the engine rate input for a speaker', () => {
     expect(paceFor('kokoro', 9, 5)).toEqual({ pace: ENGINE_PACE_RANGE.kokoro!.max, clamped: true });
     expect(paceFor('espeak-ng', 3, 6)).toEqual({ pace: 0.75, clamped: true });
     expect(paceFor('piper', null, 5).pace).toBe(1);
+    expect(paceFor('kokoro', 5.3, 5).pace).toBe(1.05); // 1.06 in steps of 0.05
+    expect(paceFor('kokoro', 5.1, 5).pace).toBe(1);
     const c = paceFor('chatterbox', 6, 5);
     expect(c.pace).toBe(1);
     expect(c.reason).toMatch(/no rate input/);

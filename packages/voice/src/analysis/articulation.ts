@@ -138,9 +138,13 @@ export const ENGINE_PACE_RANGE: Readonly<Record<string, { min: number; max: numb
   chatterbox: { min: null, max: null, reason: 'Chatterbox takes no rate input (its speech tokens come at the model\'s own pace): lines are spoken at its pace and only time-stretched' },
 });
 
+/** The rate input's step. */
+export const PACE_STEP = 0.05;
+
 /**
  * The rate input that brings an engine speaking at `engineRate` (syllables per second at its
- * default rate) to a speaker's `speakerRate`, within the engine's natural range; 1 when either
+ * default rate) to a speaker's `speakerRate`, within the engine's natural range, in steps of
+ * PACE_STEP; 1 when either
  * rate is unknown or the engine takes no rate input.
  */
 export function paceFor(engineId: string, speakerRate: number | null, engineRate: number | null): { pace: number; clamped: boolean; reason?: string } {
@@ -149,5 +153,6 @@ export function paceFor(engineId: string, speakerRate: number | null, engineRate
   if (!(speakerRate !== null && speakerRate > 0 && engineRate !== null && engineRate > 0)) return { pace: 1, clamped: false, reason: 'no articulation rate measured for the speaker or the voice' };
   const wanted = speakerRate / engineRate;
   const pace = Math.min(range.max, Math.max(range.min, wanted));
-  return { pace: Math.round(pace * 1000) / 1000, clamped: pace !== wanted };
+  // in steps of PACE_STEP: an edited line seldom moves the pace (and so the synthesis) of its speaker's other lines
+  return { pace: Math.round(Math.round(pace / PACE_STEP) * PACE_STEP * 1000) / 1000, clamped: pace !== wanted };
 }
