@@ -9,12 +9,16 @@ cd "$(dirname "$0")/.."
 export ONNXRUNTIME_NODE_INSTALL=skip
 need=()
 for b in ffmpeg espeak-ng apertium pocketsphinx_continuous; do command -v "$b" >/dev/null 2>&1 || need+=("$b"); done
-[ -d /usr/share/apertium/apertium-eng-spa ] || need+=(apertium-eng-spa)
+# Debian's apertium language pairs between the contract's locales, directly or through Spanish:
+# en, es, pt, fr, it, ro, hr, ru, uk, da, nb, sv, id, ms, ur -> hi (62 of the 1,370 pairs with
+# Whisper; packages/translate/src/engines/apertium-packages.ts, `npx dub doctor --pairs`)
+APERTIUM_PAIRS=(apertium-eng-spa apertium-es-pt apertium-fr-es apertium-spa-ita apertium-es-ro apertium-hbs-eng apertium-rus-ukr apertium-dan-nor apertium-swe-dan apertium-swe-nor apertium-ind-zlm apertium-urd-hin)
+for p in "${APERTIUM_PAIRS[@]}"; do [ -d "/usr/share/apertium/$p" ] || need+=("$p"); done
 [ -d /usr/share/pocketsphinx/model/en-us ] || need+=(pocketsphinx-en-us)
 # python3-onnx: scripts/fetch-npm-models.sh splits HTDemucs (bounded memory) and makes its int8 form (faster on CPU)
 /usr/bin/python3 -c 'import onnx, numpy' >/dev/null 2>&1 || need+=(python3-onnx)
 if [ ${#need[@]} -gt 0 ]; then
-  pkgs=(ffmpeg espeak-ng apertium apertium-eng-spa pocketsphinx pocketsphinx-en-us python3-onnx)
+  pkgs=(ffmpeg espeak-ng apertium "${APERTIUM_PAIRS[@]}" pocketsphinx pocketsphinx-en-us python3-onnx)
   if [ "$(id -u)" = 0 ]; then SUDO=; else SUDO=sudo; fi
   $SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${pkgs[@]}"
 fi

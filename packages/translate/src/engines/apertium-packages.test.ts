@@ -159,6 +159,18 @@ describe('the Debian package a pair needs', () => {
   });
 });
 
+describe('the set-up installs the table', () => {
+  it('.ci/run and scripts/quickstart.sh install every package of the table, and only those', async () => {
+    const fs = await import('node:fs');
+    const root = new URL('../../../../', import.meta.url);
+    for (const file of ['.ci/run', 'scripts/quickstart.sh']) {
+      const text = fs.readFileSync(new URL(file, root), 'utf8');
+      const list = /^APERTIUM_PAIRS=\(([^)]*)\)$/m.exec(text)?.[1]?.trim().split(/\s+/);
+      expect(list?.sort(), file).toEqual(APERTIUM_PACKAGES.map((p) => p.package).sort());
+    }
+  });
+});
+
 let installed: Set<string> = new Set();
 let apertiumBin = false;
 try {
