@@ -11,6 +11,7 @@
  * Latin-2 on a short file is a guess, and a guess is refused); a decoding that yields control
  * characters (C0 other than tab/newline/form feed, C1) is not a candidate.
  */
+import { fitsLanguage, legacyEncodings } from './letters.js';
 import chardet from 'chardet';
 import { SrtParseError } from '@dub/core';
 
@@ -20,6 +21,12 @@ export interface DecodeSrtOptions {
    * "shift_jis", "utf-16le", ... or "utf-32le"/"utf-32be"): detection is skipped. A BOM still wins.
    */
   encoding?: string;
+  /**
+   * The language the text is in (a locale such as "fr-FR", or a code), when the caller knows it:
+   * where chardet cannot tell two legacy encodings apart, the reading whose letters are all ones
+   * that language is written with is taken (letters.ts); without it such a file is refused.
+   */
+  language?: string;
 }
 
 export interface DecodedSrt {
@@ -28,8 +35,8 @@ export interface DecodedSrt {
   encoding: string;
   /** How it was known: a byte order mark, valid UTF-8, named by the caller, or detected. */
   how: 'bom' | 'utf-8' | 'given' | 'detected';
-  /** For `detected`: chardet's name for it and its confidence (0-100). */
-  detected?: { name: string; confidence: number };
+  /** For `detected`: chardet's name for it and its confidence (0-100), and the language whose letters chose it among readings chardet could not tell apart. */
+  detected?: { name: string; confidence: number; byLettersOf?: string };
 }
 
 /** Confidence at which chardet's answer is taken without looking at the others. */
@@ -266,10 +273,34 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
     if (text === undefined || hasStrayControls(text)) continue;
     candidates.push({ name: m.name, label, confidence: m.confidence, text });
   }
+  // With the language known, its usual legacy encodings are tried too, and where chardet is unsure
+  // (no guess, a low one, or a rival that reads differently) the one reading whose letters are all
+  // the language's is taken.
+  const byLetters = (): DecodedSrt | undefined => {
+    if (!opts.language) return undefined;
+    const pool = [...candidates];
+    for (const label of legacyEncodings(opts.language)) {
+      if (pool.some((c) => c.label === label)) continue;
+      const text = decodeStrict(label, bytes);
+      if (text === undefined || hasStrayControls(text)) continue;
+      if (!tried.includes(label)) tried.push(label);
+      pool.push({ name: label, label, confidence: 0, text });
+    }
+    const fit = pool.filter((c) => fitsLanguage(c.text, opts.language!) === true);
+    if (fit.length === 0 || !fit.every((c) => c.text === fit[0]!.text)) return undefined;
+    const pick = fit[0]!;
+    // a file mixing UTF-8 with a single-byte encoding stays refused (below)
+    if (multibyte >= 0 && /^(windows-|iso-8859|koi8)/.test(pick.label)) return undefined;
+    return { text: pick.text, encoding: pick.label, how: 'detected', detected: { name: pick.name, confidence: pick.confidence, byLettersOf: opts.language } };
+  };
   const best = candidates[0];
   const fix = 'save the file as UTF-8';
   const what = `the bytes ${hex(bytes, bad)} are not UTF-8`;
-  if (!best) fail(`${what} and no other encoding reads the file cleanly (tried ${tried.join(', ')})`, line, fix);
+  if (!best) {
+    const chosen = byLetters();
+    if (chosen) return chosen;
+    fail(`${what} and no other encoding reads the file cleanly (tried ${tried.join(', ')})`, line, fix);
+  }
   // A line of a single-byte text is rarely valid UTF-8 with a multi-byte letter in it (all its high
   // bytes would have to pair up as UTF-8): with one, the file mixes UTF-8 with that encoding (files
   // joined), and either reading would turn one part into other letters. (Multi-byte encodings hold
@@ -277,7 +308,15 @@ export function decodeSrtBytes(bytes: Uint8Array, opts: DecodeSrtOptions = {}): 
   if (multibyte >= 0 && /^(windows-|iso-8859|koi8)/.test(best.label)) {
     fail(`the bytes ${hex(bytes, bad)} are not UTF-8, but line ${lineAtByte(bytes, multibyte)} holds UTF-8 (${hex(bytes, multibyte, utf8SequenceAt(bytes, multibyte))}): the file mixes two encodings`, line, 'save every part of the file as UTF-8');
   }
+  // The best guess writes the language with letters it does not use (a Croatian "ć" read as
+  // windows-1252's "æ"): the one reading in the language's own letters, where there is one.
+  if (opts.language && fitsLanguage(best.text, opts.language) === false) {
+    const chosen = byLetters();
+    if (chosen) return chosen;
+  }
   if (best.confidence < SURE) {
+    const chosen = best.confidence < MIN_CONFIDENCE || candidates.some((c) => c !== best && c.confidence >= best.confidence * RIVAL_SHARE && c.text !== best.text) ? byLetters() : undefined;
+    if (chosen) return chosen;
     if (best.confidence < MIN_CONFIDENCE) fail(`${what} and the encoding cannot be told (best guess ${best.label}, confidence ${best.confidence} of 100; tried ${tried.join(', ')})`, line, fix);
     const rival = candidates.find((c) => c !== best && c.confidence >= best.confidence * RIVAL_SHARE && c.text !== best.text);
     if (rival) fail(`${what} and the encoding cannot be told: ${best.label} (confidence ${best.confidence}) and ${rival.label} (${rival.confidence}) read it differently (tried ${tried.join(', ')})`, line, fix);

@@ -40,3 +40,4 @@ export {
   type SrtViolationKind,
 } from './format.js';
 export { transcriptSubtitles, scriptSubtitles } from './from-script.js';
+export { fitsLanguage, legacyEncodings, knowsLetters } from './letters.js';

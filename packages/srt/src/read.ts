@@ -299,7 +299,9 @@ export function readSrt(input: string | Uint8Array, opts: ReadSrtOptions = {}): 
     text = d.text.charCodeAt(0) === 0xfeff ? d.text.slice(1) : d.text;
     const message =
       d.how === 'detected'
-        ? `decoded as ${d.encoding} (detected: ${d.detected!.name}, confidence ${d.detected!.confidence} of 100)`
+        ? d.detected!.byLettersOf
+          ? `decoded as ${d.encoding} (chosen by the letters of ${d.detected!.byLettersOf}: the only reading that writes it with its own letters, where detection alone could not tell)`
+          : `decoded as ${d.encoding} (detected: ${d.detected!.name}, confidence ${d.detected!.confidence} of 100)`
         : d.how === 'given'
           ? `decoded as ${d.encoding} (as named)`
           : d.encoding !== 'utf-8'

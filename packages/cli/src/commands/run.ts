@@ -136,7 +136,8 @@ export async function run(argv: string[]): Promise<number> {
     const file = path.resolve(values['source-srt']);
     if (!fs.existsSync(file)) throw new ValidationError(`--source-srt ${file} does not exist`, { field: 'source-srt' });
     // Read as ffmpeg reads it, from its bytes: UTF-16/32 by their BOM, other encodings detected, never a character replaced.
-    const check = checkSrt(await fsp.readFile(file));
+    // --from, when given, tells apart legacy encodings chardet cannot (a French file in windows-1252 or ISO-8859-2): by the language's letters.
+    const check = checkSrt(await fsp.readFile(file), values.from ? { language: values.from } : {});
     if (!check.ok) throw new ValidationError(`--source-srt ${file} is not valid SRT: ${check.error.message}`, { field: 'source-srt' });
     settings.sourceSrt = check.reading.text;
     sourceSrtNotes.push(...srtNoteMessages(check.reading).map((n) => `--source-srt ${path.basename(file)}: ${n}`));
