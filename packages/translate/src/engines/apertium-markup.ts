@@ -46,7 +46,11 @@ export function decodeBatch(output: string, count: number): string[] | undefined
   return found === count ? (out as string[]) : undefined;
 }
 
-/** Remove apertium's `*`, `#` and `@` marks at the start of words. */
+/**
+ * Remove apertium's `*`, `#` and `@` marks at the start of words, and a `#` between a word and the
+ * punctuation after it (apertium-hbs-eng's English -> Croatian writes "#zemlja#." inside a
+ * segment: "C#." loses its sign too).
+ */
 export function stripUnknownMarks(text: string): string {
-  return text.replace(/(?<![\p{L}\p{N}])[*#@]+(?=[\p{L}\p{N}])/gu, '');
+  return text.replace(/(?<![\p{L}\p{N}])[*#@]+(?=[\p{L}\p{N}])/gu, '').replace(/(?<=[\p{L}\p{N}])#+(?=[\p{P}]|\s|$)/gu, '');
 }

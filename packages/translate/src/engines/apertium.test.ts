@@ -64,7 +64,7 @@ describe('apertium engine', () => {
     const t = createApertiumTranslator({ bin: '/nonexistent/apertium' });
     const s = await t.supports('en-US', 'es-ES');
     expect(s.supported).toBe(false);
-    expect(s.reason).toMatch(/apt-get install apertium/);
+    expect(s.reason).toMatch(/apt-get install -y apertium apertium-eng-spa/);
   });
 });
 
