@@ -36,6 +36,25 @@ function clip(voice: string, text: string): string {
 
 interface Row { source: string; target: string; served: boolean; asr?: string; translation?: string; tts?: string; stage?: string }
 
+const apertium = ['/usr/bin/apertium', '/usr/local/bin/apertium'].some((f) => fs.existsSync(f));
+
+describe('dub doctor names the Debian package a pair needs', () => {
+  it.skipIf(!apertium)(`from the package table, one or two through Spanish; none where Debian has none${apertium ? '' : ' [skipped: apertium is not installed]'}`, () => {
+    // a private data directory with eng-spa's modes only: what quickstart installed before the pair packages
+    const data = path.join(dir, 'apertium');
+    fs.mkdirSync(path.join(data, 'modes'), { recursive: true });
+    for (const m of ['eng-spa', 'spa-eng', 'spa-eng_US']) fs.writeFileSync(path.join(data, 'modes', `${m}.mode`), '');
+    const doctor = (from: string, to: string) => {
+      const r = spawnSync(process.execPath, [DUB, 'doctor', '--from', from, '--to', to, '--json'], { encoding: 'utf8', env: { ...process.env, ...ENV, DUB_TRANSLATE_APERTIUM_DATA_DIR: data } });
+      expect(r.status, r.stderr).toBe(1);
+      return (JSON.parse(r.stdout) as { stages: { stage: string; ok: boolean; fix?: string }[] }).stages.find((x) => x.stage === 'translation')!;
+    };
+    expect(doctor('fr-FR', 'it-IT')).toMatchObject({ ok: false, fix: expect.stringMatching(/; to fix: apt-get install -y apertium-fr-es apertium-spa-ita \(Debian; apertium then runs fr-es then spa-ita, through Spanish/) });
+    expect(doctor('hr-HR', 'en-US').fix).toMatch(/; to fix: apt-get install -y apertium-hbs-eng \(Debian; apertium then runs hbs-eng,/);
+    expect(doctor('en-US', 'de-DE').fix).toMatch(/no Debian apertium package serves it .*; to fix: DUB_TRANSLATE_ENGINE_EN_DE=openai-compatible, deepl or libretranslate/);
+  }, 60_000);
+});
+
 describe('dub doctor --pairs agrees with dub run', () => {
   it('the table covers the 1,370 pairs; served and refused samples behave as it says', () => {
     const t0 = Date.now();
