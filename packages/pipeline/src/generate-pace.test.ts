@@ -45,6 +45,21 @@ describe('the speaker pace plan', () => {
     else expect(rate).toBeLessThan(s1.rate!);
   });
 
+  it('with the speech track: the speech in the line\'s span, a pause in it left out', async () => {
+    const en = async (t: string) => (await engine.synthesize({ text: t, locale: 'en-US', voice: DEFAULT_VOICE, speed: 1 }, ctx)).channels[0]!;
+    const [p1, p2] = [await en('I think we should probably leave'), await en('before the traffic')];
+    const sr = 22050;
+    const pause = Math.round(0.6 * sr);
+    const track = new Float32Array(p1.length + pause + p2.length);
+    track.set(p1, 0);
+    track.set(p2, p1.length + pause);
+    const line = seg('a', 'S1', 0, track.length / sr, SEGMENTS[0]!.source_text, SEGMENTS[0]!.target_text, []);
+    const plan = await planPace({ engineId: 'espeak-ng', sourceLocale: 'en-US', targetLocale: 'es-ES', segments: [line], transcriptWords: new Map(), voices: { S1: DEFAULT_VOICE }, enabled: false, speak: () => Promise.reject(new Error('off')), sourceSpeech: { samples: track, sampleRate: sr } }, ctx);
+    const spoken = speechSecondsOfAudio(p1, sr) + speechSecondsOfAudio(p2, sr);
+    expect(Math.abs(plan.lines.a!.sourceSeconds - spoken)).toBeLessThan(0.15); // the frames at the joins
+    expect(plan.lines.a!.sourceSeconds).toBeLessThan(track.length / sr - 0.6);
+  });
+
   it('off: every voice at the default rate, said; Chatterbox: no rate input, said', async () => {
     const speak = () => Promise.reject(new Error('not called'));
     const off = await planPace({ engineId: 'espeak-ng', sourceLocale: 'en-US', targetLocale: 'es-ES', segments: SEGMENTS, transcriptWords: new Map(), voices: { S1: DEFAULT_VOICE }, enabled: false, speak }, ctx);

@@ -1,7 +1,8 @@
 /**
  * Speaking at the speaker's pace: each source speaker's articulation rate (syllables of their
- * lines' source text, from espeak-ng's phonemes, over the time of their words with pauses of
- * 0.25 s or more left out), the rate of the speaker's voice at the engine's default rate
+ * lines' source text, from espeak-ng's phonemes, over their speech in the source's speech track
+ * within the lines' spans, silences of 0.25 s or more left out; without the track, their words'
+ * times, which ASR often stretches over the pauses), the rate of the speaker's voice at the engine's default rate
  * (syllables over speech time of a sample of the speaker's dubbed lines, synthesized at rate 1),
  * and the engine rate input (`pace`) every line of the speaker is synthesized at before any
  * fitting: speaker rate / voice rate, inside the engine's natural range (@dub/voice
@@ -52,6 +53,8 @@ export interface PaceInput {
   segments: readonly ScriptSegment[];
   /** Words of the transcript's segments by id, for script segments without source_words. */
   transcriptWords: ReadonlyMap<string, readonly Word[]>;
+  /** The source's speech track (mono): a line's speech time is measured in it over the line's span. */
+  sourceSpeech?: { samples: Float32Array; sampleRate: number };
   voices: Readonly<Record<string, VoiceSettings>>;
   /** Match the speakers' pace (false: every voice at the engine's default rate). */
   enabled: boolean;
@@ -87,7 +90,10 @@ export async function planPace(input: PaceInput, ctx: StageContext): Promise<Pac
   const spoken = input.segments.filter((s) => s.source_text.trim() !== '');
   const lineList = await mapConcurrent(spoken, conc, async (s) => {
     const syllables = await countSyllables(s.source_text, input.sourceLocale, opts);
-    const seconds = sourceSpeechSeconds(s, s.source_words?.length ? s.source_words : input.transcriptWords.get(s.id));
+    const a = input.sourceSpeech;
+    const seconds = a
+      ? speechSecondsOfAudio(a.samples.subarray(Math.max(0, Math.round(s.start * a.sampleRate)), Math.max(0, Math.round(s.end * a.sampleRate))), a.sampleRate)
+      : sourceSpeechSeconds(s, s.source_words?.length ? s.source_words : input.transcriptWords.get(s.id));
     return [s.id, { sourceSyllables: syllables, sourceSeconds: r4(seconds), sourceRate: nullable(articulationRate(syllables, seconds)) }] as const;
   });
   const lines: Record<string, LinePace> = Object.fromEntries(lineList);

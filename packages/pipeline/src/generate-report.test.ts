@@ -220,8 +220,9 @@ describe('the quality report of a generation', () => {
   it('reports each speaker\'s articulation rate and the rate ratio of every line', () => {
     for (const f of report.speakers.found) {
       const a = f.articulation!;
-      // the transcript has no word times: the speech time is the lines' spans
-      expect(a.speech_seconds, f.id).toBeCloseTo(f.id === 'S1' ? 0.8 + 1.2 : 1, 3);
+      // measured in the speech track over the lines' spans (espeak-ng's English, leading and trailing silence left out)
+      expect(a.speech_seconds, f.id).toBeGreaterThan(f.id === 'S1' ? 0.8 : 0.4);
+      expect(a.speech_seconds, f.id).toBeLessThanOrEqual(f.id === 'S1' ? 0.8 + 1.2 : 1);
       expect(a.rate!, f.id).toBeCloseTo(a.syllables / a.speech_seconds, 2);
       expect(a, f.id).toMatchObject({ pace: 1, voice_rate: null, clamped: false, reason: expect.stringMatching(/DUB_SPEAKER_PACE=off/) });
     }

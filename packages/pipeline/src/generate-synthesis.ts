@@ -34,7 +34,7 @@ import {
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
 import { VOICE_OVER_DEFAULTS } from '@dub/mix';
-import { chatterboxTextStepNote, detectStretchers, espeakPoorNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -427,14 +427,17 @@ async function speakerPace(
     model: s.ttsModel?.sha256 ?? null,
     conversion: s.conversion.models[0]?.sha256 ?? null,
     enabled,
+    // the speech track the source rates are measured in
+    speech: s.transcript.tracks?.speech ?? null,
     source: s.script.source_locale,
     locale: job.locale,
     voices: s.voices.voices,
     lines: segments.map((g) => [g.id, g.speaker, g.start, g.end, g.source_text, g.target_text, g.source_words.map((w) => [w.start, w.end])]),
   };
-  const r = await s.cache.run<PacePlan>('pace', inputs, s.ctx, () =>
+  const r = await s.cache.run<PacePlan>('pace', inputs, s.ctx, async () =>
     planPace(
       {
+        ...(s.transcript.tracks?.speech ? { sourceSpeech: await monoOf(await s.local(s.transcript.tracks.speech)) } : {}),
         engineId: s.engineId,
         sourceLocale: s.script.source_locale,
         targetLocale: job.locale,
@@ -452,6 +455,11 @@ async function speakerPace(
     ),
   );
   return r.value;
+}
+
+async function monoOf(file: string): Promise<{ samples: Float32Array; sampleRate: number }> {
+  const a = await readWav(file);
+  return { samples: toMono(a), sampleRate: a.sampleRate };
 }
 
 /**

@@ -16,7 +16,7 @@
  */
 import { getLocale, ValidationError } from '@dub/core';
 import { runProcess } from '@dub/media';
-import { activeFrames } from './activity.js';
+import { frameLevels } from './activity.js';
 
 /** Silences this long or longer are pauses: left out of the speech time. */
 export const PAUSE_SECONDS = 0.25;
@@ -103,12 +103,19 @@ export function speechSecondsOfSpans(spans: readonly { start: number; end: numbe
 }
 
 /**
- * Seconds of speech in mono audio: its non-silent frames (10 ms; 35 dB under the loudest frame or
- * -55 dBFS count as silence) from the first to the last, less every silence of `pause` or more.
+ * Seconds of speech in mono audio: its non-silent frames (10 ms) from the first to the last, less
+ * every silence of `pause` or more. Silent: under -55 dBFS, or 35 dB under the loudest frame, or
+ * within 6 dB of the noise floor (the 10th-percentile frame) when that is higher, up to 20 dB
+ * under the loudest (a recording's background between words is a pause too).
  */
 export function speechSecondsOfAudio(samples: Float32Array, sampleRate: number, pause = PAUSE_SECONDS): number {
   const frameSeconds = 0.01;
-  const { active } = activeFrames(samples, sampleRate, { frameSeconds, relativeDb: 35, floorDb: -55 });
+  const levels = frameLevels(samples, sampleRate, frameSeconds);
+  const sorted = Float32Array.from(levels).sort();
+  const loudest = sorted[sorted.length - 1] ?? -Infinity;
+  const floor = sorted[Math.floor(0.1 * (sorted.length - 1))] ?? -Infinity;
+  const thr = Math.max(-55, loudest - 35, Math.min(loudest - 20, floor + 6));
+  const active = levels.map((l) => (l > thr ? 1 : 0));
   const spans: { start: number; end: number }[] = [];
   for (let i = 0; i < active.length; i++) {
     if (!active[i]) continue;
