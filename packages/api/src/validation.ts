@@ -189,6 +189,20 @@ export function parseAddLanguages(body: unknown): { languages: LanguageInput[]; 
   return { languages: checkLanguages(b.languages), auto_generate: b.auto_generate ?? 'off' };
 }
 
+/** Extension: PUT /v1/versions/{version_id}/glossary: `{ asset?, language? }`, each a list or null (clears). */
+export function parseVersionGlossary(body: unknown): { asset?: Glossary | null; language?: Glossary | null } {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new ValidationError('body: must be a JSON object', { field: 'body' });
+  const b = body as { asset?: unknown; language?: unknown };
+  if (b.asset === undefined && b.language === undefined) throw new ValidationError('body: give asset and/or language (a glossary list, or null to clear)', { field: 'body' });
+  const out: { asset?: Glossary | null; language?: Glossary | null } = {};
+  for (const k of ['asset', 'language'] as const) {
+    if (b[k] === undefined) continue;
+    const g = b[k] === null ? [] : parseGlossary(b[k], k);
+    out[k] = g.length ? g : null;
+  }
+  return out;
+}
+
 /** Extension: PATCH /v1/assets/{asset_id}. `null` (or []) clears a glossary; absent leaves it. */
 export interface PatchAssetInput {
   glossary?: Glossary | null;

@@ -3,7 +3,8 @@
  * `expires`/`sig` query (scoped by the API to this one version) or `Authorization: Bearer <key>`.
  * Errors come back as ApiError with the HTTP status and the API's `detail`.
  */
-import type { GenerateMode, SpeakerVoice, SrtLocality, SrtProfileName, Version, VersionScript } from '@dub/core';
+import type { GenerateMode, Glossary, SpeakerVoice, SrtLocality, SrtProfileName, Version, VersionScript } from '@dub/core';
+import type { VersionGlossaryView } from './glossary-panel.js';
 import type { QualityReportView } from './report.js';
 import type { StudioContext, TaggedScript } from './types.js';
 import type { WaveformBody } from './waveform.js';
@@ -140,6 +141,16 @@ export class StudioClient {
   /** The library voices a speaker can be given (GET /voices of this version: works with the studio link too). */
   async voices(): Promise<LibraryVoiceView[]> {
     return ((await (await this.call('GET', '/voices')).json()) as { voices: LibraryVoiceView[] }).voices;
+  }
+
+  /** The asset's and this version's language's glossary (GET /glossary, an extension). */
+  async glossary(): Promise<VersionGlossaryView> {
+    return (await this.call('GET', '/glossary')).json() as Promise<VersionGlossaryView>;
+  }
+
+  /** Replace the language's glossary and (API key only) the asset's; null clears one. */
+  async saveGlossary(body: { asset?: Glossary | null; language?: Glossary | null }): Promise<VersionGlossaryView> {
+    return (await this.call('PUT', '/glossary', { body })).json() as Promise<VersionGlossaryView>;
   }
 
   async srt(locality: SrtLocality, profile: SrtProfileName): Promise<{ text: string; filename: string }> {

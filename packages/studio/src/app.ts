@@ -8,6 +8,7 @@
 import type { GenerateMode, ScriptSegment, SpeakerVoice, SrtLocality, SrtProfileName, VersionScript } from '@dub/core';
 import { ApiError, linkCredential, StudioClient, type LibraryVoiceView, type StudioCredential } from './api-client.js';
 import { byId, fill, h } from './dom.js';
+import { GlossaryPanel } from './glossary-panel.js';
 import { EditHistory } from './history.js';
 import { segmentActions } from './hooks.js';
 import { Player, type Track } from './player.js';
@@ -77,6 +78,8 @@ export class StudioApp {
   private silences: Span[] = [];
   private report: QualityReportView | undefined;
   private reportError = '';
+  /** The Glossary panel (glossary-panel.ts), made once the client exists. */
+  private glossary: GlossaryPanel | undefined;
   private playhead = 0;
   private drag: { before: ScriptSegment[]; changed: boolean } | undefined;
   private refreshQueued = false;
@@ -142,11 +145,14 @@ export class StudioApp {
     this.history.clear();
     this.report = undefined;
     this.reportError = '';
+    this.glossary ??= new GlossaryPanel(this.client!, (m) => this.showError(m));
+    this.glossary.setSegments(this.base?.script.segments ?? []);
     this.render();
     this.schedulePoll();
     this.loadWaveform();
     void this.loadReport();
     void this.loadVoices();
+    void this.glossary.load();
   }
 
   private async loadVoices(): Promise<void> {
@@ -426,6 +432,7 @@ export class StudioApp {
         h('p', { class: 'small' }, 'Speaker labels come from speaker detection; a name saved for a speaker in the script is shown with its label.'),
       );
     } else out.push(h('p', { class: 'small' }, 'Known once the version is prepared.'));
+    if (this.glossary) out.push(this.glossary.el);
     return out;
   }
 

@@ -6,9 +6,9 @@ import { Type } from '@sinclair/typebox';
 import type { FastifyInstance } from 'fastify';
 import { AddLanguagesBodySchema, CreateAssetBodySchema, ListAssetsQuerySchema, PatchAssetBodySchema } from '../schemas.js';
 import { handleUpload } from '../upload.js';
-import { checkPairs, parseAddLanguages, parseCreateAsset, parsePatchAsset, type CreateChecks } from '../validation.js';
+import { checkPairs, parseAddLanguages, parseCreateAsset, parsePatchAsset, parseVersionGlossary, type CreateChecks } from '../validation.js';
 import { listLimit } from '../validators.js';
-import { baseUrlOf, errors, org, security, type ServerContext } from './context.js';
+import { baseUrlOf, errors, org, security, VersionParams, versionIdOf, type ServerContext } from './context.js';
 
 const AssetParams = Type.Object({ asset_id: Type.String() });
 
@@ -88,6 +88,21 @@ export function registerAssetRoutes(app: FastifyInstance, ctx: ServerContext): v
       },
     },
     async (req) => service.assets.patchAsset(org(req), (req.params as { asset_id: string }).asset_id, parsePatchAsset(req.body), baseUrlOf(req, o)),
+  );
+
+  // Extension: a version's glossaries (the studio's panel; a studio link edits its language's only).
+  app.get(
+    '/v1/versions/:version_id/glossary',
+    { config: { auth: 'key-or-studio' }, schema: { summary: "The asset's glossary and the version's language's (extension).", tags: ['studio'], security, params: VersionParams, response: errors(401, 403, 404, 429, 500) } },
+    async (req) => service.assets.versionGlossary(req.access!, versionIdOf(req)),
+  );
+  app.put(
+    '/v1/versions/:version_id/glossary',
+    {
+      config: { auth: 'key-or-studio' },
+      schema: { summary: "Replace the asset's glossary (API key only) and/or the version's language's: { asset?, language? }, null clears (extension).", tags: ['studio'], security, params: VersionParams, response: errors(400, 401, 403, 404, 429, 500) },
+    },
+    async (req) => service.assets.putVersionGlossary(req.access!, versionIdOf(req), parseVersionGlossary(req.body)),
   );
 
   app.post(

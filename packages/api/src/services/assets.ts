@@ -7,7 +7,7 @@ import { newId, NotFoundError, nowIso, type Asset, type AutoGenerate, type Gloss
 import * as cat from '../catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from '../catalog.js';
 import type { Queryable } from '../db/db.js';
-import { InsufficientBalanceError, InvalidStateError, NotReadyError, ValidationError } from '../errors.js';
+import { InsufficientBalanceError, InvalidStateError, LinkNotAllowedError, NotReadyError, ValidationError } from '../errors.js';
 import type { CreateAssetInput, LanguageInput, PatchAssetInput } from '../validation.js';
 import { decodeCursor, encodeCursor } from '../validators.js';
 import { WaveformCache } from '../waveform.js';
@@ -178,6 +178,25 @@ export class AssetService {
     return this.getAsset(org, assetId, baseUrl);
   }
 
+  /** Extension: the glossaries a version's translation applies (GET /v1/versions/{id}/glossary; the studio's panel). */
+  async versionGlossary(access: Access, versionId: string): Promise<VersionGlossary> {
+    const v = await this.ctx.accessVersion(access, versionId);
+    const [a, d] = await Promise.all([cat.getAsset(this.ctx.db, v.asset_id), cat.getDubbing(this.ctx.db, v.dubbing_id)]);
+    return { asset_id: v.asset_id, dubbing_id: v.dubbing_id, locale: v.locale, asset: a?.options.glossary ?? [], language: d?.glossary ?? [], can_edit_asset: 'org' in access };
+  }
+
+  /**
+   * Extension: PUT /v1/versions/{id}/glossary: the asset's (API key only: it is every language's)
+   * and/or this version's language's glossary, as PATCH /v1/assets/{id} does.
+   */
+  async putVersionGlossary(access: Access, versionId: string, body: { asset?: Glossary | null; language?: Glossary | null }): Promise<VersionGlossary> {
+    const v = await this.ctx.accessVersion(access, versionId);
+    if (body.asset !== undefined && !('org' in access)) throw new LinkNotAllowedError("a studio link changes only its own language's glossary; the asset's (every language's) needs the API key");
+    const org = 'org' in access ? access.org : v.org_id;
+    await this.patchAsset(org, v.asset_id, { ...(body.asset !== undefined ? { glossary: body.asset } : {}), ...(body.language !== undefined ? { languages: [{ locale: v.locale, glossary: body.language }] } : {}) }, '');
+    return this.versionGlossary(access, versionId);
+  }
+
   // ---------------------------------------------------------------- read
 
   async getAsset(org: string, assetId: string, baseUrl: string): Promise<Asset> {
@@ -227,6 +246,17 @@ export class AssetService {
     this.waveforms ??= new WaveformCache(this.ctx.store, this.ctx.log);
     return { assetId: a.asset_id, body: await this.waveforms.get(a.asset_id, a.source_video_key) };
   }
+}
+
+/** GET /v1/versions/{id}/glossary: the asset's and the version's language's glossary. */
+export interface VersionGlossary {
+  asset_id: string;
+  dubbing_id: string;
+  locale: string;
+  asset: Glossary;
+  language: Glossary;
+  /** Whether this access may change the asset's (API key: yes; studio link: no). */
+  can_edit_asset: boolean;
 }
 
 /** The contract's Asset object of an asset row with its dubbings and versions. */
