@@ -1,6 +1,6 @@
 /**
  * `dub worker --nats nats://HOST:4222 [--concurrency N] [--device cpu|cuda|cuda:N]
- *   [--data-dir DIR] [--blobs nats|nats:BUCKET|fs:PATH] [--handlers MODULE] [--metrics-port P]
+ *   [--data-dir DIR] [--blobs nats|nats:BUCKET|fs:PATH|s3://BUCKET/PREFIX] [--handlers MODULE] [--metrics-port P]
  *   [--limit NAME=N]... [--ack-wait MS] [--drain-timeout MS] [--max-deliver N]`
  * Runs the NATS worker daemon until SIGTERM/SIGINT, then drains and exits 0, NATS reachable or
  * not: within --drain-timeout + 5 s abort grace + a few seconds of closing (see WorkerDaemon.stop).
@@ -17,7 +17,8 @@ export const WORKER_USAGE = `usage: dub worker --nats nats://HOST:4222 [options]
   --concurrency N         jobs at once, one worker thread each (default 1)
   --device D              cpu, cuda or cuda:N for ONNX models (default: DUB_DEVICE or cpu)
   --data-dir DIR          data directory (default: DUB_DATA_DIR or .dub); --blobs fs defaults under it
-  --blobs B               nats (object store bucket dub-blobs), nats:BUCKET or fs:PATH (shared path)
+  --blobs B               nats (object store bucket dub-blobs), nats:BUCKET, fs:PATH (shared path) or
+                          s3://BUCKET/PREFIX (S3-compatible; endpoint, region, credentials from the AWS env)
   --handlers MODULE       module exporting jobHandlers (default @dub/pipeline)
   --metrics-port P        serve /healthz and /metrics on port P
   --limit NAME=N          per-stage limit used through rt.withLimit (default gpu=1), repeatable

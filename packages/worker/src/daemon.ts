@@ -21,7 +21,7 @@ import { NatsObjectBlobStore } from './nats-object-store.js';
 import { NatsEventSink, NatsJobQueue } from './nats-queue.js';
 import { ensureStreams, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
 import { resolveRunnerOptions, retryDelayMs, type ResolvedRunnerOptions, type RunnerOptions } from './options.js';
-import { DEFAULT_BLOB_BUCKET, type BlobStoreSpec } from './store-spec.js';
+import { DEFAULT_BLOB_BUCKET, openBlobStore, type BlobStoreSpec } from './store-spec.js';
 import { ThreadPool } from './thread-pool.js';
 
 export interface WorkerDaemonOptions extends RunnerOptions, TopologyOptions {
@@ -124,7 +124,7 @@ export class WorkerDaemon {
     const blobs: BlobStoreSpec = o.blobs ?? { kind: 'nats', servers, bucket: DEFAULT_BLOB_BUCKET };
     const handlersModule = o.handlersModule ?? DEFAULT_HANDLERS_MODULE;
     const topology = resolveTopology(o);
-    logger.info({ servers, concurrency: options.concurrency, device: config.device, blobs: blobs.kind === 'fs' ? `fs:${blobs.root}` : `nats:${blobs.bucket}`, handlers: handlersModule, limits: options.limits }, 'worker starting');
+    logger.info({ servers, concurrency: options.concurrency, device: config.device, blobs: blobs.kind === 'fs' ? `fs:${blobs.root}` : blobs.kind === 's3' ? `s3://${blobs.bucket}${blobs.prefix ? `/${blobs.prefix}` : ''}` : `nats:${blobs.bucket}`, handlers: handlersModule, limits: options.limits }, 'worker starting');
     const nc = await connectNats(servers, { name: 'dub-worker', logger });
     let pool: ThreadPool | undefined;
     try {
@@ -134,7 +134,7 @@ export class WorkerDaemon {
       const ackWaitMs = millis(info.config.ack_wait ?? 30_000_000_000);
       const heartbeatMs = Math.max(50, Math.min(o.heartbeatMs ?? Infinity, Math.floor(ackWaitMs / 3)));
       // The main thread's own store: follow-up jobs too large for a message carry their subtitle text there.
-      const store: BlobStore = blobs.kind === 'nats' ? await NatsObjectBlobStore.open(nc, blobs.bucket, servers) : new FsBlobStore(blobs.root);
+      const store: BlobStore = blobs.kind === 'nats' ? await NatsObjectBlobStore.open(nc, blobs.bucket, servers) : blobs.kind === 's3' ? (await openBlobStore(blobs)).store : new FsBlobStore(blobs.root);
       const limiter = new NamedLimiter(options.limits);
       pool = new ThreadPool({ size: options.concurrency, handlersModule, store: blobs, config, logger, limiter, abortGraceMs: options.abortGraceMs });
       await pool.ready();

@@ -11,6 +11,9 @@ export { DEFAULT_HANDLERS_MODULE, loadHandlersModule, type HandlersModule, type 
 export { parseBlobsOption, describeStore, openBlobStore, DEFAULT_BLOB_BUCKET, type BlobStoreSpec, type OpenedStore } from './store-spec.js';
 export { InProcessQueue, createEmbeddedRuntime, type EmbeddedRuntime, type EmbeddedRuntimeOptions } from './embedded.js';
 export { NatsObjectBlobStore, type NatsObjectBlobStoreOptions } from './nats-object-store.js';
+export { parseS3Url, type S3Location } from './s3-location.js';
+/** The S3 store itself loads the AWS SDK: import it from '@dub/worker/s3' (openBlobStore does so for s3:// specs). */
+export type { S3BlobStore, S3BlobStoreOptions } from './s3-blob-store.js';
 export { closeNats, connectNats, parseServers, DEFAULT_CLOSE_TIMEOUT_MS, type CloseOutcome } from './nats-connection.js';
 export { DEFAULT_NATS_NAMES, ensureStreams, eventSubjectOf, jobSubjectOf, resolveNames, resolveTopology, type NatsNames, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
 export { DEFAULT_MAX_PAYLOAD_BYTES, JOB_PAYLOAD_MARGIN_BYTES, JobTooLargeError, fitJob, jobTextKey, readJobTextFromBlobs } from './job-text.js';

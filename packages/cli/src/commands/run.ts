@@ -14,13 +14,13 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, TARGET_LOCALES, ValidationError,
-  GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
+  GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type BlobStore, type DubConfig, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
 import { licenceWarnings, termsOf } from '@dub/core';
 import { createJobHandlers, inputsHash } from '@dub/pipeline';
 import { checkSrt, formatSubtitles, scriptSubtitles, serializeSrt, srtNoteMessages, transcriptSubtitles } from '@dub/srt';
-import { createEmbeddedRuntime } from '@dub/worker';
+import { createEmbeddedRuntime, openBlobStore, parseBlobsOption } from '@dub/worker';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 import { createRunLogger, ProgressDisplay, type LogFormat, type ProgressMode } from '../progress.js';
 
@@ -43,6 +43,9 @@ const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [op
   --anonymize X         voice anonymization 0..1 (default 0)
   --srt-profile NAME    regular (default), mobile, global_regular, global_mobile
   --data-dir DIR        working data (default OUT/.work; reused, so a rerun resumes)
+  --blobs B             where the source, stages' artifacts and results are kept: fs:PATH or
+                        s3://BUCKET/PREFIX (S3-compatible; default DATA_DIR/blobs); the results are
+                        still written to OUT
 ${ENGINE_FLAGS_HELP}
   -q, --quiet           print only errors and the paths of the results
   --log-format F        text (default) or json (pino JSON lines on stderr; also DUB_LOG_FORMAT=json)
@@ -58,7 +61,7 @@ const OPTIONS = {
   input: { type: 'string', multiple: true }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string', short: 'o' },
   mode: { type: 'string' }, speakers: { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
   'source-srt': { type: 'string' }, 'voice-over': { type: 'boolean' }, voice: { type: 'string' }, anonymize: { type: 'string' },
-  'srt-profile': { type: 'string' }, 'data-dir': { type: 'string' }, quiet: { type: 'boolean', short: 'q' },
+  'srt-profile': { type: 'string' }, 'data-dir': { type: 'string' }, blobs: { type: 'string' }, quiet: { type: 'boolean', short: 'q' },
   'log-format': { type: 'string' }, verbose: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -83,6 +86,8 @@ interface RunSettings {
   voice?: string;
   voiceOver: boolean;
   sourceSrt?: string;
+  /** --blobs: fs:PATH or s3://BUCKET/PREFIX (default the data dir's blobs/). */
+  blobs?: string;
 }
 
 interface OutputFile {
@@ -130,7 +135,10 @@ export async function run(argv: string[]): Promise<number> {
     anonymize: num(values.anonymize, 'anonymize', { min: 0, max: 1 }),
     voice: values.voice,
     voiceOver: values['voice-over'] === true,
+    ...(values.blobs !== undefined ? { blobs: values.blobs } : {}),
   };
+  if (values.blobs !== undefined && !(values.blobs.startsWith('fs:') || values.blobs.startsWith('s3://'))) throw new ValidationError(`--blobs must be fs:PATH or s3://BUCKET/PREFIX, got "${values.blobs}"`, { field: 'blobs' });
+  if (values.blobs?.startsWith('s3://')) parseBlobsOption(values.blobs, []); // a malformed location is a usage error before any work
   const sourceSrtNotes: string[] = [];
   if (values['source-srt']) {
     const file = path.resolve(values['source-srt']);
@@ -218,7 +226,15 @@ export async function run(argv: string[]): Promise<number> {
 async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
   const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
-  const store = new FsBlobStore(path.join(dataDir, 'blobs'));
+  const opened = s.blobs ? await openBlobStore(parseBlobsOption(s.blobs, [])) : undefined;
+  try {
+    return await dubWith(opened?.store ?? new FsBlobStore(path.join(dataDir, 'blobs')), input, out, dataDir, config, s, logger, progress, engineLines, qualityLines, licenceLines);
+  } finally {
+    await opened?.close();
+  }
+}
+
+async function dubWith(store: BlobStore, input: string, out: string, dataDir: string, config: DubConfig, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>): Promise<{ files: OutputFile[]; failure?: string }> {
   // Ids derived from the input, so a rerun on the same data dir resumes from finished stages.
   const stat = await fsp.stat(input);
   const assetId = `ast_run_${inputsHash({ input, size: stat.size, mtime: stat.mtimeMs, from: s.from, start: s.start, end: s.end, speakers: s.speakers, sourceSrt: s.sourceSrt })}`;

@@ -1,10 +1,11 @@
 /**
- * `dub serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.dub] [--nats URL] [--blobs nats|fs:PATH]
+ * `dub serve [--port 8080] [--host 127.0.0.1] [--data-dir ./.dub] [--nats URL] [--blobs nats|fs:PATH|s3://BUCKET/PREFIX]
  * [--public-url URL] [--concurrency N]`: the HTTP API. Without --nats it runs the embedded defaults:
  * PGlite in the data dir (or PostgreSQL with DATABASE_URL), FsBlobStore in the data dir and the
  * in-process queue and worker (@dub/pipeline handlers in worker threads). With --nats it only
  * enqueues into NATS JetStream and reads worker events from it; workers run elsewhere
- * (`dub worker`), sharing the blob store (NATS object store by default, or a shared fs path).
+ * (`dub worker`), sharing the blob store (NATS object store by default, a shared fs path, or an
+ * S3-compatible bucket: --blobs s3://BUCKET/PREFIX, embedded too).
  * Creating an asset or adding a language whose pair the engines do not serve answers 400 before
  * any work: embedded, the pipeline's PairChecker here; with --nats, the live workers' capabilities.
  * Every environment variable is documented in packages/api/README.md.
@@ -17,7 +18,7 @@ import type { NatsEventFeed, NatsJobQueue } from '@dub/worker';
 
 export const summary = 'run the HTTP API (embedded queue and worker, or --nats to enqueue into NATS)';
 
-const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH] [--public-url URL] [--concurrency N] [--drain-timeout MS] [engine flags]
+const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH|s3://BUCKET/PREFIX] [--public-url URL] [--concurrency N] [--drain-timeout MS] [engine flags]
 
   --drain-timeout MS   on SIGTERM/SIGINT, how long requests and job publishes in progress (and, embedded,
                        running jobs) may take before they are given up (default 30000; jobs not
@@ -73,7 +74,12 @@ export async function run(argv: string[]): Promise<number> {
     }
     closers.push(() => f.close(), () => q.close(), () => opened.close());
   } else {
-    store = values.blobs?.startsWith('fs:') ? new FsBlobStore(path.resolve(values.blobs.slice(3))) : new FsBlobStore(path.join(dataDir, 'blobs'));
+    let closeStore: (() => Promise<void>) | undefined;
+    if (values.blobs?.startsWith('s3://')) {
+      const opened = await worker.openBlobStore(worker.parseBlobsOption(values.blobs, []));
+      store = opened.store;
+      closeStore = opened.close;
+    } else store = values.blobs?.startsWith('fs:') ? new FsBlobStore(path.resolve(values.blobs.slice(3))) : new FsBlobStore(path.join(dataDir, 'blobs'));
     const rt = worker.createEmbeddedRuntime({
       dataDir,
       store,
@@ -85,6 +91,7 @@ export async function run(argv: string[]): Promise<number> {
     queue = rt.queue;
     events = rt.events;
     closers.push(() => rt.close());
+    if (closeStore) closers.push(closeStore);
     // The embedded worker runs the pipeline here: a pair its engines do not serve is 400 before any work.
     const { PairChecker } = await import('@dub/pipeline');
     pairs = new PairChecker({ modelsDir: config.modelsDir, device: config.device });

@@ -1,6 +1,6 @@
 /**
  * `dub worker --nats nats://HOST:4222 [--concurrency N] [--device cpu|cuda|cuda:N] [--data-dir DIR]
- * [--blobs nats|fs:PATH] [--handlers MODULE] [--metrics-port P]`: the NATS worker daemon
+ * [--blobs nats|fs:PATH|s3://BUCKET/PREFIX] [--handlers MODULE] [--metrics-port P]`: the NATS worker daemon
  * (@dub/worker). Exits 0 after a graceful SIGTERM drain.
  */
 import { runWorkerCommand, WORKER_USAGE } from '@dub/worker';
