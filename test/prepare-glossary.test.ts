@@ -34,6 +34,16 @@ describe('prepare-version with a glossary', () => {
     expect(b!.glossary).toBeUndefined();
   });
 
+  it('one language on both sides: no translation, the fixed forms still applied', async () => {
+    const t: Transcript = { v: 1, locale: 'en-US', engine: 'test', duration: 3, speakers: [{ id: 'S1' }], segments: [{ id: 's1', start: 0, end: 2.5, speaker: 'S1', text: 'The color of Vaultline.', words: [] }] };
+    await rt.store.put(blobKeys.transcript('ast_gl_same'), Buffer.from(JSON.stringify(t)));
+    const glossary = [{ term: 'color', translation: 'colour' }, { term: 'Vaultline', keep: true as const }];
+    const r = await prepareVersion({ v: 1, type: 'prepare-version', job_id: 'js', asset_id: 'ast_gl_same', source_locale: 'en-US', version: { version_id: 'ver_gl_same', dubbing_id: 'd', locale: 'en-US', glossary } }, rt, { translate });
+    expect(r.script.translation_engine).toBe('none');
+    expect(r.script.segments[0]!.target_text).toBe('The colour of Vaultline.');
+    expect(r.script.segments[0]!.glossary?.every((g) => g.applied)).toBe(true);
+  });
+
   it('a job with a bad glossary is refused on arrival, naming the field', () => {
     const bad = { v: 1, type: 'prepare-version', job_id: 'jb', asset_id: 'a', source_locale: 'en-US', version: { version_id: 'v', dubbing_id: 'd', locale: 'es-ES', glossary: [{ term: '' }] } };
     expect(() => parseJob(bad)).toThrow(/glossary\/0\/term/);

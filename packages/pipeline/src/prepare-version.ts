@@ -27,7 +27,7 @@ import {
   recordTermsOf,
 } from '@dub/core';
 import { readSrt, srtNoteMessages } from '@dub/srt';
-import { alignReferenceSrt, checkGlossaryLine, engineForPair, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { alignReferenceSrt, checkGlossaryLine, engineForPair, substituteTerms, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -120,7 +120,8 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       const t1 = performance.now();
       engine = 'none';
       translation = { id: engine, label: translationLabel(engine), selected: 'auto', reason: passThrough };
-      texts = new Map(transcript.segments.map((s) => [s.id, s.text]));
+      // the glossary's fixed forms still apply (e.g. en-US -> en-GB "color" -> "colour")
+      texts = new Map(transcript.segments.map((s) => [s.id, substituteTerms(s.text, job.version.glossary)]));
       await runner.done('translation', false, (performance.now() - t1) / 1000);
     } else {
       const config = opts.translate ?? loadTranslateConfig(process.env);

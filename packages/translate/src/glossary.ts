@@ -230,6 +230,16 @@ export function unmaskTerms(output: string, slots: readonly MaskSlot[]): { text:
   return { text, lost: slots.filter((s) => !used.has(s)) };
 }
 
+/**
+ * The glossary applied without a translation engine: each term replaced by its translation (a kept
+ * term stays). For one language on both sides (no translation; en-US -> en-GB "color" -> "colour").
+ */
+export function substituteTerms(text: string, glossary: Glossary | undefined): string {
+  if (!glossary?.length) return text;
+  const m = maskTerms(text, glossary);
+  return m.slots.length ? unmaskTerms(m.text, m.slots).text : text;
+}
+
 // ------------------------------------------------------------------ per-line check
 
 /**

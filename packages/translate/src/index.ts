@@ -14,6 +14,7 @@ export {
   termsIn,
   maskTerms,
   unmaskTerms,
+  substituteTerms,
   defaultPlaceholder,
   checkGlossaryLine,
   recheckGlossaryLine,
