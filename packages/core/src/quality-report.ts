@@ -93,7 +93,7 @@ export const QualitySegmentSchema = Type.Object({
   /** The script's target text, and the text spoken (differs when shortened). */
   text: Type.String(),
   spoken_text: Type.String(),
-  /** Seconds of the synthesized line at its pace (`articulation.pace`, the speaker-matched rate input; 1 in reports without it), silence trimmed. */
+  /** Seconds of the synthesized line at its pace (`articulation.pace`, the speaker-matched rate input: its length at the default rate / pace; 1 in reports without it), silence trimmed. */
   natural_seconds: Type.Number({ minimum: 0 }),
   /** Seconds of speech as placed (padding excluded). */
   speech_seconds: Type.Number({ minimum: 0 }),

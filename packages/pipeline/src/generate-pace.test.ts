@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveContext, type ScriptSegment } from '@dub/core';
 import { articulationRate, countSyllables, createEspeakEngine, DEFAULT_VOICE, speechSecondsOfAudio } from '@dub/voice';
-import { calibrationText, planPace, sourceSpeechSeconds } from './generate-pace.js';
+import { linePace, planPace, sourceSpeechSeconds, withLinePaces } from './generate-pace.js';
 
 const ctx = resolveContext();
 const engine = createEspeakEngine();
@@ -16,33 +16,36 @@ const SEGMENTS = [
 ];
 
 describe('the speaker pace plan', () => {
-  it('measures source speech without pauses, and samples whole dubbed lines per speaker', () => {
+  it('measures source speech without pauses (words, else the span)', () => {
     expect(sourceSpeechSeconds(SEGMENTS[0]!, SEGMENTS[0]!.source_words)).toBeCloseTo(2.0, 6);
     expect(sourceSpeechSeconds({ start: 1, end: 2.5 }, [])).toBe(1.5); // no word times: the span
-    expect(calibrationText(SEGMENTS, 'S2')).toBe('Sí, vale entonces');
-    expect(calibrationText(SEGMENTS, 'S3')).toBe('');
   });
 
-  it('gives each speaker the espeak-ng rate input that matches their rate, within 0.75..1.5, and a line spoken at it comes near that rate', async () => {
-    const speak = (text: string, voice = DEFAULT_VOICE, speed = 1) => engine.synthesize({ text, locale: 'es-ES', voice, speed }, ctx);
-    const plan = await planPace({ engineId: 'espeak-ng', sourceLocale: 'en-US', targetLocale: 'es-ES', segments: SEGMENTS, transcriptWords: new Map(), voices: { S1: DEFAULT_VOICE, S2: DEFAULT_VOICE }, enabled: true, speak }, ctx);
-    const s1 = plan.speakers.S1!;
-    const s2 = plan.speakers.S2!;
+  it('gives each line the espeak-ng rate input that brings it to its speaker\'s rate, within 0.75..1.5; spoken at it, it comes near that rate', async () => {
+    const speak = (text: string, speed = 1) => engine.synthesize({ text, locale: 'es-ES', voice: DEFAULT_VOICE, speed }, ctx);
+    const plan = await planPace({ sourceLocale: 'en-US', segments: SEGMENTS, transcriptWords: new Map(), speakers: ['S1', 'S2'] }, ctx);
     expect(plan.lines.a).toMatchObject({ sourceSyllables: 13, sourceSeconds: 2 }); // I think we should prob-a-bly leave be-fore the traf-fic
-    expect(s1.rate).toBeCloseTo(13 / 2, 3);
-    expect(s2.rate).toBeCloseTo(plan.lines.b!.sourceSyllables / 1.6, 3);
-    for (const s of [s1, s2]) {
-      const wanted = s.rate! / s.voiceRate!;
-      expect(Math.abs(s.pace - Math.min(1.5, Math.max(0.75, wanted)))).toBeLessThanOrEqual(0.025 + 1e-9); // in steps of 0.05
-      expect(s.clamped).toBe(wanted < 0.75 || wanted > 1.5);
+    expect(plan.speakers.S1!.rate).toBeCloseTo(13 / 2, 3);
+    expect(plan.speakers.S2!.rate).toBeCloseTo(plan.lines.b!.sourceSyllables / 1.6, 3);
+    const lines = new Map<string, { speaker: string; pace: Awaited<ReturnType<typeof linePace>> }>();
+    for (const s of SEGMENTS) {
+      const lp = await linePace('espeak-ng', s.target_text, 'es-ES', await speak(s.target_text), plan.speakers[s.speaker]!.rate, true, ctx);
+      const wanted = plan.speakers[s.speaker]!.rate! / lp.voiceRate!;
+      expect(Math.abs(lp.pace - Math.min(1.5, Math.max(0.75, wanted)))).toBeLessThanOrEqual(0.025 + 1e-9); // in steps of 0.05
+      expect(lp.clamped).toBe(wanted < 0.75 || wanted > 1.5);
+      lines.set(s.id, { speaker: s.speaker, pace: lp });
     }
-    expect(s1.pace).toBeGreaterThan(s2.pace);
-    // S1's line at S1's pace: its articulation rate is near S1's (within 20 %, unless the range clamped it)
-    const text = SEGMENTS[0]!.target_text;
-    const a = await speak(text, DEFAULT_VOICE, s1.pace);
-    const rate = articulationRate(await countSyllables(text, 'es-ES'), speechSecondsOfAudio(a.channels[0]!, a.sampleRate))!;
-    if (!s1.clamped) expect(Math.abs(rate / s1.rate! - 1)).toBeLessThan(0.2);
-    else expect(rate).toBeLessThan(s1.rate!);
+    const a = lines.get('a')!.pace;
+    expect(a.syllables).toBe(await countSyllables(SEGMENTS[0]!.target_text, 'es-ES'));
+    expect(a.pace).toBeGreaterThan(lines.get('b')!.pace.pace);
+    // S1's line at its pace: its articulation rate is near S1's (within 20 %, unless the range held it)
+    const at = await speak(SEGMENTS[0]!.target_text, a.pace);
+    const rate = articulationRate(a.syllables!, speechSecondsOfAudio(at.channels[0]!, at.sampleRate))!;
+    if (!a.clamped) expect(Math.abs(rate / plan.speakers.S1!.rate! - 1)).toBeLessThan(0.2);
+    else expect(rate).toBeLessThan(plan.speakers.S1!.rate!);
+    // per speaker: the voice's pooled rate and the median pace
+    const done = withLinePaces(plan, lines);
+    expect(done.speakers.S1).toMatchObject({ rate: plan.speakers.S1!.rate, voiceRate: a.voiceRate, pace: a.pace, clamped: a.clamped });
   });
 
   it('with the speech track: the speech in the line\'s span, a pause in it left out', async () => {
@@ -54,17 +57,18 @@ describe('the speaker pace plan', () => {
     track.set(p1, 0);
     track.set(p2, p1.length + pause);
     const line = seg('a', 'S1', 0, track.length / sr, SEGMENTS[0]!.source_text, SEGMENTS[0]!.target_text, []);
-    const plan = await planPace({ engineId: 'espeak-ng', sourceLocale: 'en-US', targetLocale: 'es-ES', segments: [line], transcriptWords: new Map(), voices: { S1: DEFAULT_VOICE }, enabled: false, speak: () => Promise.reject(new Error('off')), sourceSpeech: { samples: track, sampleRate: sr } }, ctx);
+    const plan = await planPace({ sourceLocale: 'en-US', segments: [line], transcriptWords: new Map(), speakers: ['S1'], sourceSpeech: { samples: track, sampleRate: sr } }, ctx);
     const spoken = speechSecondsOfAudio(p1, sr) + speechSecondsOfAudio(p2, sr);
     expect(Math.abs(plan.lines.a!.sourceSeconds - spoken)).toBeLessThan(0.15); // the frames at the joins
     expect(plan.lines.a!.sourceSeconds).toBeLessThan(track.length / sr - 0.6);
   });
 
-  it('off: every voice at the default rate, said; Chatterbox: no rate input, said', async () => {
-    const speak = () => Promise.reject(new Error('not called'));
-    const off = await planPace({ engineId: 'espeak-ng', sourceLocale: 'en-US', targetLocale: 'es-ES', segments: SEGMENTS, transcriptWords: new Map(), voices: { S1: DEFAULT_VOICE }, enabled: false, speak }, ctx);
-    expect(off.speakers.S1).toMatchObject({ pace: 1, voiceRate: null, reason: expect.stringMatching(/DUB_SPEAKER_PACE=off/) });
-    const cb = await planPace({ engineId: 'chatterbox', sourceLocale: 'en-US', targetLocale: 'es-ES', segments: SEGMENTS, transcriptWords: new Map(), voices: { S1: DEFAULT_VOICE }, enabled: true, speak }, ctx);
-    expect(cb.speakers.S1).toMatchObject({ pace: 1, reason: expect.stringMatching(/Chatterbox takes no rate input/) });
+  it('off: the default rate, said; Chatterbox: no rate input, said', async () => {
+    const audio = await engine.synthesize({ text: 'Sí, vale entonces', locale: 'es-ES', voice: DEFAULT_VOICE, speed: 1 }, ctx);
+    const off = await linePace('espeak-ng', 'Sí, vale entonces', 'es-ES', audio, 6, false, ctx);
+    expect(off).toMatchObject({ pace: 1, syllables: 6, reason: expect.stringMatching(/DUB_SPEAKER_PACE=off/) });
+    expect(off.voiceRate).toBeGreaterThan(2);
+    const cb = await linePace('chatterbox', 'Sí, vale entonces', 'es-ES', audio, 6, true, ctx);
+    expect(cb).toMatchObject({ pace: 1, reason: expect.stringMatching(/Chatterbox takes no rate input/) });
   });
 });

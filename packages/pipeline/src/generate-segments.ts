@@ -33,16 +33,16 @@ export interface FittedSegment {
   durationSeconds: number;
   /** Seconds of speech in it (padding excluded), before any cut at the end of the video. */
   speechSeconds: number;
-  /** The line's length at the voice's default rate (natural length x pace) / speechSeconds. */
+  /** Natural length (at the voice's default rate) / speechSeconds. */
   speedFactor: number;
-  /** The engine's rate input of the fitted line (pace x the fitting's re-synthesis speed). */
+  /** The engine's rate input of the fitted line. */
   speed: number;
   tempo: number;
   /** Seconds cut off at the end (the video ended). */
   cutSeconds: number;
   /** Target words with times relative to the segment start. */
   words: Word[];
-  /** The rate input `natural` was synthesized at (1: the voice's default rate). */
+  /** The line's rate input for its speaker's pace (1: the voice's default rate). */
   pace: number;
   /** Syllables of `text` (espeak-ng; null when it cannot read the locale) and seconds of speech kept, pauses excluded. */
   syllables: number | null;
@@ -50,10 +50,11 @@ export interface FittedSegment {
 }
 
 /**
- * Fit `natural` (the line at its pace, `req.pace`, default 1) to `fitSeconds` (engines with rate
- * control re-synthesize at the speed asked, the rest is time-stretched), then keep the first
- * `keepSeconds` of it with a 10 ms fade where it is cut; measure its articulation (syllables of
- * `text`, seconds of speech without pauses).
+ * Fit `natural` (the line at speed 1) to `fitSeconds` (engines with rate control re-synthesize
+ * at the speed asked, the rest is time-stretched), then keep the first `keepSeconds` of it with a
+ * 10 ms fade where it is cut; measure its articulation (syllables of `text`, seconds of speech
+ * without pauses). With `slowest` (the line's pace) it is spoken no slower than that: a line
+ * shorter than its time is re-synthesized at its pace and padded, not slowed to fill it.
  */
 export async function fitSegment(
   engine: TtsEngine,
@@ -65,8 +66,7 @@ export async function fitSegment(
   ctx: StageContext,
 ): Promise<FittedSegment> {
   const pace = req.pace ?? 1;
-  // the fitting's speed is relative to the natural line, spoken at `pace`
-  const say = (speed: number): Promise<PlanarAudio> => engine.synthesize({ text, locale: req.locale, voice: req.voice, speed: speed * pace }, ctx);
+  const say = (speed: number): Promise<PlanarAudio> => engine.synthesize({ text, locale: req.locale, voice: req.voice, speed }, ctx);
   const fit = await fitDuration(
     natural,
     fitSeconds,
@@ -77,7 +77,7 @@ export async function fitSegment(
       // engines without rate control reach the speed limit by stretching alone
       maxTempo: Math.max(1.5, req.speedLimit * 1.02),
       // at the speaker's pace a line shorter than its time is not slowed below it: it is padded
-      ...(req.slowest !== undefined ? { minTempo: req.slowest, minSpeed: req.slowest } : {}),
+      ...(req.slowest !== undefined ? { minTempo: 1, minSpeed: req.slowest, maxSpeed: Math.max(1.8, req.slowest) } : {}),
       ...(engine.capabilities.rateControl ? { resynthesize: say } : {}),
       stretcher: req.stretcher,
       media: req.media,
@@ -104,8 +104,8 @@ export async function fitSegment(
     audio: { sampleRate: sr, channels: [x] },
     durationSeconds: x.length / sr,
     speechSeconds,
-    speedFactor: speechSeconds > 0 ? (fit.sourceSeconds * pace) / speechSeconds : 0,
-    speed: fit.speed * pace,
+    speedFactor: speechSeconds > 0 ? fit.sourceSeconds / speechSeconds : 0,
+    speed: fit.speed,
     tempo: fit.tempo,
     cutSeconds,
     words: estimateWords(text, ext.start / sr, ext.end / sr),

@@ -45,7 +45,7 @@ import type { Shortening } from './generate-quality.js';
 import { shortenerFor, type Shortener } from './generate-shorten.js';
 import { engineHost } from './engine-choice.js';
 import { mapConcurrent } from './concurrent.js';
-import { planPace, PACE_VERSION, type PacePlan } from './generate-pace.js';
+import { linePace, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan } from './generate-pace.js';
 
 /** The TTS engine a generate runs, why, and its voice model's identity (Piper). */
 export interface TtsEngineChoice {
@@ -86,7 +86,7 @@ export interface SegmentArtifact {
   tempo: number;
   cutSeconds: number;
   words: Word[];
-  /** The rate input the line was synthesized at before fitting (speedFactor and speed are relative to the default rate 1). */
+  /** The line's rate input for its speaker's pace (the fitting goes no slower than it). */
   pace?: number;
   /** Syllables of the spoken text (espeak-ng) and seconds of speech of the fitted line, pauses excluded: its articulation rate. */
   syllables?: number | null;
@@ -271,15 +271,20 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       allCached &&= r.cached;
       return r;
     };
-    // The speakers' pace: every line of a speaker at the rate input that matches their articulation rate.
-    const pace = await speakerPace(job, opts, input, { engineId, ttsModel, conversion, script, transcript, voices: voices.value, cache, ctx: synthCtx, concurrency: lineConcurrency, local, utter });
-    const paceOf = (slot: SegmentSlot): number => pace.speakers[slot.segment.speaker]?.pace ?? 1;
+    // The speakers' articulation rates (source), then each line's rate input for its speaker's pace.
+    const enabled = opts.synthesis?.speakerPace ?? process.env.DUB_SPEAKER_PACE !== 'off';
+    const plan = await speakerRates(input, { script, transcript, speakers: Object.keys(voices.value.voices), cache, ctx: synthCtx, concurrency: lineConcurrency, local });
+    const linePaces = new Map<string, { speaker: string; pace: LinePace }>();
+    const paceOfLine = async (slot: SegmentSlot, text: string, u: StageResult<UtteranceArtifact>): Promise<LinePace> =>
+      linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), plan.speakers[slot.segment.speaker]?.rate ?? null, enabled, synthCtx);
+    const paceOf = (slot: SegmentSlot): LinePace | undefined => linePaces.get(slot.segment.id)?.pace;
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();
     let uttered = 0;
     const spoken = await mapConcurrent(slots, lineConcurrency, async (slot) => {
       throwIfAborted(synthCtx.signal);
-      const r = await utter(slot.segment.target_text, voiceOf(slot), slot, paceOf(slot));
+      const r = await utter(slot.segment.target_text, voiceOf(slot), slot);
+      linePaces.set(slot.segment.id, { speaker: slot.segment.speaker, pace: await paceOfLine(slot, slot.segment.target_text, r) });
       reportProgress(synthCtx, 'synthesis', (0.4 * ++uttered) / Math.max(1, slots.length));
       return r;
     });
@@ -293,7 +298,8 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const shortenings = new Map<string, Shortening>();
     const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
     const placements = await placeLines(
-      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, natural: utterances.get(s.segment.id)!.value.natural })),
+      // a line's natural length: at its pace (its length at the default rate / the rate input)
+      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, natural: utterances.get(s.segment.id)!.value.natural / (paceOf(s)?.pace ?? 1) })),
       {
         limit,
         speedCap,
@@ -308,8 +314,10 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
             shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
             return undefined;
           }
-          const u = await utter(asked.text, voiceOf(slot), slot, paceOf(slot));
-          const applied = u.value.natural < line.natural;
+          const u = await utter(asked.text, voiceOf(slot), slot);
+          const shorterPace = await paceOfLine(slot, asked.text, u);
+          const natural = u.value.natural / shorterPace.pace;
+          const applied = natural < line.natural;
           shortenings.set(line.id, {
             engine: shortener.engine,
             attempted: true,
@@ -322,7 +330,8 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
           if (!applied) return undefined;
           utterances.set(line.id, u);
           spokenText.set(line.id, asked.text);
-          return u.value.natural;
+          linePaces.set(line.id, { speaker: slot.segment.speaker, pace: shorterPace });
+          return natural;
         },
       },
     );
@@ -339,16 +348,16 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       if (!(p.seconds > 0)) continue; // cut entirely at the end of the video (said in the report)
       if (input.only !== undefined && p.id !== input.only) continue; // one line (re-dub): the others are placed, not fitted
       const fitSeconds = p.seconds + p.truncated;
-      const linePace = paceOf(slot);
-      // at the speaker's pace a short line is padded, not slowed below it (unless the engine could not slow down to the speaker)
-      const sp = pace.speakers[slot.segment.speaker];
-      const slowest = sp && !sp.reason && !(sp.clamped && sp.voiceRate !== null && sp.rate !== null && sp.rate < sp.voiceRate) ? 1 : undefined;
+      const lp = paceOf(slot);
+      const pace = lp?.pace ?? 1;
+      // at its speaker's pace a short line is padded, not slowed below it (unless the engine's range stopped it short of a slower speaker)
+      const slowest = lp && !lp.reason && !(lp.clamped && pace <= 1) ? pace : undefined;
       // rate: the artifact carries the line's articulation (syllables, speech seconds) and pace
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher, rate: PACE_VERSION, pace: linePace, slowest: slowest ?? null };
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher, rate: PACE_VERSION, pace, slowest: slowest ?? null };
       const run = () =>
         cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
           const natural = await readWav(await local(u.files['utterance.wav']!));
-          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit, pace: linePace, ...(slowest !== undefined ? { slowest } : {}) }, synthCtx);
+          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit, pace, ...(slowest !== undefined ? { slowest } : {}) }, synthCtx);
           const file = path.join(out.dir, 'speech.wav');
           await writeWav(file, fitted.audio, { format: 'float32' });
           out.addFile('speech.wav', file);
@@ -387,7 +396,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       voiceOverDelay,
       speakers,
       voices,
-      pace,
+      pace: withLinePaces(plan, linePaces),
       utterances,
       segments,
       shortener,
@@ -407,49 +416,33 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
 }
 
 /**
- * The speakers' pace plan (generate-pace.ts), cached by the script's lines, the voices and the
- * engine: the voice's rate is measured on a sample of the speaker's lines at speed 1 (the
- * `utterance` cache), the rest is espeak-ng syllable counting.
+ * The speakers' articulation rates and the source lines' (generate-pace.ts), cached by the
+ * script's source lines and the speech track: espeak-ng syllable counting and the track's frames.
  */
-async function speakerPace(
-  job: GenerateVersionJob,
-  opts: GenerateVersionOptions,
+async function speakerRates(
   input: SynthesisInput,
-  s: { engineId: TtsEngineId; ttsModel: ModelIdentity | undefined; conversion: VoiceConversionChoice; script: VersionScript; transcript: Transcript; voices: VoicePlan; cache: ArtifactCache; ctx: StageContext; concurrency: number; local(key: string): Promise<string>; utter(text: string, voice: VoiceSettings): Promise<StageResult<UtteranceArtifact>> },
+  s: { script: VersionScript; transcript: Transcript; speakers: string[]; cache: ArtifactCache; ctx: StageContext; concurrency: number; local(key: string): Promise<string> },
 ): Promise<PacePlan> {
-  const enabled = opts.synthesis?.speakerPace ?? process.env.DUB_SPEAKER_PACE !== 'off';
   if (input.voicesOnly) return { speakers: {}, lines: {} };
   const transcriptWords = new Map(s.transcript.segments.map((t) => [t.id, t.words]));
   const segments = s.script.segments.map((g) => ({ ...g, source_words: g.source_words?.length ? g.source_words : (transcriptWords.get(g.id) ?? []) }));
   const inputs = {
     v: PACE_VERSION,
-    engine: s.engineId,
-    model: s.ttsModel?.sha256 ?? null,
-    conversion: s.conversion.models[0]?.sha256 ?? null,
-    enabled,
     // the speech track the source rates are measured in
     speech: s.transcript.tracks?.speech ?? null,
     source: s.script.source_locale,
-    locale: job.locale,
-    voices: s.voices.voices,
-    lines: segments.map((g) => [g.id, g.speaker, g.start, g.end, g.source_text, g.target_text, g.source_words.map((w) => [w.start, w.end])]),
+    speakers: s.speakers,
+    lines: segments.map((g) => [g.id, g.speaker, g.start, g.end, g.source_text, g.source_words.map((w) => [w.start, w.end])]),
   };
   const r = await s.cache.run<PacePlan>('pace', inputs, s.ctx, async () =>
     planPace(
       {
         ...(s.transcript.tracks?.speech ? { sourceSpeech: await monoOf(await s.local(s.transcript.tracks.speech)) } : {}),
-        engineId: s.engineId,
         sourceLocale: s.script.source_locale,
-        targetLocale: job.locale,
         segments,
         transcriptWords: new Map(),
-        voices: s.voices.voices,
-        enabled,
+        speakers: s.speakers,
         concurrency: s.concurrency,
-        speak: async (text, voice) => {
-          const u = await s.utter(text, voice);
-          return readWav(await s.local(u.files['utterance.wav']!));
-        },
       },
       s.ctx,
     ),

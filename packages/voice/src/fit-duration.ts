@@ -119,10 +119,9 @@ export async function fitDuration(audio: PlanarAudio, targetSeconds: number, opt
 
   let speed = 1;
   const ratio = sourceSeconds / targetSeconds;
-  if (o.resynthesize && Math.abs(ratio - 1) > o.resynthesizeAbove) {
-    speed = Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
-  }
-  // bounds that leave the speed at 1 (minSpeed 1 for a short line) ask for nothing new
+  // the speed within its bounds (a minSpeed above 1 re-synthesizes a line that needs no more speed)
+  const bounded = Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
+  if (o.resynthesize && Math.abs(bounded - 1) > o.resynthesizeAbove) speed = bounded;
   if (o.resynthesize && speed !== 1) {
     const again = await o.resynthesize(speed);
     if (again.sampleRate !== sr) throw new ValidationError(`re-synthesis changed the sample rate (${sr} -> ${again.sampleRate})`);
