@@ -7,6 +7,8 @@
  * Needs Chromium at /usr/bin/chromium (Debian package `chromium`); skipped, visibly, without it.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { blobKeys, type Transcript, type VersionScript } from '@dub/core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,6 +16,7 @@ import { createBody, startTestApi, type TestApi } from './api-helpers.js';
 
 const CHROMIUM = process.env.DUB_CHROMIUM_PATH ?? '/usr/bin/chromium';
 const CHROMIUM_FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SHOTS = process.env.DUB_STUDIO_SCREENSHOTS ?? path.join(os.tmpdir(), 'dub-studio-screenshots');
 const poll = <T>(fn: () => Promise<T>, timeout = 20_000) => expect.poll(fn, { timeout, interval: 100 });
 
 describe('studio glossary panel in Chromium', () => {
@@ -92,6 +95,8 @@ describe('studio glossary panel in Chromium', () => {
     expect(await page.isDisabled('#glossary-language-1-translation')).toBe(true);
     await page.click('#glossary-save');
     await poll(() => page.locator('#glossary-status').textContent()).toContain('Glossary saved');
+    fs.mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: path.join(SHOTS, 'studio-glossary-link.png') });
     const a = (await call('GET', `/v1/assets/${assetId}`)).json();
     expect(a.languages[0].glossary).toEqual([{ term: 'dubbing', translation: 'doblaje' }, { term: 'Studio Spark', keep: true }]);
     expect(a.glossary).toEqual([{ term: 'Vaultline', keep: true }]);
