@@ -5,20 +5,21 @@
  * cut into chunks of at most 30 s on VAD region boundaries, optional language detection on the
  * first chunk. Windows judged silent are skipped and listed in the output's `skippedWindows`.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { getModelEntry, ModelError, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
 import type { OnnxModel } from '@dub/onnx';
-import { groupRegions } from '../asr/chunking.js';
+import { groupRegions, packRegions, unpackTime, unpackWords, type PackedChunk } from '../asr/chunking.js';
 import type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, DetectedLanguage, SkippedWindow } from '../asr/types.js';
 import { WhisperFeatureExtractor } from '../dsp/whisper-mel.js';
 import type { EngineEnv } from '../engine-env.js';
-import type { SpeechAudio } from '../speech-audio.js';
+import { SPEECH_SAMPLE_RATE, type SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
 import { isWhisperModelInstalled, maxNewTokensFor, whisperFileNames, whisperModelOf, WHISPER_INSTALL_HINT, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { tokensToSegments } from './segments.js';
+import { round3 } from '../asr/text-words.js';
 import { WhisperTokenizer } from './tokenizer.js';
 
 export interface WhisperFiles {
@@ -97,11 +98,23 @@ export interface LoadedWhisper {
   features: WhisperFeatureExtractor;
 }
 
+/** Tokenizers read so far, by file (parsing tokenizer.json takes ~0.4 s; a job's back-transcription creates the engine once per 30 s unit). */
+const tokenizers = new Map<string, { mtimeMs: number; size: number; tokenizer: WhisperTokenizer }>();
+
+function tokenizerOf(file: string): WhisperTokenizer {
+  const st = statSync(file, { throwIfNoEntry: false });
+  const known = tokenizers.get(file);
+  if (st && known && known.mtimeMs === st.mtimeMs && known.size === st.size) return known.tokenizer;
+  const tokenizer = WhisperTokenizer.fromFile(file);
+  if (st) tokenizers.set(file, { mtimeMs: st.mtimeMs, size: st.size, tokenizer });
+  return tokenizer;
+}
+
 export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Promise<LoadedWhisper> {
   const files = resolveWhisperFiles(o, env);
   const sessionOpts = { device: env.device, threads: env.threads, logger: env.logger };
   const [encoder, decoder] = await Promise.all([env.sessions.get(files.encoder, sessionOpts), env.sessions.get(files.decoder, sessionOpts)]);
-  const tokenizer = WhisperTokenizer.fromFile(files.tokenizer);
+  const tokenizer = tokenizerOf(files.tokenizer);
   const nMels = resolveWhisperMels(o, files, encoder, whisperModelOf(o, env.models));
   const sessions = new WhisperSessions(encoder, decoder, decoderLayout(decoder), nMels);
   return { sessions, tokenizer, features: new WhisperFeatureExtractor(nMels) };
@@ -118,7 +131,12 @@ class Whisper implements AsrEngine {
     const { sessions, tokenizer, features } = this.w;
     const language = whisperLanguageOf(req.locale, tokenizer.languages.size ? tokenizer.languages : new Map([['en', tokenizer.sot]]));
     if (!language) throw new RangeError(`this Whisper model has no language token for ${req.locale}`);
-    const chunks = groupRegions(req.regions, this.o.chunkSeconds);
+    // a window per chunk of the audio as it is, or (packGapSeconds) of the regions' speech packed together
+    const gap = this.o.packGapSeconds;
+    const chunks: (PackedChunk & { start: number; end: number })[] =
+      gap === null
+        ? groupRegions(req.regions, this.o.chunkSeconds).map((c) => ({ start: c.start, end: c.end, length: c.end - c.start, pieces: [{ start: c.start, end: c.end, at: 0 }] }))
+        : packRegions(req.regions, this.o.chunkSeconds, gap).map((c) => ({ ...c, start: c.pieces[0]!.start, end: c.pieces[c.pieces.length - 1]!.end }));
     // say that decoding runs before the first chunk ends (else the progress still names the step before, e.g. extract_audio)
     reportProgress(ctx, 'asr', 0);
     const segments: AsrSegment[] = [];
@@ -127,7 +145,7 @@ class Whisper implements AsrEngine {
     for (let i = 0; i < chunks.length; i++) {
       throwIfAborted(ctx.signal);
       const c = chunks[i]!;
-      const samples = await audio.readSeconds(c.start, c.end);
+      const samples = gap === null ? await audio.readSeconds(c.start, c.end) : await packedSamples(audio, c);
       const encoded = await sessions.encode(features.extract(samples));
       if (i === 0 && this.o.detectLanguage && tokenizer.languages.size > 0) {
         const g = await detectLanguageFromEncoding(sessions, tokenizer, encoded);
@@ -137,7 +155,7 @@ class Whisper implements AsrEngine {
       const decoded = await decodeWithFallback(sessions, tokenizer, encoded, {
         language,
         timestamps: this.o.timestamps,
-        maxNewTokens: maxNewTokensFor(this.o, c.end - c.start),
+        maxNewTokens: maxNewTokensFor(this.o, c.length),
         suppress: this.suppress,
         suppressBlank: this.o.suppressBlank,
         ...this.o.fallback,
@@ -152,12 +170,20 @@ class Whisper implements AsrEngine {
         reportProgress(ctx, 'asr', (i + 1) / chunks.length);
         continue;
       }
-      for (const s of tokensToSegments(tokenizer, decoded.tokens, c.start, c.end - c.start, req.locale)) {
-        if (s.start >= c.end) continue;
-        s.end = Math.min(s.end, c.end);
+      // packed: decoded on the window's own time, then put back on the audio's timeline (the silences between regions map to their edges)
+      const offset = gap === null ? c.start : 0;
+      for (const s of tokensToSegments(tokenizer, decoded.tokens, offset, c.length, req.locale)) {
+        if (s.start >= offset + c.length) continue;
+        s.end = Math.min(s.end, offset + c.length);
         for (const w of s.words) {
           w.start = Math.min(w.start, s.end);
           w.end = Math.min(w.end, s.end);
+        }
+        if (gap !== null) {
+          // the words over the speech the segment covers, each inside one piece; the segment from
+          // the piece it starts in (or the next) to the piece it ends in (or the one before)
+          s.words = unpackWords(c, s.start, s.end, s.words).map((w) => ({ ...w, start: round3(w.start), end: round3(w.end) }));
+          [s.start, s.end] = [round3(unpackTime(c, s.start, 'start')), round3(Math.max(unpackTime(c, s.start, 'start'), unpackTime(c, s.end, 'end')))];
         }
         segments.push(s);
       }
@@ -165,6 +191,17 @@ class Whisper implements AsrEngine {
     }
     return { segments, ...(detectedLanguage ? { detectedLanguage } : {}), ...(skippedWindows.length ? { skippedWindows } : {}) };
   }
+}
+
+/** The samples of a packed window: each piece's, with silence before it up to its place. */
+async function packedSamples(audio: SpeechAudio, c: PackedChunk): Promise<Float32Array> {
+  const out = new Float32Array(Math.round(c.length * SPEECH_SAMPLE_RATE));
+  for (const p of c.pieces) {
+    const x = await audio.readSeconds(p.start, p.end);
+    const at = Math.round(p.at * SPEECH_SAMPLE_RATE);
+    out.set(x.subarray(0, Math.max(0, out.length - at)), at);
+  }
+  return out;
 }
 
 export const whisperProvider: AsrEngineProvider<ResolvedWhisperOptions> = {

@@ -39,6 +39,15 @@ export interface WhisperOptions extends FallbackOptions {
   timestamps?: boolean;
   /** Seconds per chunk, at most 30 (default 30). */
   chunkSeconds?: number;
+  /**
+   * Pack the speech regions into each chunk instead of reading the audio from the first region's
+   * start to the last one's end: the regions' samples one after the other with this many seconds
+   * of silence between two (packRegions), so one encoder pass hears up to chunkSeconds of speech
+   * however far apart the regions lie; times come back on the audio's own timeline (unpackTime).
+   * Default null: chunks of the audio as it is (source transcription). Back-transcription of the
+   * dubbed lines sets it.
+   */
+  packGapSeconds?: number | null;
 }
 
 export interface ResolvedWhisperOptions {
@@ -53,6 +62,7 @@ export interface ResolvedWhisperOptions {
   detectLanguage: boolean;
   timestamps: boolean;
   chunkSeconds: number;
+  packGapSeconds: number | null;
   suppressTokens: 'non-speech' | readonly number[];
   suppressBlank: boolean;
   fallback: ResolvedFallbackOptions;
@@ -139,6 +149,8 @@ export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOp
   const maxNewTokens = o.maxNewTokens ?? 224;
   if (!(Number.isInteger(maxNewTokens) && maxNewTokens >= 1)) throw new RangeError(`whisper maxNewTokens must be an integer >= 1, got ${maxNewTokens}`);
   if (!(chunkSeconds > 0 && chunkSeconds <= 30)) throw new RangeError('whisper chunkSeconds must be in (0, 30]');
+  const packGapSeconds = o.packGapSeconds ?? null;
+  if (packGapSeconds !== null && !(packGapSeconds >= 0 && packGapSeconds < chunkSeconds)) throw new RangeError(`whisper packGapSeconds must be in [0, chunkSeconds), got ${packGapSeconds}`);
   return {
     model: o.model,
     encoderFile: o.encoderFile,
@@ -150,6 +162,7 @@ export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOp
     detectLanguage: o.detectLanguage ?? true,
     timestamps: o.timestamps ?? true,
     chunkSeconds,
+    packGapSeconds,
     suppressTokens: o.suppressTokens ?? 'non-speech',
     suppressBlank: o.suppressBlank ?? true,
     fallback: resolveFallbackOptions(o),
