@@ -102,7 +102,14 @@ describe('dub CLI', () => {
     // Latin-1 and Latin-2 read these bytes differently: the encoding cannot be known.
     const latin2 = path.join(dir, 'latin2.srt');
     fs.writeFileSync(latin2, Buffer.concat([Buffer.from('1\n00:00:01,000 --> 00:00:02,000\n'), Buffer.from('446f6272fd2064656e2c206a616b207365206de174653f0a44ec6b756a692c20646f62f8652e0a', 'hex')]));
+    const badJson = path.join(dir, 'glossary-bad.json');
+    fs.writeFileSync(badJson, '[{"term": "Vaultline", "keep": true},');
+    const longTerm = path.join(dir, 'glossary-long.txt');
+    fs.writeFileSync(longTerm, `# terms\nVaultline\n${'x'.repeat(130)}\tlargo\n`);
     const cases: [string[], RegExp][] = [
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--glossary', path.join(dir, 'missing.json')], /^dub run: --glossary .*missing\.json does not exist$/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--glossary', badJson], /^dub run: --glossary .*glossary-bad\.json: not valid JSON: /],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--glossary', longTerm], /^dub run: --glossary glossary-long\.txt\[1\]\.term is 130 characters; at most 100 are allowed$/],
       [[path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*missing\.mp4 does not exist$/],
       [['--input', path.join(dir, 'missing.mp4'), '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*missing\.mp4 does not exist$/],
       [[silent, '--from', 'en-US', '--to', 'es-ES'], /^dub run: input .*silent\.mp4 has no audio track: .*missing_audio_track/],

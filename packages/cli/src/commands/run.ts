@@ -14,7 +14,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, TARGET_LOCALES, ValidationError,
-  GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type BlobStore, type DubConfig, type EngineRecord, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
+  GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type BlobStore, type DubConfig, type EngineRecord, type Glossary, parseGlossary, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
 import { licenceWarnings, termsOf } from '@dub/core';
@@ -38,6 +38,9 @@ const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [op
   --speakers N          number of speakers (default: estimated)
   --start S, --end S    trim the source (seconds)
   --source-srt FILE     use this SRT transcript instead of speech recognition
+  --glossary FILE       terms every target keeps or translates one way: JSON as the API takes it
+                        ([{"term": "Vaultline", "keep": true}, {"term": "dubbing", "translation": "doblaje"}])
+                        or text, one term a line: TERM<TAB>TRANSLATION, or TERM alone to keep it
   --voice-over          keep the original audio under the dubbed vocals (needs --voice)
   --voice ID            library voice narrating every speaker (see GET /v1/voices)
   --anonymize X         voice anonymization 0..1 (default 0)
@@ -60,7 +63,7 @@ failure while dubbing (the message names the error code).
 const OPTIONS = {
   input: { type: 'string', multiple: true }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string', short: 'o' },
   mode: { type: 'string' }, speakers: { type: 'string' }, start: { type: 'string' }, end: { type: 'string' },
-  'source-srt': { type: 'string' }, 'voice-over': { type: 'boolean' }, voice: { type: 'string' }, anonymize: { type: 'string' },
+  'source-srt': { type: 'string' }, glossary: { type: 'string' }, 'voice-over': { type: 'boolean' }, voice: { type: 'string' }, anonymize: { type: 'string' },
   'srt-profile': { type: 'string' }, 'data-dir': { type: 'string' }, blobs: { type: 'string' }, quiet: { type: 'boolean', short: 'q' },
   'log-format': { type: 'string' }, verbose: { type: 'boolean', short: 'v' }, help: { type: 'boolean', short: 'h' },
 } as const;
@@ -88,6 +91,38 @@ interface RunSettings {
   sourceSrt?: string;
   /** --blobs: fs:PATH or s3://BUCKET/PREFIX (default the data dir's blobs/). */
   blobs?: string;
+  /** --glossary: applied to every target. */
+  glossary?: Glossary;
+}
+
+/**
+ * `--glossary FILE`: the API's JSON array, or text with one term a line (TERM<TAB>TRANSLATION, or
+ * TERM alone: kept as it is; blank lines and lines starting with # skipped). Checked as the API
+ * checks it (parseGlossary: limits, duplicates), a bad file being a usage error (exit 2).
+ */
+async function readGlossaryFile(file: string): Promise<Glossary> {
+  const full = path.resolve(file);
+  const st = await fsp.stat(full).catch(() => undefined);
+  if (!st?.isFile()) throw new ValidationError(`--glossary ${full} does not exist`, { field: 'glossary' });
+  if (st.size > 1024 * 1024) throw new ValidationError(`--glossary ${full} is ${st.size} bytes; at most 1 MiB`, { field: 'glossary' });
+  const text = (await fsp.readFile(full, 'utf8')).replace(/^\uFEFF/, '');
+  let value: unknown;
+  if (/^\s*\[/.test(text)) {
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      throw new ValidationError(`--glossary ${full}: not valid JSON: ${(e as Error).message}`, { field: 'glossary' });
+    }
+  } else {
+    value = text
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'))
+      .map((l) => {
+        const tab = l.indexOf('\t');
+        return tab < 0 ? { term: l.trim(), keep: true } : { term: l.slice(0, tab).trim(), translation: l.slice(tab + 1).trim() };
+      });
+  }
+  return parseGlossary(value, `--glossary ${path.basename(full)}`);
 }
 
 interface OutputFile {
@@ -139,6 +174,7 @@ export async function run(argv: string[]): Promise<number> {
   };
   if (values.blobs !== undefined && !(values.blobs.startsWith('fs:') || values.blobs.startsWith('s3://'))) throw new ValidationError(`--blobs must be fs:PATH or s3://BUCKET/PREFIX, got "${values.blobs}"`, { field: 'blobs' });
   if (values.blobs?.startsWith('s3://')) parseBlobsOption(values.blobs, []); // a malformed location is a usage error before any work
+  if (values.glossary !== undefined) settings.glossary = await readGlossaryFile(values.glossary);
   const sourceSrtNotes: string[] = [];
   if (values['source-srt']) {
     const file = path.resolve(values['source-srt']);
@@ -321,7 +357,7 @@ async function dubWith(store: BlobStore, input: string, out: string, dataDir: st
     v: 1, type: 'prepare-asset', job_id: `${assetId}-prepare`, asset_id: assetId, locale: s.from, media: { blob: uploadKey },
     ...(s.start !== undefined ? { start_time: s.start } : {}), ...(s.end !== undefined ? { end_time: s.end } : {}),
     ...(s.speakers !== undefined ? { speakers_count: s.speakers } : {}), ...(s.sourceSrt !== undefined ? { source_srt: s.sourceSrt } : {}),
-    versions,
+    versions: s.glossary?.length ? versions.map((v) => ({ ...v, glossary: s.glossary })) : versions,
   });
   await done;
   await runtime.close();
