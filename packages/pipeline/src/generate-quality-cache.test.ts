@@ -282,23 +282,23 @@ describe('per-line quality measurements across generations', () => {
     expect(mixChanged!.end - mixChanged!.start).toBeLessThan(DURATION / 2);
   }, 480_000);
 
-  it('Whisper: an edit measures again the lines of the edited line\'s 30 s chunk, no other chunk\'s; the entries equal a generation with nothing cached', async () => {
+  it('Whisper: an edit measures again the lines of the edited line\'s 30 s window (here all: their speech fits one); the entries equal a generation with nothing cached', async () => {
     const models = path.join(dir, 'models');
     await fsp.cp(fileURLToPath(new URL('../../asr/fixtures/whisper-tiny-test', import.meta.url)), path.join(models, 'whisper-base'), { recursive: true });
     const s = await pristineCopy('whisper');
     const first = await generate(s, 1, models);
     const ids = SOURCE.map((l) => l.id);
     expect(first.quality.measuredLines).toEqual(ids);
-    // two chunks, lines 1-4 and 5-6: the tiny model's words go to the first line of each
-    expect(first.report.segments.map((x) => x.back_transcription.text)).toEqual(['hello world', '', '', '', 'hello world', '']);
+    // the lines' speech packed into one window (though they span 37 s of the timeline): the tiny model's words go to its first line
+    expect(first.report.segments.map((x) => x.back_transcription.text)).toEqual(['hello world', '', '', '', '', '']);
     for (const x of first.report.segments) expect(x.back_transcription.engine).toBe('whisper');
 
     await s.put(blobKeys.script(VERSION), JSON.stringify(editedScript()));
     const second = await generate(s, 2, models);
-    expect(second.quality.measuredLines).toEqual(['seg-0001', 'seg-0002', 'seg-0003', 'seg-0004']);
-    // the edited line was decoded inside its chunk, not alone (alone, it would have heard the words)
+    // the edited line's window is every line's (which windows an edit leaves alone: 'line measurement keys' below)
+    expect(second.quality.measuredLines).toEqual(ids);
+    // the edited line was decoded inside its window, not alone (alone, it would have heard the words)
     expect(second.report.segments.find((x) => x.id === EDITED.id)!.back_transcription.text).toBe('');
-    for (const id of ['seg-0005', 'seg-0006']) expect(entry(second.report.segments.find((x) => x.id === id)!), id).toEqual(entry(first.report.segments.find((x) => x.id === id)!));
 
     const fresh = await pristineCopy('whisper-fresh');
     await fresh.put(blobKeys.script(VERSION), JSON.stringify(editedScript()));
@@ -347,6 +347,12 @@ describe('line measurement keys', () => {
       [['e'], 80, 150],
     ]);
     expect(decodeUnits(lines, 'pocketsphinx', 0).map((u) => u.lines.map((l) => l.segment.id))).toEqual([['a'], ['b'], ['c'], ['d'], ['e']]);
+    // the lines' speech is packed (1 s apart): lines far apart on the timeline share a window while their speech fits 30 s
+    const sparse = [line('p', 0, 5), line('q', 40, 48), line('r', 100, 110), line('s', 200, 208)];
+    expect(decodeUnits(sparse, 'whisper', 30).map((u) => [u.lines.map((l) => l.segment.id), u.start, u.end])).toEqual([
+      [['p', 'q', 'r'], 0, 110],
+      [['s'], 200, 208],
+    ]);
     const asr = { engine: 'whisper' };
     const k0 = lineMeasurementKeys({ lines, asr, similarity }, cache, 30);
     const k1 = lineMeasurementKeys({ lines: [line('a', 0, 10, 'k-a2'), ...lines.slice(1)], asr, similarity }, cache, 30);

@@ -98,6 +98,17 @@ export interface QualityMeasureInput {
   previousLoudness?: { framePeaks: readonly number[]; hopEnergies?: readonly number[]; hop?: number; changed: readonly { start: number; end: number }[] };
   /** That measurement already started by the caller (measureTrackLoudness of resultAudio), e.g. while the video was muxed. */
   trackLoudness?: Promise<LoudnessFrames>;
+  /** The lines' measurements already started by the caller (measureQualityLines of these lines), e.g. while the mix was encoded and muxed. */
+  measuredLines?: Promise<MeasuredLines>;
+}
+
+/** What the lines' measurements read: the speech timeline, the lines, the references and the engines. */
+export type QualityLinesInput = Pick<QualityMeasureInput, 'locale' | 'speechFile' | 'lines' | 'references' | 'asr' | 'similarity' | 'lineCache'>;
+
+/** Every line's measurements, and the ids of the lines measured now (the others came from the line cache). */
+export interface MeasuredLines {
+  lines: Record<string, LineMeasurement>;
+  measuredLines: string[];
 }
 
 /** Stored measurements of lines, by key (lineMeasurementKeys). */
@@ -236,34 +247,38 @@ interface DecodeUnit {
 /**
  * The decode units of the placed lines, as the engine decodes them: pocketsphinx decodes every
  * region as its own utterance (a line decoded alone gives the words it gives inside the batch);
- * Whisper decodes chunks of up to `chunkSeconds` grouped from the regions in order (a line longer
- * than that is split in equal parts first), so a unit is one chunk, or the chunks a split line
- * spans. A unit starts where a chunk starts, so decoding any set of whole units groups them into
- * the same chunks.
+ * Whisper (BACK_TRANSCRIPTION_WHISPER) packs the lines' speech, in order and `gap` seconds apart,
+ * into windows of up to `chunkSeconds` (a line longer than that is split in equal parts first), as
+ * packRegions of @dub/asr does, so a unit is one window, or the windows a split line spans. A unit
+ * starts a window, so decoding any set of whole units packs them into the same windows.
  */
-export function decodeUnits(lines: readonly QualityLine[], engine: string, chunkSeconds: number): DecodeUnit[] {
+export function decodeUnits(lines: readonly QualityLine[], engine: string, chunkSeconds: number, gap: number = BACK_TRANSCRIPTION_PACK_GAP): DecodeUnit[] {
   const heard = lines.filter((l) => l.fitted);
   if (engine !== 'whisper') return heard.map((l) => ({ lines: [l], start: l.placement.start, end: l.placement.end }));
   const units: DecodeUnit[] = [];
-  let chunkStart = Number.NaN;
+  // seconds of the current window taken so far
+  let length = Number.NaN;
   for (const l of heard) {
     const { start, end } = l.placement;
     const len = end - start;
     const parts = Math.max(1, Math.ceil(len / chunkSeconds - 1e-9));
     for (let i = 0; i < parts; i++) {
+      const part = len / parts;
       const pEnd = start + (len * (i + 1)) / parts;
       const unit = units[units.length - 1];
-      if (unit && pEnd - chunkStart <= chunkSeconds) {
-        // same chunk
+      if (unit && length + gap + part <= chunkSeconds + 1e-9) {
+        // same window
         if (unit.lines[unit.lines.length - 1] !== l) unit.lines.push(l);
-        unit.end = pEnd;
+        unit.start = Math.min(unit.start, start);
+        unit.end = Math.max(unit.end, pEnd);
+        length += gap + part;
       } else if (unit && i > 0) {
-        // a new chunk inside a split line: the line ties it to the unit
-        chunkStart = start + (len * i) / parts;
-        unit.end = pEnd;
+        // a new window inside a split line: the line ties it to the unit
+        unit.end = Math.max(unit.end, pEnd);
+        length = part;
       } else {
-        chunkStart = start;
         units.push({ lines: [l], start, end: pEnd });
+        length = part;
       }
     }
   }
@@ -273,18 +288,28 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. */
-export const LINE_MEASUREMENT_VERSION = 2;
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows 1 s apart, fallback at 0.4 and 0.8 with one sample each. */
+export const LINE_MEASUREMENT_VERSION = 3;
+
+/** Seconds of silence between two lines packed into one Whisper window. */
+export const BACK_TRANSCRIPTION_PACK_GAP = 1;
 
 /**
- * How Whisper decodes the dubbed lines (issue 27 item 6): in the target language (the prompt's
- * language token is the target locale's; nothing is detected), at most 15 tokens per second of
- * the decode unit plus 8 (a dubbed line is read text: even fast speech with timestamps stays
- * well under it), with openai's temperature fallback on the compression ratio and the average log
- * probability kept; so a looping or invented decoding of a short line stops at its bound instead
- * of running to 224 tokens at each of six temperatures.
+ * How Whisper decodes the dubbed lines (issue 27 item 6):
+ * - in the target language: the prompt's language token is the target locale's, nothing is detected;
+ * - the lines' speech packed into windows of up to 30 s (`packGapSeconds`: each line's samples
+ *   after the previous one's with 1 s of silence between, where Whisper ends a segment), so the encoder runs once per 30 s of
+ *   dubbed speech, not once per 30 s of the timeline or per line; the words come back on the
+ *   timeline and go to the line they were heard in (wordsOverLines, wordsByLine);
+ * - bounded: at most 15 tokens per second of the window plus 8 (read text, even fast with
+ *   timestamps, stays well under it: 3-6 tokens per second measured on Kokoro's Spanish);
+ * - openai's compression-ratio (> 2.4) and average log-probability (< -1) checks and no-speech
+ *   rule, with a cheap temperature fallback: a window that fails is decoded again at 0.4, then at
+ *   0.8, one sample each (openai samples 5 at each of 0.2 .. 1.0: up to 26 decodes of a window,
+ *   which made a generation's quality stage take most of its time where Whisper could not read
+ *   the synthesized lines). So a window costs at most three bounded decodes.
  */
-export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15 } as const;
+export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: BACK_TRANSCRIPTION_PACK_GAP, temperatures: [0, 0.4, 0.8], bestOf: 1 } as const;
 
 /**
  * The cache key of every line's measurements: what they read. Its fitted audio (blob key), spoken
@@ -299,9 +324,8 @@ export function lineMeasurementKeys(input: Pick<QualityMeasureInput, 'lines' | '
   if (input.asr.engine !== null) {
     const heard = input.lines.filter((l) => l.fitted);
     for (const u of decodeUnits(input.lines, input.asr.engine, chunkSeconds)) {
-      const from = u.start - CONTEXT_SECONDS;
-      const to = u.end + CONTEXT_SECONDS;
-      const others = heard.filter((l) => !u.lines.includes(l) && l.placement.start < to && l.placement.end > from);
+      // the decode reads the unit's lines' spans only (pocketsphinx: the line's; Whisper: each line's, packed)
+      const others = heard.filter((l) => !u.lines.includes(l) && u.lines.some((m) => l.placement.start < m.placement.end + CONTEXT_SECONDS && l.placement.end > m.placement.start - CONTEXT_SECONDS));
       const unit = { span: [r6(u.start), r6(u.end)], lines: u.lines.map(ident), others: others.map(ident), sampleRate: cache.sampleRate };
       for (const l of u.lines) heardIn.set(l.segment.id, unit);
     }
@@ -334,7 +358,7 @@ async function whisperChunkSeconds(): Promise<number> {
 type BackTranscription = QualitySegment['back_transcription'];
 
 /** Back-transcription of `input.lines`; `failed`: lines whose measurement failed (not to be kept). */
-async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<{ byLine: Map<string, BackTranscription>; failed: Set<string> }> {
+async function backTranscribe(input: QualityLinesInput, env: Omit<QualityEnv, 'media'>, ctx: StageContext): Promise<{ byLine: Map<string, BackTranscription>; failed: Set<string> }> {
   const out = new Map<string, BackTranscription>();
   const failed = new Set<string>();
   const heard = input.lines.filter((l) => l.fitted);
@@ -403,9 +427,9 @@ async function backTranscribe(input: QualityMeasureInput, env: QualityEnv, ctx: 
 }
 
 async function similarities(
-  input: QualityMeasureInput,
+  input: QualityLinesInput,
   samples: Map<string, { x: Float32Array; sampleRate: number }>,
-  env: QualityEnv,
+  env: Omit<QualityEnv, 'media'>,
   ctx: StageContext,
 ): Promise<Map<string, QualitySegment['speaker_similarity']>> {
   const { createSpeakerEmbedder, cosineSimilarity, SIMILARITY_KINDS, SIMILARITY_THRESHOLDS } = await import('@dub/asr');
@@ -447,8 +471,14 @@ async function similarities(
   return byLine;
 }
 
+/** `ctx` with every progress report of the steps inside it named `stage`. */
+function namedProgress(ctx: StageContext, stage: string): StageContext {
+  const parent = ctx.onProgress;
+  return { ...ctx, ...(parent ? { onProgress: (p) => parent({ ...p, stage }) } : {}) };
+}
+
 /** Measure `input.lines` (every one): loudness of its speech, back-transcription, speaker similarity. */
-async function measureLines(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<{ lines: Map<string, LineMeasurement>; failed: Set<string> }> {
+async function measureLines(input: QualityLinesInput, env: Omit<QualityEnv, 'media'>, ctx: StageContext): Promise<{ lines: Map<string, LineMeasurement>; failed: Set<string> }> {
   // Each line's speech as placed: loudness here, and the vector for similarity.
   const samples = new Map<string, { x: Float32Array; sampleRate: number }>();
   const rms = new Map<string, number | null>();
@@ -483,7 +513,7 @@ function durationsOf(info: MediaInfo | undefined): QualityReport['durations']['s
  */
 export async function measureQuality(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<QualityMeasurements> {
   // the outputs (ffmpeg, child processes) are measured while the lines are
-  const [measured, outputs] = await settled([measureOrRecall(input, env, ctx), measureOutputs(input, env, ctx)]);
+  const [measured, outputs] = await settled([input.measuredLines ?? measureQualityLines(input, env, ctx), measureOutputs(input, env, ctx)]);
   const { loud, source, video, audio } = outputs;
   const { SIMILARITY_KINDS, SIMILARITY_THRESHOLDS } = await import('@dub/asr');
   const diff = (x: number | null, from: number | null): number | null => (x !== null && from !== null ? Math.round((x - from) * 1000) : null);
@@ -518,8 +548,14 @@ async function settled<A, B>(p: [Promise<A>, Promise<B>]): Promise<[A, B]> {
   return [a.value, b.value];
 }
 
-/** Every line's measurements: from the line cache where its key was measured before, else measured now (and kept). */
-async function measureOrRecall(input: QualityMeasureInput, env: QualityEnv, ctx: StageContext): Promise<{ lines: Record<string, LineMeasurement>; measuredLines: string[] }> {
+/**
+ * Every line's measurements: from the line cache where its key was measured before, else measured
+ * now (and kept). Its progress is the quality stage's, whatever step runs inside (the timeline's
+ * conversion, Whisper's windows, the speaker vectors).
+ */
+export async function measureQualityLines(input: QualityLinesInput, env: Omit<QualityEnv, 'media'>, context: StageContext): Promise<MeasuredLines> {
+  const t0 = performance.now();
+  const ctx = namedProgress(context, 'quality');
   const cache = input.lineCache;
   const keys = cache ? lineMeasurementKeys(input, cache, input.asr.engine === 'whisper' ? await whisperChunkSeconds() : 0) : undefined;
   const found = new Map<string, LineMeasurement>();
@@ -532,7 +568,7 @@ async function measureOrRecall(input: QualityMeasureInput, env: QualityEnv, ctx:
   const todo = input.lines.filter((l) => !found.has(l.segment.id));
   const measured = todo.length ? await measureLines({ ...input, lines: todo }, env, ctx) : { lines: new Map<string, LineMeasurement>(), failed: new Set<string>() };
   if (cache && keys) for (const [id, m] of measured.lines) if (!measured.failed.has(id)) await cache.store.put(keys.get(id), m);
-  ctx.logger.info({ lines: input.lines.length, measured: todo.length, cached: found.size }, 'quality: lines measured');
+  ctx.logger.info({ lines: input.lines.length, measured: todo.length, cached: found.size, seconds: Number(((performance.now() - t0) / 1000).toFixed(3)) }, 'quality: lines measured');
   const lines: Record<string, LineMeasurement> = {};
   for (const l of input.lines) lines[l.segment.id] = found.get(l.segment.id) ?? measured.lines.get(l.segment.id)!;
   return { lines, measuredLines: todo.map((l) => l.segment.id) };

@@ -30,6 +30,7 @@ import path from 'node:path';
 import {
   blobKeys,
   getLocale,
+  reportProgress,
   modelEngineRecord,
   recordTermsOf,
   QualityReportSchema,
@@ -51,7 +52,7 @@ import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
 import type { TranslateConfig } from '@dub/translate';
 import { ArtifactCache, keyedFiles, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { artifactLineCache, buildQualityReport, measureQuality, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type QualityLine, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
+import { artifactLineCache, buildQualityReport, measureQuality, measureQualityLines, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type MeasuredLines, type QualityEnv, type QualityLine, type QualityLinesInput, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { collectRedubState, markGenerationRunning, readRedubState, writeRedubState, type LoudnessNormalization, type MixState, type RedubCollection } from './redub-state.js';
@@ -183,6 +184,9 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   let synth: SynthesisResult | undefined;
   // while this generation runs, another one of the asset collects no chunk blobs (redub-state.ts)
   let running: (() => Promise<void>) | undefined;
+  // the quality stage's lines, measured beside the mix, audio and video stages (stopped if the generation fails before it)
+  const earlyLines = new AbortController();
+  let linesMeasured: Promise<MeasuredLines> | undefined;
   try {
     running = await markGenerationRunning(rt.store, job.asset_id, job.version_id, job.generation);
     synth = await synthesizeLines(job, rt, opts, { runner, cache, local, media });
@@ -202,6 +206,11 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       return null;
     });
     const speechKey = timeline.files['speech.wav']!;
+    // The lines' measurements (Whisper's back-transcription above all) read the speech timeline and
+    // the lines only: they run while the mix is made, encoded and muxed (startQualityLines).
+    const qualityPlan = await planQuality(rt, { job, transcript, speakers, segments, speechKey, local, opts, work });
+    linesMeasured = startQualityLines(rt, qualityPlan, runner.context('quality').logger, earlyLines.signal);
+    linesMeasured.catch(() => undefined);
 
     // Mix.
     let backgroundKey: string | undefined;
@@ -344,10 +353,12 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       work,
       ...(prevLoudness ?? {}),
       trackLoudness,
-    });
-    // a quality stage from the cache did not need it
+    }, qualityPlan, linesMeasured);
+    // a quality stage from the cache did not need them
     early.abort();
     await trackLoudness.catch(() => undefined);
+    earlyLines.abort();
+    await linesMeasured.catch(() => undefined);
     // what the next generation updates its mix and loudness from (its re-dub state, written once the report is)
     const mixState: MixState = {
       mix: mixed.files['mix.wav']!,
@@ -425,6 +436,8 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     const overlongSegments = report.segments.filter((s) => s.flags.includes('overflow')).map((s) => s.id);
     return { resultVideoKey, resultAudioKey, duration, overlongSegments, reportKey, report, ...(collected ? { collected } : {}) };
   } finally {
+    earlyLines.abort();
+    await linesMeasured?.catch(() => undefined);
     await running?.().catch((e) => rt.ctx.logger.warn({ err: e }, 'could not remove the running mark of the generation'));
     await synth?.dispose();
     await rm(work, { recursive: true, force: true });
@@ -523,13 +536,20 @@ function previousLoudness(state: MixState | undefined, update: MixStageValue['up
   };
 }
 
-/**
- * The measurements of the report, as a cached stage keyed by what it reads: the placed lines, the
- * outputs, the reference clips and the engines (ASR for the target locale, speaker embedding).
- * Inside it, each line's measurements are cached on their own (`quality-line`, keyed by what the
- * line's measurements read), so after an edit only the lines whose key changed are measured again.
- */
-async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[]; hopEnergies?: number[]; hop?: number }> {
+/** What the quality stage measures with: the engines, the references and the lines' cache, decided once the lines are placed. */
+interface QualityPlan {
+  asr: BackTranscriber;
+  asrModel: unknown;
+  speaker: Awaited<ReturnType<typeof speakerEngineOf>>;
+  notApplicable: Record<string, string>;
+  /** Speaker id -> blob key of the reference clip. */
+  references: Record<string, string>;
+  /** The lines' measurements' input (the timeline, the lines and the references as local files). */
+  linesInput: (ctx: StageContext) => Promise<QualityLinesInput>;
+  env: Omit<QualityEnv, 'media'>;
+}
+
+async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 'transcript' | 'speakers' | 'segments' | 'speechKey' | 'local' | 'opts' | 'work'>): Promise<QualityPlan> {
   const choice = engineChoiceFromEnv(process.env);
   const modelsDir = rt.config.modelsDir;
   // Back-transcription: auto (the best engine installed here for the target locale) unless told.
@@ -554,6 +574,47 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
     else if (anonymization > 0) notApplicable[sp.id] = `${sp.id}'s voice is anonymized (${anonymization}): moved away from theirs on purpose, similarity is not flagged`;
   }
   const references = Object.fromEntries(q.transcript.speakers.filter((s) => s.reference_key).map((s) => [s.id, s.reference_key!]));
+  // the timeline's sample rate, as the timeline stage chose it (a line's audio there depends on it)
+  const voicedRates = q.segments.flatMap((s) => (s.result ? [s.result.value.sampleRate] : []));
+  const lineCache = new ArtifactCache(rt.store, q.job.asset_id, { tmpDir: q.work });
+  const linesInput = async (ctx: StageContext): Promise<QualityLinesInput> => {
+    const localRefs: Record<string, string> = {};
+    for (const [id, key] of Object.entries(references)) localRefs[id] = await q.local(key);
+    return {
+      locale: q.job.locale,
+      speechFile: await q.local(q.speechKey),
+      lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, key: l.fitted.file, file: await q.local(l.fitted.file) } } : l))),
+      references: localRefs,
+      asr,
+      similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), model: speaker.model?.sha256 ?? null, notApplicable },
+      lineCache: { store: artifactLineCache(lineCache, ctx), referenceKeys: references, sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0 },
+    };
+  };
+  const env = { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: rt.config.onnxThreads, models: modelsDir ? { modelsDir } : {}, tmpDir: q.work };
+  return { asr, asrModel, speaker, notApplicable, references, linesInput, env };
+}
+
+/**
+ * The lines' measurements (back-transcription, speaker similarity, RMS), started as soon as the
+ * speech timeline is made: they read nothing of the mix, the dubbed track or the video, so they run
+ * while those are made, encoded and muxed. No progress of their own (the stages they run beside
+ * report theirs); the quality stage takes the result, and reports it while it is still running.
+ */
+function startQualityLines(rt: JobRuntime, plan: QualityPlan, logger: StageContext['logger'], signal: AbortSignal): Promise<MeasuredLines> {
+  const ctx: StageContext = { logger, signal: rt.ctx.signal ? AbortSignal.any([rt.ctx.signal, signal]) : signal };
+  const run = async () => measureQualityLines(await plan.linesInput(ctx), plan.env, ctx);
+  return rt.withLimit ? rt.withLimit('gpu', run) : run();
+}
+
+/**
+ * The measurements of the report, as a cached stage keyed by what it reads: the placed lines, the
+ * outputs, the reference clips and the engines (ASR for the target locale, speaker embedding).
+ * Inside it, each line's measurements are cached on their own (`quality-line`, keyed by what the
+ * line's measurements read), so after an edit only the lines whose key changed are measured again.
+ * `measuredLines`: the lines' measurements started earlier (startQualityLines), taken as they are.
+ */
+async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput, plan: QualityPlan, measuredLines?: Promise<MeasuredLines>): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[]; hopEnergies?: number[]; hop?: number }> {
+  const { asr, asrModel, speaker, notApplicable, references } = plan;
   const inputs = {
     v: QUALITY_VERSION,
     speech: q.speechKey,
@@ -565,36 +626,25 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
     speaker: [speaker.id, speaker.model?.sha256 ?? null],
     notApplicable,
   };
-  // the timeline's sample rate, as the timeline stage chose it (a line's audio there depends on it)
-  const voicedRates = q.segments.flatMap((s) => (s.result ? [s.result.value.sampleRate] : []));
-  const lineCache = new ArtifactCache(rt.store, q.job.asset_id, { tmpDir: q.work });
   const r = await runner.run<QualityMeasurements>('quality', inputs, async (_out, ctx) => {
-    const localRefs: Record<string, string> = {};
-    for (const [id, key] of Object.entries(references)) localRefs[id] = await q.local(key);
+    // the progress names this stage from its start (its lines may have been measured beside the stages before)
+    reportProgress(ctx, 'quality', 0);
     const run = async () =>
       measureQuality(
         {
-          locale: q.job.locale,
-          speechFile: await q.local(q.speechKey),
+          ...(await plan.linesInput(ctx)),
           sourceVideo: await q.local(q.sourceKey),
           resultVideo: await q.local(q.videoKey),
           resultAudio: await q.local(q.audioKey),
-          lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, key: l.fitted.file, file: await q.local(l.fitted.file) } } : l))),
-          references: localRefs,
-          asr,
-          similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), model: speaker.model?.sha256 ?? null, notApplicable },
           ...(q.previousLoudness ? { previousLoudness: q.previousLoudness } : {}),
           ...(q.trackLoudness ? { trackLoudness: q.trackLoudness } : {}),
-          lineCache: {
-            store: artifactLineCache(lineCache, ctx),
-            referenceKeys: references,
-            sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0,
-          },
+          ...(measuredLines ? { measuredLines } : {}),
         },
-        { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: rt.config.onnxThreads, models: modelsDir ? { modelsDir } : {}, tmpDir: q.work, media: q.media },
+        { ...plan.env, media: q.media },
         ctx,
       );
-    return rt.withLimit ? rt.withLimit('gpu', run) : run();
+    // the lines started earlier hold the limit themselves
+    return rt.withLimit && !measuredLines ? rt.withLimit('gpu', run) : run();
   });
   return { measured: r.value, similarityEngine: speaker.id, ...(r.value.framePeaks ? { framePeaks: r.value.framePeaks } : {}), ...(r.value.hopEnergies && r.value.hop ? { hopEnergies: r.value.hopEnergies, hop: r.value.hop } : {}) };
 }
