@@ -14,12 +14,13 @@ import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engin
 import { SPEECH_SAMPLE_RATE, withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
 import { resolveVadOptions, runVad, type VadOptions } from '../vad/detect-speech.js';
 import type { SpeechDetection } from '../vad/types.js';
-import { partitionBic, speechFrames } from './bic.js';
+import { BIC_REFERENCE_SECONDS, partitionBic, speechFrames } from './bic.js';
 import { averageLinkage, cosineDistances, cutDendrogram, prepareVectors } from './cluster.js';
 import { resolveMfccStatsOptions, type MfccStatsOptions } from './mfcc-stats.js';
 import { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './onnx-embedding.js';
 import { chooseClipPieces, renderClip, type ClipPiece } from './reference-clip.js';
 import { EMBEDDING_ENGINES, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './registry.js';
+import { cutLines, type LineOptions } from './lines.js';
 import { labelSegments, labelTurns, type SpeakerTurn } from './resegment.js';
 import { speakerWindows, type SpeakerWindow } from './windows.js';
 
@@ -48,6 +49,17 @@ export interface DiarizeOptions extends EngineEnvOptions, SpeechAudioOptions {
   estimate?: 'bic' | 'threshold';
   /** BIC penalty weight (default 2, measured on the test recordings: frames are correlated, so the textbook 1 overestimates). */
   bicLambda?: number;
+  /**
+   * Seconds of speech the BIC weighs at most (default BIC_REFERENCE_SECONDS, 25): longer files are
+   * scored as if they held this much speech, so the count does not grow with the length.
+   * `Infinity` gives the unnormalized BIC (the count then grows with the file).
+   */
+  bicReferenceSeconds?: number;
+  /**
+   * Lines: segments longer than `maxSeconds` (7) are cut at their deepest pause, leaving at least
+   * `minSeconds` (1) each side (see lines.ts); `false` keeps the ASR segments as they are.
+   */
+  lines?: Partial<LineOptions> | false;
   /** Clusters holding less than this share of the speech are folded into the nearest one when estimating (default 0.1). */
   minSpeakerShare?: number;
   /** Embedding engine (default `mfcc`; `onnx` with a WeSpeaker/CAM++ model on real hosts). */
@@ -76,6 +88,8 @@ export interface ResolvedDiarizeOptions {
   minSpeakerShare: number;
   estimate: 'bic' | 'threshold';
   bicLambda: number;
+  bicReferenceSeconds: number;
+  lines: Partial<LineOptions> | false;
   embedding: EmbeddingEngineId;
   engines: ResolvedEmbeddingEngineOptions;
   windowSeconds: number;
@@ -117,6 +131,8 @@ export function resolveDiarizeOptions(o: DiarizeOptions = {}): ResolvedDiarizeOp
     minSpeakerShare: o.minSpeakerShare ?? 0.1,
     estimate: o.estimate ?? (embedding === 'mfcc' ? 'bic' : 'threshold'),
     bicLambda: o.bicLambda ?? 2,
+    bicReferenceSeconds: o.bicReferenceSeconds ?? BIC_REFERENCE_SECONDS,
+    lines: o.lines === false ? false : { ...o.lines },
     embedding,
     engines: { mfcc: resolveMfccStatsOptions(o.mfcc), onnx: resolveOnnxEmbeddingOptions(o.onnx) },
     windowSeconds,
@@ -305,7 +321,7 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
         const cand = folded.labels;
         const kk = Math.max(...cand) + 1;
         if (kk < k) continue; // folding gave back a partition already scored
-        const bic = partitionBic(frames, labelTurns(speech.regions, windows, cand), kk, o.bicLambda);
+        const bic = partitionBic(frames, labelTurns(speech.regions, windows, cand), kk, o.bicLambda, o.bicReferenceSeconds);
         scores.push(Math.round(bic));
         if (bic > best.bic) best = { bic, labels: cand, adjustments: folded.folded };
         else if (k >= 3 && bic < best.bic) break;
@@ -318,7 +334,7 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
         for (let a = 0; a < k; a++) {
           for (let b = a + 1; b < k; b++) {
             const cand = renumber(best.labels.map((l) => (l === b ? a : l)));
-            const bic = partitionBic(frames, labelTurns(speech.regions, windows, cand), k - 1, o.bicLambda);
+            const bic = partitionBic(frames, labelTurns(speech.regions, windows, cand), k - 1, o.bicLambda, o.bicReferenceSeconds);
             if (!merged || bic > merged.bic) merged = { bic, labels: cand, b };
           }
         }
@@ -374,9 +390,21 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
     adjustments: resolveAdjustments(pending, labels, ids),
     speakers,
     turns: turns.map((t) => ({ start: t.start, end: t.end, speaker: ids[t.speaker]! })),
-    segments: count ? labelSegments(o.segments, turns, ids, o.joiner) : o.segments.map((s) => ({ ...s })),
+    segments: await toLines(count ? labelSegments(o.segments, turns, ids, o.joiner) : o.segments.map((s) => ({ ...s })), speech, audio, o, env, ctx),
     speech,
   };
+}
+
+/**
+ * Segments cut into lines (lines.ts). The pause depth needs per-frame VAD probabilities: a given
+ * detection without them (the pipeline passes regions only) gets them from one VAD pass here.
+ */
+async function toLines(segments: AsrSegment[], speech: SpeechDetection, audio: SpeechAudio, o: ResolvedDiarizeOptions, env: EngineEnv, ctx: StageContext): Promise<AsrSegment[]> {
+  if (o.lines === false) return segments;
+  const max = o.lines.maxSeconds ?? 7;
+  if (!segments.some((s) => s.end - s.start > max)) return segments;
+  const probs = speech.probabilities.length ? speech : await runVad(audio, resolveVadOptions(o.vad), env, subContext(ctx, 'vad', 0.9, 1));
+  return cutLines(segments, { probabilities: probs.probabilities, frameSeconds: probs.frameSeconds, regions: speech.regions }, o.lines, o.joiner);
 }
 
 /** Find the speakers of `input` (a media path, samples, or an open SpeechAudio). */
