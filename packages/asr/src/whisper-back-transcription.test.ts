@@ -42,7 +42,9 @@ function timeline(seconds: number, pieces: { at: number; x: Float32Array }[]): F
 }
 
 describe('packed windows (packRegions, unpackTime)', () => {
-  it('packs regions in order, 1 s apart, up to 30 s of speech per window; times map back, a silence to the piece after or before it', () => {
+  it('packs regions in order, pauses cut to 1 s, up to 30 s of speech per window; times map back, a silence to the piece after or before it', () => {
+    // a pause under the gap stays as it is
+    expect(packRegions([{ start: 2, end: 5, probability: 1 }, { start: 5.3, end: 6, probability: 1 }, { start: 6, end: 7, probability: 1 }], 30, 1)[0]!.pieces.map((p) => Math.round(p.at * 1e6) / 1e6)).toEqual([0, 3.3, 4]);
     const regions = [
       { start: 2, end: 5, probability: 1 },
       { start: 17, end: 21, probability: 1 },

@@ -247,8 +247,8 @@ interface DecodeUnit {
 /**
  * The decode units of the placed lines, as the engine decodes them: pocketsphinx decodes every
  * region as its own utterance (a line decoded alone gives the words it gives inside the batch);
- * Whisper (BACK_TRANSCRIPTION_WHISPER) packs the lines' speech, in order and `gap` seconds apart,
- * into windows of up to `chunkSeconds` (a line longer than that is split in equal parts first), as
+ * Whisper (BACK_TRANSCRIPTION_WHISPER) packs the lines' speech, in order, a pause between two kept up
+ * to `gap` seconds, into windows of up to `chunkSeconds` (a line longer than that is split in equal parts first), as
  * packRegions of @dub/asr does, so a unit is one window, or the windows a split line spans. A unit
  * starts a window, so decoding any set of whole units packs them into the same windows.
  */
@@ -256,22 +256,27 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
   const heard = lines.filter((l) => l.fitted);
   if (engine !== 'whisper') return heard.map((l) => ({ lines: [l], start: l.placement.start, end: l.placement.end }));
   const units: DecodeUnit[] = [];
-  // seconds of the current window taken so far
+  // seconds of the current window taken so far, and where the speech before ended on the timeline
   let length = Number.NaN;
+  let prevEnd = Number.NaN;
   for (const l of heard) {
     const { start, end } = l.placement;
     const len = end - start;
     const parts = Math.max(1, Math.ceil(len / chunkSeconds - 1e-9));
     for (let i = 0; i < parts; i++) {
       const part = len / parts;
+      const pStart = start + (len * i) / parts;
       const pEnd = start + (len * (i + 1)) / parts;
       const unit = units[units.length - 1];
-      if (unit && length + gap + part <= chunkSeconds + 1e-9) {
+      // the pause before, kept up to `gap` seconds
+      const pause = Math.min(gap, Math.max(0, pStart - prevEnd));
+      prevEnd = pEnd;
+      if (unit && length + pause + part <= chunkSeconds + 1e-9) {
         // same window
         if (unit.lines[unit.lines.length - 1] !== l) unit.lines.push(l);
         unit.start = Math.min(unit.start, start);
         unit.end = Math.max(unit.end, pEnd);
-        length += gap + part;
+        length += pause + part;
       } else if (unit && i > 0) {
         // a new window inside a split line: the line ties it to the unit
         unit.end = Math.max(unit.end, pEnd);
@@ -288,7 +293,7 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows 1 s apart, fallback at 0.4 and 0.8 with one sample each. */
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. */
 export const LINE_MEASUREMENT_VERSION = 3;
 
 /** Seconds of silence between two lines packed into one Whisper window. */
@@ -298,7 +303,7 @@ export const BACK_TRANSCRIPTION_PACK_GAP = 1;
  * How Whisper decodes the dubbed lines (issue 27 item 6):
  * - in the target language: the prompt's language token is the target locale's, nothing is detected;
  * - the lines' speech packed into windows of up to 30 s (`packGapSeconds`: each line's samples
- *   after the previous one's with 1 s of silence between, where Whisper ends a segment), so the encoder runs once per 30 s of
+ *   after the previous one's, a pause longer than 1 s cut to 1 s, where Whisper ends a segment), so the encoder runs once per 30 s of
  *   dubbed speech, not once per 30 s of the timeline or per line; the words come back on the
  *   timeline and go to the line they were heard in (wordsOverLines, wordsByLine);
  * - bounded: at most 15 tokens per second of the window plus 8 (read text, even fast with

@@ -50,16 +50,19 @@ export interface PackedChunk {
 
 /**
  * Regions packed into windows of at most `max` seconds of audio: each region's samples one after
- * the other with `gap` seconds of silence between two, so a window holds up to `max` seconds of
- * speech however far apart the regions lie on the timeline (a region longer than `max` is split in
- * equal parts first). The regions stay in order; a window closes when the next region does not fit.
+ * the other, the pause between two kept up to `gap` seconds (a longer one is cut to `gap`), so a
+ * window holds up to `max` seconds of speech however far apart the regions lie on the timeline (a
+ * region longer than `max` is split in equal parts first). The regions stay in order; a window
+ * closes when the next region does not fit.
  */
 export function packRegions(regions: readonly SpeechRegion[], max: number, gap: number): PackedChunk[] {
   const chunks: PackedChunk[] = [];
+  let prevEnd = Number.NaN;
   for (const r of splitLongRegions(regions, max)) {
     const len = r.end - r.start;
     const cur = chunks[chunks.length - 1];
-    const at = cur ? cur.length + gap : 0;
+    const at = cur ? cur.length + Math.min(gap, Math.max(0, r.start - prevEnd)) : 0;
+    prevEnd = r.end;
     if (cur && at + len <= max + 1e-9) {
       cur.pieces.push({ start: r.start, end: r.end, at });
       cur.length = at + len;

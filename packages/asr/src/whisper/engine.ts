@@ -172,7 +172,10 @@ class Whisper implements AsrEngine {
       }
       // packed: decoded on the window's own time, then put back on the audio's timeline (the silences between regions map to their edges)
       const offset = gap === null ? c.start : 0;
+      // how far into the window the decoded segments reach
+      let heardTo = 0;
       for (const s of tokensToSegments(tokenizer, decoded.tokens, offset, c.length, req.locale)) {
+        heardTo = Math.max(heardTo, s.end - offset);
         if (s.start >= offset + c.length) continue;
         s.end = Math.min(s.end, offset + c.length);
         for (const w of s.words) {
@@ -186,6 +189,16 @@ class Whisper implements AsrEngine {
           [s.start, s.end] = [round3(unpackTime(c, s.start, 'start')), round3(Math.max(unpackTime(c, s.start, 'start'), unpackTime(c, s.end, 'end')))];
         }
         segments.push(s);
+      }
+      if (gap !== null) {
+        // openai's seek: Whisper may end a window before its audio does; the regions that start
+        // after the last segment it decoded there are decoded again, in a window of their own
+        const rest = c.pieces.filter((p) => p.at >= heardTo);
+        if (rest.length && rest.length < c.pieces.length) {
+          const again = packRegions(rest.map((p) => ({ start: p.start, end: p.end, probability: 1 })), this.o.chunkSeconds, gap)[0]!;
+          chunks.splice(i + 1, 0, { ...again, start: again.pieces[0]!.start, end: again.pieces[again.pieces.length - 1]!.end });
+          ctx.logger.debug({ start: c.start, end: c.end, heardTo, again: rest.length }, 'whisper: regions after the last segment decoded again');
+        }
       }
       reportProgress(ctx, 'asr', (i + 1) / chunks.length);
     }

@@ -41,8 +41,8 @@ export interface WhisperOptions extends FallbackOptions {
   chunkSeconds?: number;
   /**
    * Pack the speech regions into each chunk instead of reading the audio from the first region's
-   * start to the last one's end: the regions' samples one after the other with this many seconds
-   * of silence between two (packRegions), so one encoder pass hears up to chunkSeconds of speech
+   * start to the last one's end: the regions' samples one after the other, a pause between two
+   * kept up to this many seconds (packRegions), so one encoder pass hears up to chunkSeconds of speech
    * however far apart the regions lie; times come back on the audio's own timeline (unpackTime).
    * Default null: chunks of the audio as it is (source transcription). Back-transcription of the
    * dubbed lines sets it.
