@@ -23,4 +23,24 @@ describe('StageRunner progress', () => {
       ['audio', 0.75],
     ]);
   });
+
+  it('reports each stage at its start, so a display times a slow stage from when it begins', async () => {
+    const seen: [string, number][] = [];
+    const rt = { ctx: { logger: silentLogger, onProgress: (p: Progress) => void seen.push([p.stage ?? '', p.fraction]) }, emit: async () => undefined } as unknown as JobRuntime;
+    const cache = { run: async (_s: string, _i: unknown, _c: unknown, produce: (out: unknown) => Promise<unknown>) => ({ value: await produce({}), cached: false, files: {}, key: 'k' }) } as unknown as ArtifactCache;
+    const runner = new StageRunner(rt, cache, { type: 'prepare-asset' }, { weights: { plan: 1, separation: 3 } });
+    await runner.run('plan', {}, async () => null);
+    // the separation's own first report comes late (after a model window): its start is reported before
+    await runner.run('separation', {}, async () => {
+      expect(seen.at(-1)).toEqual(['separation', 0.25]);
+      return null;
+    });
+    expect(seen).toEqual([
+      ['plan', 0],
+      ['plan', 0.25],
+      ['separation', 0.25],
+      ['separation', 1],
+    ]);
+  });
 });
+

@@ -60,6 +60,9 @@ export class StageRunner {
   async run<T>(stage: string, inputs: unknown, produce: (out: StageOutput, ctx: StageContext) => Promise<T>): Promise<StageResult<T>> {
     const ctx = this.context(stage);
     const t0 = performance.now();
+    // a report at its start, so a display times the stage from when it begins, not from its
+    // first own report (separation's first comes after its first 7.8 s window)
+    reportProgress(ctx, stage, 0);
     const result = await this.cache.run(stage, inputs, ctx, (out) => produce(out, ctx));
     await this.done(stage, result.cached, (performance.now() - t0) / 1000);
     return result;
