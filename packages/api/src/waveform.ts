@@ -9,7 +9,7 @@
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { BlobStore, Logger } from '@dub/core';
+import type { BlobStore, Logger, WaveformBody } from '@dub/core';
 import { computeWaveform, WAVEFORM_DEFAULT_RATE, WAVEFORM_FLOOR_DB, type Waveform } from '@dub/media';
 
 /** Bumped when the format of the body changes (older blobs are then recomputed). */
@@ -17,24 +17,6 @@ export const WAVEFORM_FORMAT = 1;
 
 /** Blob key of an asset's waveform body. */
 export const waveformKey = (assetId: string): string => `assets/${assetId}/waveform-v${WAVEFORM_FORMAT}-${WAVEFORM_DEFAULT_RATE}.json`;
-
-/** The JSON body of GET /v1/versions/{id}/waveform. */
-export interface WaveformBody {
-  asset_id: string;
-  /** Windows per second. */
-  rate: number;
-  /** Seconds of audio measured. */
-  duration: number;
-  /** Number of windows (bytes in `peak` and in `rms` once decoded). */
-  count: number;
-  /** `u8-db`: one byte per window, dBFS = floor_db * (1 - byte / 255); byte 0 is floor_db or quieter. */
-  encoding: 'u8-db';
-  floor_db: number;
-  /** Base64 of the peak level bytes. */
-  peak: string;
-  /** Base64 of the RMS level bytes. */
-  rms: string;
-}
 
 export function waveformBody(assetId: string, w: Waveform): WaveformBody {
   return {

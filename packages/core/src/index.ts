@@ -5,6 +5,7 @@ export * from './state.js';
 export * from './glossary.js';
 export * from './script.js';
 export * from './quality-report.js';
+export type { WaveformBody } from './waveform.js';
 export * from './jobs.js';
 export * from './blob.js';
 export * from './config.js';

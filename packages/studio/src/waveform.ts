@@ -4,17 +4,10 @@
  * drawn column, and the pauses that dragged segment edges snap to.
  */
 
-/** The API's body (packages/api/src/waveform.ts). */
-export interface WaveformBody {
-  asset_id: string;
-  rate: number;
-  duration: number;
-  count: number;
-  encoding: 'u8-db';
-  floor_db: number;
-  peak: string;
-  rms: string;
-}
+import type { WaveformBody } from '@dub/core';
+
+/** The API's body, declared once in @dub/core (core/src/waveform.ts). */
+export type { WaveformBody };
 
 export interface WaveformData {
   /** Windows per second. */
