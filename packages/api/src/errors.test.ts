@@ -1,4 +1,4 @@
-import { DubError, StorageError as CoreStorageError } from '@dub/core';
+import { ConflictError, DubError, StorageError as CoreStorageError } from '@dub/core';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import {
@@ -130,5 +130,11 @@ describe('the error handler answers each class with its status', () => {
   it('every class is an ApiError except the three core ones', () => {
     const core = CASES.filter((c) => !(c[0] instanceof ApiError)).map((c) => c[0].constructor.name);
     expect(core.sort()).toEqual(['NotFoundError', 'StorageError', 'ValidationError']);
+  });
+
+  it("core's ConflictError has the status and code of the API's conflict (409)", async () => {
+    const e = new ConflictError('the event feed has a subscriber already');
+    expect({ status: e.status, code: e.code }).toEqual({ status: CONDITIONS.concurrent_update.status, code: CONDITIONS.concurrent_update.code });
+    expect((await answer(e)).status).toBe(409);
   });
 });

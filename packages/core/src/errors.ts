@@ -131,9 +131,13 @@ export class NotFoundError extends DubError {
   }
 }
 
+/**
+ * 409: the thing is held or changed by someone else (an event feed that has a subscriber
+ * already). The same code and status as the API's ConcurrentUpdateError (api/src/errors.ts).
+ */
 export class ConflictError extends DubError {
   constructor(message: string, opts: DubErrorOptions = {}) {
-    super('conflict', message, { ...opts, status: 400 });
+    super('conflict', message, { ...opts, status: 409 });
     this.name = 'ConflictError';
   }
 }
