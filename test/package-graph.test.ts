@@ -29,7 +29,7 @@ it('onnxruntime-node comes in through @dub/onnx only; @dub/core, @dub/srt and @d
   const direct = [...packages].filter(([, p]) => p.deps.includes('onnxruntime-node')).map(([n]) => n);
   expect(direct).toEqual(['@dub/onnx']);
   for (const name of ['@dub/core', '@dub/srt', '@dub/studio']) expect(closure(name).has('onnxruntime-node'), name).toBe(false);
-  for (const name of ['@dub/asr', '@dub/separation', '@dub/voice', '@dub/lips', '@dub/pipeline', '@dub/worker']) expect(closure(name).has('onnxruntime-node'), name).toBe(true);
+  for (const name of ['@dub/asr', '@dub/separation', '@dub/voice', '@dub/lips', '@dub/pipeline', '@dub/worker', '@dub/api']) expect(closure(name).has('onnxruntime-node'), name).toBe(true);
   expect(closure('@dub/api').has('@dub/worker')).toBe(false);
 });
 

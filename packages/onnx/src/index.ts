@@ -1,5 +1,7 @@
 /**
  * @dub/onnx: ONNX Runtime for the stages. The packages that run models (asr, separation, voice,
- * lips) depend on it; the others (srt, studio, api) do not pull in onnxruntime-node.
+ * lips) depend on it, and so do those that run them: pipeline, worker, and the API (its line
+ * synthesis thread, line-synth-thread.ts, keeps a SessionCache; it also imports pipeline and
+ * voice). core, srt and studio do not pull in onnxruntime-node (test/package-graph.test.ts).
  */
 export * from './onnx.js';
