@@ -12,7 +12,8 @@
 import type { ScriptSegment } from '@dub/core';
 import { h } from './dom.js';
 import { formatTime } from './time.js';
-import { amplitudeTable, columnPeaks, type Span, type WaveformData } from './waveform.js';
+import { WaveCanvas } from './timeline-draw.js';
+import type { Span, WaveformData } from './waveform.js';
 
 export type Edge = 'start' | 'end';
 export type EdgeKey = 'dec' | 'inc' | 'dec-big' | 'inc-big' | 'prev-pause' | 'next-pause' | 'min' | 'max';
@@ -28,17 +29,12 @@ export interface TimelineCallbacks {
   edgeKey(index: number, edge: Edge, key: EdgeKey): void;
 }
 
-const RULER_H = 18;
-const WAVE_H = 64;
-const CANVAS_H = RULER_H + WAVE_H;
 const MAX_PPS = 400;
-const TICKS = [0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600];
 
 export class Timeline {
   readonly el: HTMLElement;
   private readonly scroll: HTMLDivElement;
   private readonly track: HTMLDivElement;
-  private readonly canvas: HTMLCanvasElement;
   private readonly lanesEl: HTMLDivElement;
   private readonly labelsEl: HTMLDivElement;
   private readonly playheadEl: HTMLDivElement;
@@ -55,10 +51,8 @@ export class Timeline {
   private minPps = 0.05;
   private selected = -1;
   private playhead = 0;
-  private wave: WaveformData | undefined;
-  private amp: Float32Array | undefined;
-  private waveMax = 1;
-  private silences: readonly Span[] = [];
+  /** The ruler, the pauses and the waveform (timeline-draw.ts). */
+  private readonly wave: WaveCanvas;
   private drawQueued = false;
   private zoomed = false;
   private pendingView: { pps: number; scrollLeft: number; zoomed: boolean } | undefined;
@@ -73,34 +67,15 @@ export class Timeline {
     this.zoomInput = h('input', { type: 'range', id: 'zoom', min: 0, max: 1000, step: 1, value: 500, 'aria-label': 'Zoom', on: { input: () => this.setZoom(this.ppsOf(Number(this.zoomInput.value)), this.centerTime()) } });
     this.snapInput = h('input', { type: 'checkbox', id: 'snap', checked: true, on: { change: () => this.queueDraw() } });
     this.status = h('span', { id: 'waveform-status', class: 'small', 'aria-live': 'polite' });
-    this.canvas = h('canvas', { class: 'timeline-canvas', height: CANVAS_H, 'aria-hidden': 'true' });
+    this.wave = new WaveCanvas({ timeAt: (x) => this.timeAt(x), seek: (t) => this.cb.seek(t) });
     this.lanesEl = h('div', { class: 'lanes' });
     this.edges = editable ? { start: this.makeEdge('start'), end: this.makeEdge('end') } : undefined;
     this.wireBlocks();
     this.playheadEl = h('div', { class: 'playhead', 'aria-hidden': 'true' });
-    this.track = h('div', { class: 'timeline-track' }, this.canvas, this.lanesEl, this.playheadEl);
+    this.track = h('div', { class: 'timeline-track' }, this.wave.canvas, this.lanesEl, this.playheadEl);
     this.scroll = h('div', { class: 'timeline-scroll', id: 'timeline-scroll' }, this.track);
     this.labelsEl = h('div', { class: 'lane-labels' });
-    this.el = h(
-      'section',
-      { id: 'timeline', class: `timeline${editable ? ' editable' : ''}`, 'aria-labelledby': 'timeline-h' },
-      h(
-        'div',
-        { class: 'timeline-head' },
-        h('h2', { id: 'timeline-h' }, 'Timeline'),
-        h(
-          'div',
-          { class: 'group', role: 'group', 'aria-label': 'Zoom' },
-          h('button', { type: 'button', id: 'zoom-out', 'aria-label': 'Zoom out', on: { click: () => this.zoomBy(1 / 1.5) } }, '\u2212'),
-          this.zoomInput,
-          h('button', { type: 'button', id: 'zoom-in', 'aria-label': 'Zoom in', on: { click: () => this.zoomBy(1.5) } }, '+'),
-          h('button', { type: 'button', id: 'zoom-fit', on: { click: () => this.fit() } }, 'Fit'),
-        ),
-        editable ? h('label', { class: 'check' }, this.snapInput, ' Snap edges to pauses') : null,
-        this.status,
-      ),
-      h('div', { class: 'timeline-body' }, this.labelsEl, this.scroll),
-    );
+    this.el = timelineFrame(editable, { zoomInput: this.zoomInput, snapInput: this.snapInput, status: this.status, labels: this.labelsEl, scroll: this.scroll, zoomBy: (f) => this.zoomBy(f), fit: () => this.fit() });
 
     this.scroll.addEventListener('scroll', () => this.queueDraw(), { passive: true });
     this.scroll.addEventListener(
@@ -112,21 +87,6 @@ export class Timeline {
       },
       { passive: false },
     );
-    // ruler and waveform: click or scrub to move the playhead
-    this.canvas.addEventListener('pointerdown', (e) => {
-      if (e.button !== 0) return;
-      this.canvas.setPointerCapture(e.pointerId);
-      this.cb.seek(this.timeAt(e.clientX));
-      const move = (m: PointerEvent) => this.cb.seek(this.timeAt(m.clientX));
-      const up = () => {
-        this.canvas.removeEventListener('pointermove', move);
-        this.canvas.removeEventListener('pointerup', up);
-        this.canvas.removeEventListener('pointercancel', up);
-      };
-      this.canvas.addEventListener('pointermove', move);
-      this.canvas.addEventListener('pointerup', up);
-      this.canvas.addEventListener('pointercancel', up);
-    });
     if (typeof ResizeObserver !== 'undefined') {
       // The first call comes after the page's first layout and before its paint: the zoom is set
       // from the measured width there, so building the page forces no layout of its own.
@@ -252,14 +212,7 @@ export class Timeline {
       this.dragEdge(el, this.selected, edge, e);
     });
     el.addEventListener('keydown', (e) => {
-      const key: EdgeKey | undefined =
-        e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? (e.shiftKey ? 'dec-big' : 'dec')
-        : e.key === 'ArrowRight' || e.key === 'ArrowUp' ? (e.shiftKey ? 'inc-big' : 'inc')
-        : e.key === 'PageUp' ? 'prev-pause'
-        : e.key === 'PageDown' ? 'next-pause'
-        : e.key === 'Home' ? 'min'
-        : e.key === 'End' ? 'max'
-        : undefined;
+      const key = edgeKeyOf(e);
       if (!key || e.ctrlKey || e.metaKey || e.altKey || this.selected < 0) return;
       e.preventDefault();
       e.stopPropagation();
@@ -292,16 +245,8 @@ export class Timeline {
         el.removeAttribute('id');
         continue;
       }
-      const n = this.selected + 1;
       if (el.parentElement !== b.parentElement) b.parentElement!.append(el);
-      el.hidden = false;
-      el.id = `block-${n}-${edge}`;
-      el.style.setProperty('--t', String(s[edge]));
-      el.setAttribute('aria-label', `${edge === 'start' ? 'Start' : 'End'} of segment ${n}`);
-      el.setAttribute('aria-valuemin', '0');
-      el.setAttribute('aria-valuemax', String(Math.round(this.duration * 1000) / 1000));
-      el.setAttribute('aria-valuenow', String(s[edge]));
-      el.setAttribute('aria-valuetext', formatTime(s[edge]));
+      paintEdge(el, edge, this.selected + 1, s[edge], this.duration);
     }
   }
 
@@ -358,12 +303,7 @@ export class Timeline {
   }
 
   setWaveform(w: WaveformData, silences: readonly Span[]): void {
-    this.wave = w;
-    this.amp = amplitudeTable(w);
-    let max = 0;
-    for (const b of w.peak) if (b > max) max = b;
-    this.waveMax = Math.max(1e-4, this.amp[max]!);
-    this.silences = silences;
+    this.wave.setWaveform(w, silences);
     this.el.classList.add('has-waveform');
     this.queueDraw();
   }
@@ -478,76 +418,56 @@ export class Timeline {
   }
 
   private draw(): void {
-    const cssW = this.scroll.clientWidth;
-    if (cssW <= 0) return;
-    const dpr = Math.min(2, globalThis.devicePixelRatio || 1);
-    const W = Math.round(cssW * dpr);
-    const H = Math.round(CANVAS_H * dpr);
-    if (this.canvas.width !== W || this.canvas.height !== H) {
-      this.canvas.width = W;
-      this.canvas.height = H;
-      this.canvas.style.width = `${cssW}px`;
-      this.canvas.style.height = `${CANVAS_H}px`;
-    }
-    const g = this.canvas.getContext('2d');
-    if (!g) return;
-    g.setTransform(dpr, 0, 0, dpr, 0, 0);
-    g.clearRect(0, 0, cssW, CANVAS_H);
-    const t0 = this.scroll.scrollLeft / this.pps;
-    const t1 = t0 + cssW / this.pps;
-    const x = (t: number) => (t - t0) * this.pps;
-    // ruler
-    g.fillStyle = '#f6f8fa';
-    g.fillRect(0, 0, cssW, RULER_H);
-    g.fillStyle = '#57606a';
-    g.strokeStyle = '#8c959f';
-    g.font = '11px system-ui, sans-serif';
-    g.textBaseline = 'middle';
-    const step = TICKS.find((s) => s * this.pps >= 70) ?? 3600;
-    g.beginPath();
-    for (let t = Math.floor(t0 / step) * step; t <= t1; t += step) {
-      const px = Math.round(x(t)) + 0.5;
-      g.moveTo(px, RULER_H - 6);
-      g.lineTo(px, RULER_H);
-      g.fillText(tickLabel(t, step), px + 3, RULER_H / 2);
-    }
-    g.stroke();
-    // pauses (what edges snap to)
-    if (this.snap && this.silences.length) {
-      g.fillStyle = 'rgba(11, 92, 173, 0.08)';
-      for (const s of this.silences) {
-        if (s.end < t0 || s.start > t1) continue;
-        g.fillRect(x(s.start), RULER_H, (s.end - s.start) * this.pps, WAVE_H);
-      }
-    }
-    // waveform: the highest peak under each device pixel column, centred
-    const mid = RULER_H + WAVE_H / 2;
-    g.strokeStyle = '#d0d7de';
-    g.beginPath();
-    g.moveTo(0, mid + 0.5);
-    g.lineTo(cssW, mid + 0.5);
-    g.stroke();
-    if (this.wave && this.amp) {
-      const cols = columnPeaks(this.wave, t0, t1, W);
-      g.setTransform(1, 0, 0, 1, 0, 0);
-      g.fillStyle = '#3b6ea8';
-      const half = (WAVE_H / 2 - 2) * dpr;
-      const m = mid * dpr;
-      for (let c = 0; c < W; c++) {
-        const b = cols[c]!;
-        if (!b) continue;
-        const hgt = Math.max(1, Math.min(1, this.amp[b]! / this.waveMax) * half);
-        g.fillRect(c, m - hgt, 1, hgt * 2);
-      }
-    }
+    this.wave.draw(this.scroll.clientWidth, this.scroll.scrollLeft / this.pps, this.pps, this.snap);
   }
 }
 
-function tickLabel(t: number, step: number): string {
-  const s = Math.round(t * 10) / 10;
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  const ss = step < 1 ? sec.toFixed(1).padStart(4, '0') : String(Math.floor(sec)).padStart(2, '0');
-  return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+/** What a key on an edge slider does (arrows, Page Up/Down, Home/End); undefined: not ours. */
+function edgeKeyOf(e: KeyboardEvent): EdgeKey | undefined {
+  return e.key === 'ArrowLeft' || e.key === 'ArrowDown' ? (e.shiftKey ? 'dec-big' : 'dec')
+    : e.key === 'ArrowRight' || e.key === 'ArrowUp' ? (e.shiftKey ? 'inc-big' : 'inc')
+    : e.key === 'PageUp' ? 'prev-pause'
+    : e.key === 'PageDown' ? 'next-pause'
+    : e.key === 'Home' ? 'min'
+    : e.key === 'End' ? 'max'
+    : undefined;
+}
+
+/** An edge slider placed at `t` on segment n. */
+function paintEdge(el: HTMLSpanElement, edge: Edge, n: number, t: number, duration: number): void {
+  el.hidden = false;
+  el.id = `block-${n}-${edge}`;
+  el.style.setProperty('--t', String(t));
+  el.setAttribute('aria-label', `${edge === 'start' ? 'Start' : 'End'} of segment ${n}`);
+  el.setAttribute('aria-valuemin', '0');
+  el.setAttribute('aria-valuemax', String(Math.round(duration * 1000) / 1000));
+  el.setAttribute('aria-valuenow', String(t));
+  el.setAttribute('aria-valuetext', formatTime(t));
+}
+
+/** The timeline's section: its head (zoom, snap, the waveform's status) and body (lane labels, the scrolled track). */
+function timelineFrame(
+  editable: boolean,
+  p: { zoomInput: HTMLInputElement; snapInput: HTMLInputElement; status: HTMLElement; labels: HTMLElement; scroll: HTMLElement; zoomBy(f: number): void; fit(): void },
+): HTMLElement {
+  return h(
+    'section',
+    { id: 'timeline', class: `timeline${editable ? ' editable' : ''}`, 'aria-labelledby': 'timeline-h' },
+    h(
+      'div',
+      { class: 'timeline-head' },
+      h('h2', { id: 'timeline-h' }, 'Timeline'),
+      h(
+        'div',
+        { class: 'group', role: 'group', 'aria-label': 'Zoom' },
+        h('button', { type: 'button', id: 'zoom-out', 'aria-label': 'Zoom out', on: { click: () => p.zoomBy(1 / 1.5) } }, '\u2212'),
+        p.zoomInput,
+        h('button', { type: 'button', id: 'zoom-in', 'aria-label': 'Zoom in', on: { click: () => p.zoomBy(1.5) } }, '+'),
+        h('button', { type: 'button', id: 'zoom-fit', on: { click: () => p.fit() } }, 'Fit'),
+      ),
+      editable ? h('label', { class: 'check' }, p.snapInput, ' Snap edges to pauses') : null,
+      p.status,
+    ),
+    h('div', { class: 'timeline-body' }, p.labels, p.scroll),
+  );
 }
