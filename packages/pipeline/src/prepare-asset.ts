@@ -284,7 +284,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const speakers = await runner.run<SpeakerTurns & { provider?: 'cpu' | 'cuda' }>(
       'speakers',
       // v2: the output records how the count was reached and the clusters folded or merged
-      { v: 2, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model?.sha256 ?? null, window: speakerEngine.window ?? null },
+      // v3: the count by length-normalized BIC, and lines cut to at most 7 s at pauses (issue #26)
+      { v: 3, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model?.sha256 ?? null, window: speakerEngine.window ?? null },
       async (out, ctx) => {
         const refDir = path.join(out.dir, 'references');
         const turns = await stages.diarize(
