@@ -184,7 +184,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
   let synth: SynthesisResult | undefined;
   // while this generation runs, another one of the asset collects no chunk blobs (redub-state.ts)
   let running: (() => Promise<void>) | undefined;
-  // the quality stage's lines, measured beside the mix, audio and video stages (stopped if the generation fails before it)
+  // the quality stage's lines, measured beside the audio and video stages (stopped if the generation fails before it)
   const earlyLines = new AbortController();
   let linesMeasured: Promise<MeasuredLines> | undefined;
   try {
@@ -206,11 +206,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       return null;
     });
     const speechKey = timeline.files['speech.wav']!;
-    // The lines' measurements (Whisper's back-transcription above all) read the speech timeline and
-    // the lines only: they run while the mix is made, encoded and muxed (startQualityLines).
     const qualityPlan = await planQuality(rt, { job, transcript, speakers, segments, speechKey, local, opts, work });
-    linesMeasured = startQualityLines(rt, qualityPlan, runner.context('quality').logger, earlyLines.signal);
-    linesMeasured.catch(() => undefined);
 
     // Mix.
     let backgroundKey: string | undefined;
@@ -274,6 +270,12 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
       kept_from_generation: mixed.value.gainKept && previous ? previous.generation : null,
     };
     const mixKey = mixed.files['mix.wav']!;
+    // The lines' measurements (Whisper's back-transcription above all) read the speech timeline and
+    // the lines only: they run while the dubbed track is encoded (ffmpeg's AAC encoder, one core)
+    // and muxed (startQualityLines). Not beside the mix: both are CPU-bound, and beside it the mix
+    // took 11x longer on 2 cores, so the pair gained nothing.
+    linesMeasured = startQualityLines(rt, qualityPlan, runner.context('quality').logger, earlyLines.signal);
+    linesMeasured.catch(() => undefined);
 
     // Dubbed track and video.
     const lang = getLocale(job.locale)!.iso639_3;
@@ -595,9 +597,9 @@ async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 't
 }
 
 /**
- * The lines' measurements (back-transcription, speaker similarity, RMS), started as soon as the
- * speech timeline is made: they read nothing of the mix, the dubbed track or the video, so they run
- * while those are made, encoded and muxed. No progress of their own (the stages they run beside
+ * The lines' measurements (back-transcription, speaker similarity, RMS), started once the mix is
+ * made: they read nothing of the mix, the dubbed track or the video, so they run while the track is
+ * encoded and muxed. No progress of their own (the stages they run beside
  * report theirs); the quality stage takes the result, and reports it while it is still running.
  */
 function startQualityLines(rt: JobRuntime, plan: QualityPlan, logger: StageContext['logger'], signal: AbortSignal): Promise<MeasuredLines> {
