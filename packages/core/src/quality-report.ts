@@ -282,6 +282,8 @@ export const QualityReportSchema = Type.Object({
             pace: Type.Number({ minimum: 0 }),
             clamped: Type.Boolean(),
             reason: Type.Optional(Type.String()),
+            /** The speech time's source: the speech track, the words' times, or the lines' spans (pauses included: the pace is then not matched). */
+            basis: Type.Optional(Type.Union([Type.Literal('speech_track'), Type.Literal('words'), Type.Literal('span')])),
           }),
         ),
       }),

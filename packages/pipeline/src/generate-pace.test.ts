@@ -24,7 +24,12 @@ describe('the speaker pace plan', () => {
   it('gives each line the espeak-ng rate input that brings it to its speaker\'s rate, within 0.75..1.5; spoken at it, it comes near that rate', async () => {
     const speak = (text: string, speed = 1) => engine.synthesize({ text, locale: 'es-ES', voice: DEFAULT_VOICE, speed }, ctx);
     const plan = await planPace({ sourceLocale: 'en-US', segments: SEGMENTS, transcriptWords: new Map(), speakers: ['S1', 'S2'] }, ctx);
-    expect(plan.lines.a).toMatchObject({ sourceSyllables: 13, sourceSeconds: 2 }); // I think we should prob-a-bly leave be-fore the traf-fic
+    expect(plan.lines.a).toMatchObject({ sourceSyllables: 13, sourceSeconds: 2, basis: 'words' }); // I think we should prob-a-bly leave be-fore the traf-fic
+    expect(plan.speakers.S1!.basis).toBe('words');
+    // without words or a speech track: the span, and the speaker's rate is not matched
+    const spans = await planPace({ sourceLocale: 'en-US', segments: [{ ...SEGMENTS[0]!, source_words: [] }], transcriptWords: new Map(), speakers: ['S1'] }, ctx);
+    expect(spans.speakers.S1).toMatchObject({ basis: 'span', speechSeconds: 2.6 });
+    expect(withLinePaces(spans, new Map([['a', { speaker: 'S1', pace: await linePace('espeak-ng', 'Hola', 'es-ES', await speak('Hola'), null, true, ctx) }]])).speakers.S1).toMatchObject({ pace: 1, reason: expect.stringMatching(/not matched/) });
     expect(plan.speakers.S1!.rate).toBeCloseTo(13 / 2, 3);
     expect(plan.speakers.S2!.rate).toBeCloseTo(plan.lines.b!.sourceSyllables / 1.6, 3);
     const lines = new Map<string, { speaker: string; pace: Awaited<ReturnType<typeof linePace>> }>();
@@ -60,6 +65,7 @@ describe('the speaker pace plan', () => {
     const plan = await planPace({ sourceLocale: 'en-US', segments: [line], transcriptWords: new Map(), speakers: ['S1'], sourceSpeech: { samples: track, sampleRate: sr } }, ctx);
     const spoken = speechSecondsOfAudio(p1, sr) + speechSecondsOfAudio(p2, sr);
     expect(Math.abs(plan.lines.a!.sourceSeconds - spoken)).toBeLessThan(0.15); // the frames at the joins
+    expect(plan.speakers.S1!.basis).toBe('speech_track');
     expect(plan.lines.a!.sourceSeconds).toBeLessThan(track.length / sr - 0.6);
   });
 

@@ -18,7 +18,7 @@ import type { PlanarAudio } from '@dub/media';
 import { articulationRate, countSyllables, paceFor, speechSecondsOfAudio, speechSecondsOfSpans, toMono } from '@dub/voice';
 import { mapConcurrent } from './concurrent.js';
 
-export const PACE_VERSION = 2;
+export const PACE_VERSION = 3;
 export const PACE_OFF_REASON = "speaker pace off (DUB_SPEAKER_PACE=off): the voice's default rate";
 
 export interface SpeakerPace {
@@ -33,12 +33,18 @@ export interface SpeakerPace {
   /** Some line's pace was held at the engine's range. */
   clamped: boolean;
   reason?: string;
+  /** Where the speech time came from: the speech track, the words' times, or (neither) the lines' spans, pauses included: then the pace is not matched. */
+  basis: SourceBasis;
 }
+
+export type SourceBasis = 'speech_track' | 'words' | 'span';
+export const SPAN_REASON = "the source has no speech track or word times: the speaker's rate would count their pauses, so their pace is not matched";
 
 export interface SourceLine {
   sourceSyllables: number;
   sourceSeconds: number;
   sourceRate: number | null;
+  basis: SourceBasis;
 }
 
 /** A dubbed line at the engine's default rate and the rate input for its speaker. */
@@ -86,29 +92,34 @@ export async function planPace(input: PaceInput, ctx: StageContext): Promise<Pac
   const lineList = await mapConcurrent(spoken, conc, async (s) => {
     const syllables = await countSyllables(s.source_text, input.sourceLocale, opts);
     const a = input.sourceSpeech;
+    const words = s.source_words?.length ? s.source_words : input.transcriptWords.get(s.id);
     const seconds = a
       ? speechSecondsOfAudio(a.samples.subarray(Math.max(0, Math.round(s.start * a.sampleRate)), Math.max(0, Math.round(s.end * a.sampleRate))), a.sampleRate)
-      : sourceSpeechSeconds(s, s.source_words?.length ? s.source_words : input.transcriptWords.get(s.id));
-    return [s.id, { sourceSyllables: syllables, sourceSeconds: r4(seconds), sourceRate: nullable(articulationRate(syllables, seconds)) }] as const;
+      : sourceSpeechSeconds(s, words);
+    const basis: SourceBasis = a ? 'speech_track' : words?.some((w) => w.end > w.start) ? 'words' : 'span';
+    return [s.id, { sourceSyllables: syllables, sourceSeconds: r4(seconds), sourceRate: nullable(articulationRate(syllables, seconds)), basis }] as const;
   });
   const lines: Record<string, SourceLine> = Object.fromEntries(lineList);
   const speakers: Record<string, SpeakerPace> = {};
   for (const id of input.speakers) {
     let syllables = 0;
     let seconds = 0;
+    let basis: SourceBasis = 'span';
     for (const s of spoken) {
       if (s.speaker !== id) continue;
       syllables += lines[s.id]!.sourceSyllables;
       seconds += lines[s.id]!.sourceSeconds;
+      if (lines[s.id]!.basis !== 'span') basis = lines[s.id]!.basis;
     }
-    speakers[id] = { rate: nullable(articulationRate(syllables, seconds)), syllables, speechSeconds: r4(seconds), voiceRate: null, pace: 1, clamped: false };
+    speakers[id] = { rate: nullable(articulationRate(syllables, seconds)), syllables, speechSeconds: r4(seconds), voiceRate: null, pace: 1, clamped: false, basis };
   }
   return { speakers, lines };
 }
 
 /**
  * The rate input for a dubbed line spoken `audio` at the engine's default rate: its speaker's
- * rate over its own, inside the engine's range; 1 with the reason when off or not measurable.
+ * rate over its own, inside the engine's range; 1 with the reason when off or not measurable
+ * (`speakerRate` null: the speaker's rate is unknown, or only from spans with their pauses).
  */
 export async function linePace(engineId: string, text: string, locale: string, audio: PlanarAudio, speakerRate: number | null, enabled: boolean, ctx: StageContext): Promise<LinePace> {
   const syllables = await countSyllables(text, locale, ctx.signal ? { signal: ctx.signal } : {}).catch(() => null);
@@ -127,7 +138,7 @@ export function withLinePaces(plan: PacePlan, lines: ReadonlyMap<string, { speak
     const syl = mine.reduce((a, l) => a + (l.syllables ?? 0), 0);
     const sec = mine.reduce((a, l) => a + (l.syllables !== null ? l.voiceSeconds : 0), 0);
     const paces = mine.map((l) => l.pace).sort((a, b) => a - b);
-    const reason = mine.find((l) => l.reason)?.reason;
+    const reason = sp.basis === 'span' && mine.some((l) => l.reason !== PACE_OFF_REASON) ? SPAN_REASON : mine.find((l) => l.reason)?.reason;
     speakers[id] = {
       ...sp,
       voiceRate: nullable(articulationRate(syl, sec)),

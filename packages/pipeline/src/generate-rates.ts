@@ -51,6 +51,7 @@ export function withRates(report: QualityReport, pace: PacePlan, segments: reado
         pace: sp.pace,
         clamped: sp.clamped,
         ...(sp.reason ? { reason: sp.reason } : {}),
+        ...(sp.basis ? { basis: sp.basis } : {}),
       },
     };
   });

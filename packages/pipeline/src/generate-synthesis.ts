@@ -45,7 +45,7 @@ import type { Shortening } from './generate-quality.js';
 import { shortenerFor, type Shortener } from './generate-shorten.js';
 import { engineHost } from './engine-choice.js';
 import { mapConcurrent } from './concurrent.js';
-import { linePace, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan } from './generate-pace.js';
+import { linePace, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan, type SpeakerPace } from './generate-pace.js';
 
 /** The TTS engine a generate runs, why, and its voice model's identity (Piper). */
 export interface TtsEngineChoice {
@@ -276,7 +276,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const plan = await speakerRates(input, { script, transcript, speakers: Object.keys(voices.value.voices), cache, ctx: synthCtx, concurrency: lineConcurrency, local });
     const linePaces = new Map<string, { speaker: string; pace: LinePace }>();
     const paceOfLine = async (slot: SegmentSlot, text: string, u: StageResult<UtteranceArtifact>): Promise<LinePace> =>
-      linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), plan.speakers[slot.segment.speaker]?.rate ?? null, enabled, synthCtx);
+      linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx);
     const paceOf = (slot: SegmentSlot): LinePace | undefined => linePaces.get(slot.segment.id)?.pace;
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();
@@ -448,6 +448,11 @@ async function speakerRates(
     ),
   );
   return r.value;
+}
+
+/** The speaker's rate a line's pace is matched to: none when it was measured over spans with their pauses (no speech track, no words). */
+function rateToMatch(sp: SpeakerPace | undefined): number | null {
+  return sp && sp.basis !== 'span' ? sp.rate : null;
 }
 
 async function monoOf(file: string): Promise<{ samples: Float32Array; sampleRate: number }> {

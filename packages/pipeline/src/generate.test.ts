@@ -173,7 +173,9 @@ describe('generateVersion', () => {
     expect(first.result_video_key).toBe(blobKeys.resultVideo(VERSION, 1));
     expect(first.result_audio_key).toBe(blobKeys.resultAudio(VERSION, 1));
     expect(first.duration).toBeCloseTo(DURATION, 1);
-    expect(result.overlongSegments).toEqual([]);
+    // at its speaker's pace (espeak-ng's Spanish is faster than the English source) a line may run into the silence after its slot, never forced
+    expect(result.report.segments.map((x) => x.resolution).every((r) => r === 'fits' || r === 'used_gap_after')).toBe(true);
+    expect(result.overlongSegments).toEqual(result.report.segments.filter((x) => x.resolution === 'used_gap_after').map((x) => x.id));
 
     const src = await probe(sourceFile);
     const out = await probe(store.localPath(first.result_video_key)!);
