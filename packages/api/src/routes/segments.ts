@@ -16,6 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import { LineSynth } from '../line-synth.js';
 import type { ServerContext } from './context.js';
 import type { Access } from '../service.js';
+import { generateJobOf } from '../services/versions.js';
 
 /** Longest text a re-dub or a preview speaks (@dub/pipeline's REDUB_MAX_TEXT). */
 const MAX_TEXT = 2000;
@@ -51,25 +52,7 @@ async function jobOf(ctx: ServerContext, access: Access, versionId: string): Pro
   const { script, version: v } = await ctx.service.scripts.getScript(access, versionId);
   const a = await ctx.service.assets.assetRow(v.asset_id);
   if (!a) throw new NotFoundError(`version ${versionId} not found`);
-  const o = a.options;
-  const job: GenerateVersionJob = {
-    v: 1,
-    type: 'generate-version',
-    job_id: `job_line_${v.version_id}`,
-    asset_id: a.asset_id,
-    org_id: a.org_id,
-    version_id: v.version_id,
-    locale: v.locale,
-    mode: 'no_lips',
-    script_key: v.script_key ?? blobKeys.script(v.version_id),
-    generation: Math.max(1, v.generation),
-    options: {
-      voice_over: o.voice_over,
-      voice_anonymization: o.voice_anonymization,
-      lips_model: o.lips_model,
-      ...(o.voice_library_id ? { voice_library_id: o.voice_library_id } : {}),
-    },
-  };
+  const job = generateJobOf(a, v, { job_id: `job_line_${v.version_id}`, mode: 'no_lips', generation: Math.max(1, v.generation), script_key: v.script_key ?? blobKeys.script(v.version_id) });
   return { job, script };
 }
 

@@ -26,6 +26,33 @@ import { studioMinutes } from '../validators.js';
 import { prepareVersionJob, round, versionSpecOf, type Access, type ServiceContext } from './context.js';
 import type { LinkService } from './links.js';
 
+/**
+ * The generate-version job of a version: what POST generate enqueues, and (with job id
+ * `job_line_*`, mode no_lips and the current generation) what a line re-dub or voice preview
+ * synthesizes against. One place, so both carry the same options.
+ */
+export function generateJobOf(a: Pick<AssetRow, 'asset_id' | 'org_id' | 'options'>, v: Pick<VersionRow, 'version_id' | 'locale'>, at: { job_id: string; mode: GenerateMode; generation: number; script_key: string }): GenerateVersionJob {
+  const o = a.options;
+  return {
+    v: 1,
+    type: 'generate-version',
+    job_id: at.job_id,
+    asset_id: a.asset_id,
+    org_id: a.org_id,
+    version_id: v.version_id,
+    locale: v.locale,
+    mode: at.mode,
+    script_key: at.script_key,
+    generation: at.generation,
+    options: {
+      voice_over: o.voice_over,
+      voice_anonymization: o.voice_anonymization,
+      lips_model: o.lips_model,
+      ...(o.voice_library_id ? { voice_library_id: o.voice_library_id } : {}),
+    },
+  };
+}
+
 export class VersionService {
   constructor(
     private readonly ctx: ServiceContext,
@@ -166,25 +193,7 @@ export class VersionService {
     const generation = v.generation + 1;
     const ok = await cat.updateVersionIf(tx, v.version_id, v.row_version, { status: t.to, generation, generate_mode: mode, charged_minutes: total !== undefined ? minutes : 0, error_code: null, error_detail: null });
     if (!ok) throw new ConcurrentUpdateError(`version ${v.version_id}`);
-    const o = a.options;
-    const job: GenerateVersionJob = {
-      v: 1,
-      type: 'generate-version',
-      job_id: `job_gen_${v.version_id}_${generation}`,
-      asset_id: a.asset_id,
-      org_id: a.org_id,
-      version_id: v.version_id,
-      locale: v.locale,
-      mode,
-      script_key: v.script_key,
-      generation,
-      options: {
-        voice_over: o.voice_over,
-        voice_anonymization: o.voice_anonymization,
-        lips_model: o.lips_model,
-        ...(o.voice_library_id ? { voice_library_id: o.voice_library_id } : {}),
-      },
-    };
+    const job = generateJobOf(a, v, { job_id: `job_gen_${v.version_id}_${generation}`, mode, generation, script_key: v.script_key });
     await this.ctx.jobs.add(tx, job);
     if (t.event) changes.push({ event: t.event, asset: a, version: { ...v, status: t.to }, status: t.to, error: null });
     return undefined;
