@@ -16,6 +16,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { treeRss } from './lib/rss.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const MEDIA = path.resolve(here, '..', '..', 'shared', 'media');
@@ -65,33 +66,6 @@ if (!fs.existsSync(clip)) {
   if (r.status !== 0 || !fs.existsSync(clip)) throw new Error('could not prepare the clip');
 }
 
-function treeRss(pid) {
-  const children = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  let total = 0;
-  const stack = [pid];
-  while (stack.length) {
-    const p = stack.pop();
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {
-      // gone
-    }
-    stack.push(...(children.get(p) ?? []));
-  }
-  return total;
-}
 
 const rows = [];
 for (const n of counts) {

@@ -38,6 +38,19 @@ export interface BlobStore {
   list(prefix: string): Promise<string[]>;
 }
 
+/** Write `src` to `filePath` through a temporary file renamed into place: no partial file is left where a reader looks. */
+export async function writeStreamToFile(src: Readable, filePath: string): Promise<void> {
+  await fsp.mkdir(path.dirname(filePath), { recursive: true });
+  const tmp = `${filePath}.tmp-${randomBytes(6).toString('hex')}`;
+  try {
+    await pipeline(src, fs.createWriteStream(tmp));
+    await fsp.rename(tmp, filePath);
+  } catch (e) {
+    await fsp.rm(tmp, { force: true });
+    throw e;
+  }
+}
+
 /** Keys are slash-separated segments of [A-Za-z0-9._-], no empty, "." or ".." segment. */
 export function checkBlobKey(key: string): string {
   const ok = key.length > 0 && key.length <= 512 && key.split('/').every((s) => s.length > 0 && s !== '.' && s !== '..' && /^[A-Za-z0-9._=-]+$/.test(s));

@@ -4,15 +4,11 @@
  * object names. `put` replaces an object atomically (readers see the old or the new object).
  */
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
 import { Readable, Transform, type TransformCallback } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
-import { randomBytes } from 'node:crypto';
 import { connect } from '@nats-io/transport-node';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Objm, type ObjectStore } from '@nats-io/obj';
-import { NotFoundError, checkBlobKey, type BlobStat, type BlobStore } from '@dub/core';
+import { NotFoundError, checkBlobKey, writeStreamToFile, type BlobStat, type BlobStore } from '@dub/core';
 import { closeNats } from './nats-connection.js';
 import type { BlobStoreSpec } from './store-spec.js';
 
@@ -107,16 +103,7 @@ export class NatsObjectBlobStore implements BlobStore {
   }
 
   async getToFile(key: string, filePath: string): Promise<void> {
-    const src = await this.getStream(key);
-    await fsp.mkdir(path.dirname(filePath), { recursive: true });
-    const tmp = `${filePath}.tmp-${randomBytes(6).toString('hex')}`;
-    try {
-      await pipeline(src, fs.createWriteStream(tmp));
-      await fsp.rename(tmp, filePath);
-    } catch (e) {
-      await fsp.rm(tmp, { force: true });
-      throw e;
-    }
+    await writeStreamToFile(await this.getStream(key), filePath);
   }
 
   localPath(): undefined {

@@ -22,9 +22,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { randomBytes } from 'node:crypto';
 import { Readable, Transform } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import {
   AbortMultipartUploadCommand,
   DeleteObjectCommand,
@@ -38,7 +36,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
-import { NotFoundError, StorageError, ValidationError, checkBlobKey, type BlobStat, type BlobStore } from '@dub/core';
+import { NotFoundError, StorageError, ValidationError, checkBlobKey, writeStreamToFile, type BlobStat, type BlobStore } from '@dub/core';
 import type { S3Location } from './s3-location.js';
 
 export { parseS3Url, type S3Location } from './s3-location.js';
@@ -184,15 +182,7 @@ export class S3BlobStore implements BlobStore {
 
   async getToFile(key: string, filePath: string): Promise<void> {
     const src = await this.getStream(key);
-    await fsp.mkdir(path.dirname(filePath), { recursive: true });
-    const tmp = `${filePath}.tmp-${randomBytes(6).toString('hex')}`;
-    try {
-      await pipeline(src, fs.createWriteStream(tmp));
-      await fsp.rename(tmp, filePath);
-    } catch (e) {
-      await fsp.rm(tmp, { force: true });
-      throw asStorage(e, `reading blob ${key}`);
-    }
+    await this.run(`reading blob ${key}`, () => writeStreamToFile(src, filePath));
   }
 
   localPath(): undefined {
