@@ -6,7 +6,9 @@
 // ffmpeg/espeak/pocketsphinx child, sampled every 100 ms from /proc), the separation decision
 // the transcript records, and the media floor measured in the same run: ffmpeg decoding the
 // clip's audio to WAV and encoding it to AAC muxed with the copied video. Then seconds per stage
-// (from the "stage done" log lines) and the 8 min / 1 min time ratio per variant.
+// (from the "stage done" log lines), the quality stage's share of the generation (the
+// generate-version job's time; its lines, Whisper's back-transcription above all, are measured
+// from the mix on, beside the audio and video stages) and the 8 min / 1 min time ratio per variant.
 //
 // Usage (after `npm run build`): node bench/e2e.mjs [--minutes 1,8,30] [--variants clean,music]
 //   [--lips] (adds with_lips runs of the clean variant) [--keep DIR] (reuse prepared clips there)
@@ -94,6 +96,8 @@ async function dubRun(input, dir, mode) {
   let peak = 0;
   const timer = setInterval(() => (peak = Math.max(peak, treeRss(child.pid))), 100);
   const stages = {};
+  // the generation (generate-version job): first and last log time, and its quality stage's lines (measured from the mix on, beside audio and video)
+  const gen = { from: Infinity, to: -Infinity, linesSeconds: 0 };
   let tail = '';
   let buf = '';
   child.stderr.on('data', (d) => {
@@ -107,6 +111,8 @@ async function dubRun(input, dir, mode) {
       try {
         const j = JSON.parse(line);
         if (j.msg === 'stage done' && typeof j.seconds === 'number') stages[j.stage] = (stages[j.stage] ?? 0) + j.seconds;
+        if (j.job_type === 'generate-version' && typeof j.time === 'number') [gen.from, gen.to] = [Math.min(gen.from, j.time), Math.max(gen.to, j.time)];
+        if (j.msg === 'quality: lines measured' && typeof j.seconds === 'number') gen.linesSeconds += j.seconds;
       } catch {
         // not JSON
       }
@@ -117,7 +123,9 @@ async function dubRun(input, dir, mode) {
   const wall = (performance.now() - t0) / 1000;
   if (code !== 0) throw new Error(`dub run exited with ${code}:\n${tail}`);
   const transcript = JSON.parse(await fsp.readFile(path.join(out, 'transcript.json'), 'utf8'));
-  return { wall, peak, stages, separation: transcript.separation ?? {} };
+  const report = JSON.parse(await fsp.readFile(path.join(out, 'es-ES', 'report.json'), 'utf8'));
+  const quality = report.stages.find((x) => x.stage === 'quality')?.seconds;
+  return { wall, peak, stages, separation: transcript.separation ?? {}, generation: { seconds: (gen.to - gen.from) / 1000, quality, linesSeconds: gen.linesSeconds, asr: report.engines?.asr?.label ?? report.engines?.asr?.id ?? 'none' } };
 }
 
 if (values['prepare-only']) {
@@ -157,6 +165,10 @@ console.log(`\nseconds per stage:\n`);
 console.log(`| stage | ${runs.map((r) => `${r.m} min ${r.variant} ${r.mode}`).join(' | ')} |`);
 console.log(`|---|${runs.map(() => '---').join('|')}|`);
 for (const s of stageNames) console.log(`| ${s} | ${runs.map((r) => f2(r.stages[s])).join(' | ')} |`);
+console.log(`\nthe quality stage's share of the generation (generate-version job, first to last log line; back-transcription by the ASR named):\n`);
+console.log('| clip | mode | back-transcription | generation s | quality stage s | share | lines measured s (from the mix on, beside audio and video) |');
+console.log('|---|---|---|---|---|---|---|');
+for (const r of runs) console.log(`| ${r.m} min ${r.variant} | ${r.mode} | ${r.generation.asr} | ${f2(r.generation.seconds)} | ${f2(r.generation.quality)} | ${r.generation.quality !== undefined ? `${((100 * r.generation.quality) / r.generation.seconds).toFixed(1)} %` : '—'} | ${f2(r.generation.linesSeconds)} |`);
 console.log('');
 for (const variant of variants) {
   for (const mode of ['no_lips', 'with_lips']) {
