@@ -221,22 +221,18 @@ export async function getVersion(q: Queryable, versionId: string, forUpdate = fa
   return r.rows[0] ? version(r.rows[0]) : undefined;
 }
 
-export type VersionPatch = Partial<{
-  status: VersionStatus;
-  error_code: string | null;
-  error_detail: string | null;
-  script_key: string | null;
-  script_rev: number;
-  generation: number;
-  generate_mode: GenerateMode | null;
-  charged_minutes: number;
-  result_generation: number | null;
-  result_video_key: string | null;
-  result_audio_key: string | null;
-  result_generated_at: string | null;
-  /** JSON of the engines record of the current result. */
-  result_engines: string | null;
-}>;
+/** The columns of a version an update may set, typed as VersionRow types them. */
+type PatchableColumn = 'status' | 'script_key' | 'script_rev' | 'generation' | 'generate_mode' | 'charged_minutes' | 'result_generation' | 'result_video_key' | 'result_audio_key' | 'result_generated_at';
+
+export type VersionPatch = Partial<
+  Pick<VersionRow, PatchableColumn> & {
+    /** The row's `error` is stored as these two columns. */
+    error_code: string | null;
+    error_detail: string | null;
+    /** JSON of the engines record of the current result (VersionRow.result_engines, serialized). */
+    result_engines: string | null;
+  }
+>;
 
 /**
  * Optimistic update: applies only when the row still has `rowVersion`; bumps row_version.

@@ -113,3 +113,17 @@ export function mergeGlossaries(asset: Glossary | undefined, dubbing: Glossary |
   const own = new Set(dubbing.map(key));
   return [...asset.filter((e) => !own.has(key(e))), ...dubbing];
 }
+
+/**
+ * The wire body of GET/PUT /v1/versions/{id}/glossary (the API answers it, the studio reads it):
+ * the asset's glossary and the version's language's.
+ */
+export interface VersionGlossaryBody {
+  asset_id: string;
+  dubbing_id: string;
+  locale: string;
+  asset: Glossary;
+  language: Glossary;
+  /** Whether this access may change the asset's (API key: yes; studio link: no). */
+  can_edit_asset: boolean;
+}

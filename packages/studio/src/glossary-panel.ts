@@ -6,18 +6,11 @@
  * translation does not carry a glossary term (the script's per-line `glossary` records).
  * A saved glossary applies to translations made from then on, which the panel says.
  */
-import type { Glossary, GlossaryEntry, ScriptSegment } from '@dub/core';
+import type { Glossary, GlossaryEntry, ScriptSegment, VersionGlossaryBody } from '@dub/core';
 import { h, fill } from './dom.js';
 
-/** GET /v1/versions/{id}/glossary. */
-export interface VersionGlossaryView {
-  asset_id: string;
-  dubbing_id: string;
-  locale: string;
-  asset: Glossary;
-  language: Glossary;
-  can_edit_asset: boolean;
-}
+/** GET /v1/versions/{id}/glossary (the wire body, in @dub/core). */
+export type VersionGlossaryView = VersionGlossaryBody;
 
 export interface GlossaryRow {
   term: string;

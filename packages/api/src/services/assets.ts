@@ -3,7 +3,7 @@
  * (one, as cached JSON, or a page of the list), add languages, the account limits and the balance
  * check of contract rule 3, and the waveform of an asset's source for the studio.
  */
-import { newId, NotFoundError, nowIso, type Asset, type AutoGenerate, type Glossary, type Limits, type PrepareAssetJob } from '@dub/core';
+import { newId, NotFoundError, nowIso, type Asset, type AutoGenerate, type Glossary, type Limits, type VersionGlossaryBody, type PrepareAssetJob } from '@dub/core';
 import * as cat from '../catalog.js';
 import type { AssetRow, DubbingRow, VersionRow } from '../catalog.js';
 import type { Queryable } from '../db/db.js';
@@ -248,16 +248,8 @@ export class AssetService {
   }
 }
 
-/** GET /v1/versions/{id}/glossary: the asset's and the version's language's glossary. */
-export interface VersionGlossary {
-  asset_id: string;
-  dubbing_id: string;
-  locale: string;
-  asset: Glossary;
-  language: Glossary;
-  /** Whether this access may change the asset's (API key: yes; studio link: no). */
-  can_edit_asset: boolean;
-}
+/** GET /v1/versions/{id}/glossary: the asset's and the version's language's glossary (the wire body, in @dub/core). */
+export type VersionGlossary = VersionGlossaryBody;
 
 /** The contract's Asset object of an asset row with its dubbings and versions. */
 export function toAsset(a: AssetRow, dubs: readonly DubbingRow[], vers: readonly VersionRow[], link?: MediaLink): Asset {

@@ -28,7 +28,7 @@ import type { PlanarAudio } from '@dub/media';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine, VoiceSettings } from '../types.js';
 import type { VoiceGender, VoiceProfile } from '../analysis/voice-profile.js';
 import { anonymizedTarget } from '../matching/anonymize.js';
-import { applyTimbre } from '../matching/timbre.js';
+import { joinPieces } from './pieces.js';
 import { kokoroChunks, kokoroLanguage, kokoroPhonemes, kokoroRefusal, KokoroTokenizer, KOKORO_LANGUAGES } from './kokoro-text.js';
 
 export const KOKORO_MODEL_ID = 'kokoro-v1.0-int8';
@@ -244,14 +244,7 @@ export class KokoroEngine implements TtsEngine {
       const wave = out.waveform ?? out[model.outputNames[0]!]!;
       pieces.push(Float32Array.from(wave.data as Float32Array));
     }
-    const total = pieces.reduce((n, p) => n + p.length, 0);
-    const samples = new Float32Array(total);
-    let at = 0;
-    for (const p of pieces) {
-      samples.set(p, at);
-      at += p.length;
-    }
-    return { sampleRate: KOKORO_SAMPLE_RATE, channels: [request.voice.timbre ? applyTimbre(samples, KOKORO_SAMPLE_RATE, request.voice.timbre) : samples] };
+    return joinPieces(pieces, KOKORO_SAMPLE_RATE, request.voice.timbre);
   }
 
   async dispose(): Promise<void> {

@@ -11,7 +11,7 @@ import { getLocale, resolveModelFile, throwIfAborted, ValidationError, type Devi
 import { SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { PlanarAudio } from '@dub/media';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
-import { applyTimbre } from '../matching/timbre.js';
+import { joinPieces } from './pieces.js';
 import { loadPiperConfig, type PiperVoiceConfig } from './piper-config.js';
 import { phonemeIds, phonemize } from './piper-phonemes.js';
 
@@ -129,14 +129,7 @@ export class PiperEngine implements TtsEngine {
       if (pieces.length) pieces.push(gap);
       pieces.push(peakNormalize(Float32Array.from(t.data as Float32Array)));
     }
-    const total = pieces.reduce((n, p) => n + p.length, 0);
-    const samples = new Float32Array(total);
-    let at = 0;
-    for (const p of pieces) {
-      samples.set(p, at);
-      at += p.length;
-    }
-    return { sampleRate: config.sampleRate, channels: [request.voice.timbre ? applyTimbre(samples, config.sampleRate, request.voice.timbre) : samples] };
+    return joinPieces(pieces, config.sampleRate, request.voice.timbre);
   }
 
   async dispose(): Promise<void> {
