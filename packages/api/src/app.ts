@@ -4,7 +4,7 @@
  * event subscription and the fastify server.
  */
 import path from 'node:path';
-import { createLogger, FsBlobStore, silentLogger, type BlobStore, type EventFeed, type JobQueue, type Logger, type Subscription } from '@dub/core';
+import { createLogger, failureEvent, FsBlobStore, silentLogger, type WorkerEvent, type BlobStore, type EventFeed, type JobQueue, type Logger, type Subscription } from '@dub/core';
 import type { FastifyInstance } from 'fastify';
 import { KeyRing, RateLimiter } from './auth.js';
 import * as cat from './catalog.js';
@@ -93,6 +93,8 @@ export async function createApi(opts: CreateApiOptions): Promise<DubApi> {
     timeoutMs: options.callbackTimeoutMs,
     pollMs: options.outboxPollMs,
     onResult: (kind, ok) => metrics.inc('dub_outbox_deliveries_total', 'Callback and e-mail delivery attempts.', { kind, result: ok ? 'ok' : 'error' }),
+    // a job the queue refuses for good fails its asset or version, as the worker would
+    onJobRefused: (job, err) => service.applyWorkerEvent({ ...failureEvent(job, err), v: 1, job_id: job.job_id, asset_id: job.asset_id, at: new Date().toISOString() } as WorkerEvent),
   });
   const service = new DubService({ db, store, queue: opts.transport.queue, options, signer, logger, onOutbox: () => dispatcher.kick(), assetCache: opts.assetCache ?? db.kind === 'pglite' });
   const voices = VoiceCatalog.load();

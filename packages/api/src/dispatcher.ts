@@ -32,6 +32,12 @@ export interface DispatcherOptions {
   /** Deliveries in flight at once. */
   concurrency?: number;
   onResult?: (kind: string, ok: boolean) => void;
+  /**
+   * The queue refused a job for good (an error with `retryable: false`, e.g. payload_too_large:
+   * a job over the bus's message limit with nothing to move to the blob store). Its row is given
+   * up; this fails the job's asset or version (its failure event), so it does not wait forever.
+   */
+  onJobRefused?: (job: Job, err: { code: string; message: string }) => Promise<void>;
 }
 
 /** Job rows are tried at least once a minute. */
@@ -96,6 +102,7 @@ export class OutboxDispatcher {
   private async deliver(row: cat.OutboxRow): Promise<void> {
     let error: string | undefined;
     let invalid = false;
+    let refused: { job: Job; code: string; message: string } | undefined;
     try {
       if (row.kind === 'job') {
         let job: Job;
@@ -106,7 +113,13 @@ export class OutboxDispatcher {
           throw e;
         }
         if (!this.o.queue) throw new Error('no job queue');
-        await this.o.queue.enqueue(job);
+        try {
+          await this.o.queue.enqueue(job);
+        } catch (e) {
+          const r = e as { retryable?: unknown; code?: unknown; message?: unknown };
+          if (r.retryable === false) refused = { job, code: typeof r.code === 'string' ? r.code : 'processing_failed', message: String(r.message ?? e) };
+          throw e;
+        }
       } else if (row.kind === 'callback') await this.post(row);
       else if (row.kind === 'email') {
         if (!this.o.mailer) throw new Error('no SMTP server configured (DUB_SMTP_URL)');
@@ -122,10 +135,13 @@ export class OutboxDispatcher {
       this.o.onResult?.(row.kind, true);
       return;
     }
-    const giveUp = row.kind === 'job' ? invalid : attempts >= this.o.maxAttempts;
+    const giveUp = row.kind === 'job' ? invalid || refused !== undefined : attempts >= this.o.maxAttempts;
     await cat.markFailedAttempt(this.o.db, row.id, error, giveUp ? null : Date.now() + this.backoff(attempts, row.kind));
     this.o.onResult?.(row.kind, false);
     this.o.logger[giveUp ? 'error' : 'warn']({ outbox_id: row.id, kind: row.kind, target: row.target, attempts, error }, giveUp ? 'delivery given up' : 'delivery failed; will retry');
+    if (refused && this.o.onJobRefused) {
+      await this.o.onJobRefused(refused.job, refused).catch((e: unknown) => this.o.logger.error({ job_id: refused!.job.job_id, err: (e as Error).message }, 'the refused job\'s failure could not be recorded'));
+    }
   }
 
   private async post(row: cat.OutboxRow): Promise<void> {

@@ -19,4 +19,5 @@ export * from './licence.js';
 export * from './engines.js';
 export * from './engine-registry.js';
 export * from './queue.js';
+export * from './job-failure.js';
 export * from './net.js';

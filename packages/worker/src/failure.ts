@@ -2,7 +2,7 @@
  * How a failed job becomes its failure event, and errors as plain data (they cross the
  * worker-thread boundary). The decision reads `code` and `retryable`, never the message.
  */
-import { ASSET_ERROR_CODES, DubError, VERSION_ERROR_CODES, toDubError, type AssetErrorCode, type EmittedEvent, type ErrorCode, type Job, type VersionErrorCode } from '@dub/core';
+import { DubError, toDubError, type ErrorCode } from '@dub/core';
 
 /** A thrown error as data. */
 export interface JobError {
@@ -25,30 +25,5 @@ export function fromJobError(e: JobError): DubError {
   return d;
 }
 
-const ASSET_CODES = new Set<string>(ASSET_ERROR_CODES);
-const VERSION_CODES = new Set<string>(VERSION_ERROR_CODES);
-
-export function assetErrorCode(code: string): AssetErrorCode {
-  return ASSET_CODES.has(code) ? (code as AssetErrorCode) : 'processing_failed';
-}
-
-export function versionErrorCode(code: string): VersionErrorCode {
-  return VERSION_CODES.has(code) ? (code as VersionErrorCode) : 'general_error';
-}
-
-/**
- * The failure event of a job: prepare-asset -> asset_failed (the asset error code, else
- * processing_failed); prepare-version -> version_failed and generate-version ->
- * version_generate_failed (the version error code, else general_error).
- */
-export function failureEvent(job: Job, err: JobError): EmittedEvent {
-  const detail = err.message || err.code;
-  switch (job.type) {
-    case 'prepare-asset':
-      return { type: 'asset_failed', error: { error_code: assetErrorCode(err.code), detail } };
-    case 'prepare-version':
-      return { type: 'version_failed', version_id: job.version.version_id, error: { error_code: versionErrorCode(err.code), detail } };
-    case 'generate-version':
-      return { type: 'version_generate_failed', version_id: job.version_id, generation: job.generation, error: { error_code: versionErrorCode(err.code), detail } };
-  }
-}
+/** The failure mapping lives in @dub/core (the API uses it too). */
+export { assetErrorCode, failureEvent, versionErrorCode } from '@dub/core';
