@@ -1,16 +1,46 @@
 /**
- * Cutting speech regions into decoder-sized pieces: long regions are split into equal parts no
- * longer than `max` seconds, and (for Whisper) neighbouring regions are grouped into chunks of at
- * most `max` seconds so every chunk boundary falls in a pause.
+ * Cutting speech regions into decoder-sized pieces: long regions are split into pieces of `max`
+ * seconds from their start (splitLongRegions), and (for Whisper) neighbouring regions are grouped
+ * into chunks of at most `max` seconds so every other chunk boundary falls in a pause.
  */
 import type { SpeechRegion } from '../vad/types.js';
 
+/** A last piece shorter than this is not made: the last two pieces share the tail equally instead. */
+export const MIN_TAIL_SECONDS = 8;
+
+/**
+ * Regions longer than `max` seconds cut into pieces of `max` seconds from their start, so where a
+ * stretch of speech is cut does not depend on how long it goes on (the first minute of a long
+ * stretch is cut the same alone or inside a longer clip). Only the tail is balanced: when the last
+ * piece would be shorter than MIN_TAIL_SECONDS (little context for the recognizer), the last two
+ * pieces share the remainder equally.
+ */
 export function splitLongRegions(regions: readonly SpeechRegion[], max: number): SpeechRegion[] {
   const out: SpeechRegion[] = [];
+  const tail = Math.min(MIN_TAIL_SECONDS, max / 2);
   for (const r of regions) {
     const len = r.end - r.start;
-    const parts = Math.max(1, Math.ceil(len / max - 1e-9));
-    for (let i = 0; i < parts; i++) out.push({ start: r.start + (len * i) / parts, end: r.start + (len * (i + 1)) / parts, probability: r.probability });
+    if (len <= max + 1e-9) {
+      out.push({ ...r });
+      continue;
+    }
+    const cuts: number[] = [];
+    let at = r.start + max;
+    while (r.end - at > 1e-9) {
+      cuts.push(at);
+      at += max;
+    }
+    // the last piece (from the last cut to the end) too short: move that cut back to halve the last two pieces
+    const lastLen = r.end - cuts[cuts.length - 1]!;
+    if (lastLen < tail) {
+      const prev = cuts.length > 1 ? cuts[cuts.length - 2]! : r.start;
+      cuts[cuts.length - 1] = prev + (r.end - prev) / 2;
+    }
+    let from = r.start;
+    for (const c of [...cuts, r.end]) {
+      out.push({ start: from, end: c, probability: r.probability });
+      from = c;
+    }
   }
   return out;
 }
@@ -52,7 +82,7 @@ export interface PackedChunk {
  * Regions packed into windows of at most `max` seconds of audio: each region's samples one after
  * the other, the pause between two kept up to `gap` seconds (a longer one is cut to `gap`), so a
  * window holds up to `max` seconds of speech however far apart the regions lie on the timeline (a
- * region longer than `max` is split in equal parts first). The regions stay in order; a window
+ * region longer than `max` is split first, as splitLongRegions does). The regions stay in order; a window
  * closes when the next region does not fit.
  */
 export function packRegions(regions: readonly SpeechRegion[], max: number, gap: number): PackedChunk[] {
