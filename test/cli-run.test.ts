@@ -220,7 +220,10 @@ describe('dub CLI', () => {
       expect(report.segments.map((x) => x.id)).toEqual(script.segments.filter((x) => x.target_text.trim() !== '').map((x) => (x as unknown as { id: string }).id));
       expect(report.engines).toEqual(engines);
       const q = report.summary;
-      expect(summary).toContain(`\nquality (report.json; flagged: speed > 1.25, time past the slot > 0 ms, WER > 0.3, similarity under the engine's threshold):\n  es-ES    ${q.flagged} of ${q.segments} lines flagged: speed ${q.speed}, overflow ${q.overflow}, WER ${q.wer}, `);
+      expect(summary).toContain(`\nquality (report.json; flagged: speed > 1.25, time past the slot > 0 ms, rate ratio > 1.25, WER > 0.3, similarity under the engine's threshold):\n  es-ES    ${q.flagged} of ${q.segments} lines flagged: speed ${q.speed}, overflow ${q.overflow}, rate ${q.rate}, WER ${q.wer}, `);
+      // what the dubbed track keeps of the source besides the speech, as the report says it
+      expect(report.background).toBeDefined();
+      expect(summary).toContain(`\n  es-ES    background: ${report.background!.reason}\n`);
       // the Spanish lines were back-transcribed by Whisper (base q8, npm) in Spanish
       for (const x of report.segments) expect(x.back_transcription, x.id).toMatchObject({ engine: 'whisper', text: expect.any(String), wer: expect.any(Number) });
       for (const x of report.segments.filter((g) => g.flags.length > 0)) expect(summary).toContain(`   ${x.id} ${x.speaker} ${x.slot.start.toFixed(2)}-${x.slot.end.toFixed(2)} s, speed ${x.speed_factor.toFixed(2)}`);

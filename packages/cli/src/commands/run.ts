@@ -14,7 +14,7 @@ import fsp from 'node:fs/promises';
 import path from 'node:path';
 import {
   blobKeys, FsBlobStore, isSourceLocale, isTargetLocale, languageOf, loadConfig, SOURCE_LOCALES, TARGET_LOCALES, ValidationError,
-  GENERATE_MODES, QUALITY_THRESHOLDS, SRT_PROFILES, type BlobStore, type DubConfig, type EngineRecord, type Glossary, parseGlossary, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
+  GENERATE_MODES, QUALITY_THRESHOLDS, RATE_RATIO_THRESHOLDS, SRT_PROFILES, type BlobStore, type DubConfig, type EngineRecord, type Glossary, parseGlossary, type GenerateMode, type Job, type Logger, type QualityReport, type SrtProfileName, type Transcript, type VersionScript, type WorkerEvent,
 } from '@dub/core';
 import { probe } from '@dub/media';
 import { licenceWarnings, termsOf } from '@dub/core';
@@ -429,12 +429,15 @@ export function qualitySummary(locale: string, r: QualityReport): string[] {
   const werReason = r.segments.find((x) => x.back_transcription.wer === null)?.back_transcription.reason;
   const simReason = r.thresholds.similarity === null ? `${r.thresholds.similarity_engine} has no threshold here` : undefined;
   const lines = [
-    `${locale.padEnd(8)} ${s.flagged} of ${s.segments} lines flagged: speed ${s.speed}, overflow ${s.overflow}, ${unmeasured('WER', s.wer, werReason)}, ${unmeasured('similarity', s.similarity, simReason)}; mix ${r.loudness.integrated_lufs ?? '-'} LUFS, true peak ${r.loudness.true_peak_dbtp ?? '-'} dBTP`,
+    `${locale.padEnd(8)} ${s.flagged} of ${s.segments} lines flagged: speed ${s.speed}, overflow ${s.overflow}, ${s.rate !== undefined ? `rate ${s.rate}, ` : ''}${unmeasured('WER', s.wer, werReason)}, ${unmeasured('similarity', s.similarity, simReason)}; mix ${r.loudness.integrated_lufs ?? '-'} LUFS, true peak ${r.loudness.true_peak_dbtp ?? '-'} dBTP`,
+    // what of the source the dubbed track keeps besides the dubbed speech (the report's background)
+    ...(r.background ? [`${locale.padEnd(8)} background: ${r.background.reason}`] : []),
   ];
   for (const x of r.segments.filter((g) => g.flags.length > 0)) {
     const parts = [
       `${x.id} ${x.speaker} ${sec(x.slot.start)}-${sec(x.slot.end)} s`,
       `speed ${x.speed_factor.toFixed(2)}`,
+      ...(x.rate_ratio !== undefined && x.rate_ratio !== null ? [`rate ratio ${x.rate_ratio.toFixed(2)}`] : []),
       x.overflow_ms > 0 ? `+${x.overflow_ms} ms past the slot` : 'within its slot',
       x.resolution,
       ...(x.delayed_ms > 0 ? [`starts ${x.delayed_ms} ms late`] : []),
@@ -460,7 +463,7 @@ export function summaryTable(files: OutputFile[], progress: ProgressDisplay, war
   if (engines.length) lines.push('engines:', ...engines.map((e) => `  ${e}`));
   if (quality.length) {
     const T = QUALITY_THRESHOLDS;
-    lines.push(`quality (report.json; flagged: speed > ${T.speedFactor}, time past the slot > ${T.overflowMs} ms, WER > ${T.wer}, similarity under the engine's threshold):`, ...quality.map((q) => `  ${q}`));
+    lines.push(`quality (report.json; flagged: speed > ${T.speedFactor}, time past the slot > ${T.overflowMs} ms, rate ratio > ${RATE_RATIO_THRESHOLDS.ratio}, WER > ${T.wer}, similarity under the engine's threshold):`, ...quality.map((q) => `  ${q}`));
   }
   lines.push(warnings.length ? `warnings (${warnings.length}):` : 'warnings: none');
   for (const w of warnings) lines.push(`  ${w}`);
