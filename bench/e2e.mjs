@@ -23,6 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { clip as clipIn, clipsDir, ffmpeg, speechLoop as speechLoopIn } from './lib/clips.mjs';
+import { treeRss } from './lib/rss.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -56,34 +57,6 @@ function floor(input, dir) {
   return (performance.now() - t0) / 1000;
 }
 
-/** RSS (bytes) of `pid` and all its descendants, now. */
-function treeRss(pid) {
-  const children = new Map();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
-      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(d));
-    } catch {
-      // gone
-    }
-  }
-  let total = 0;
-  const stack = [pid];
-  while (stack.length) {
-    const p = stack.pop();
-    try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) total += Number(m[1]) * 1024;
-    } catch {
-      // gone
-    }
-    stack.push(...(children.get(p) ?? []));
-  }
-  return total;
-}
 
 async function dubRun(input, dir, mode) {
   const out = path.join(dir, 'out');
