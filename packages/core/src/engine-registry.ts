@@ -22,6 +22,38 @@ import { DubError, EngineUnavailableError, ValidationError } from './errors.js';
 import { licenseId, ModelPolicyError, modelPolicyFromEnv, policyAllows, type ModelPolicy, type ModelTerms } from './licence.js';
 import { resolveModelFile, termsOf, type ResolveOptions } from './models.js';
 
+/**
+ * What every stage's engine is, whatever it does (separates, detects speech, transcribes, embeds
+ * speakers, translates, speaks, converts a voice, moves lips): the registry id it was created as,
+ * the name its record gives it, and `dispose()`, which releases what it holds (ONNX sessions,
+ * child processes; nothing for engines that hold nothing). Each stage's engine interface extends
+ * it with what the stage asks of it. Model: livekit agents-js `stt.STT` (`label`, `close()`).
+ */
+export interface Engine {
+  /** The registry id it was created as ("htdemucs", "silero", "whisper", "apertium", ...). */
+  readonly id: string;
+  /** What its record calls it ("HTDemucs v4", "Whisper base", "Piper es_ES-davefx-medium", ...). */
+  readonly label: string;
+  /** Release what it holds; the engine is not used after. Safe to call twice. */
+  dispose(): Promise<void>;
+}
+
+/** The one "unknown engine" error: `name` (an environment variable or option) holds `raw`, which is none of `ids` (nor `auto`, where `auto` is false it is not offered). */
+export function unknownEngineError(name: string, raw: string, ids: readonly string[], o: { auto?: boolean } = {}): ValidationError {
+  return new ValidationError(`${name}="${raw}" is not an engine: ${o.auto === false ? '' : 'auto, '}${ids.join(', ')}`, { field: name });
+}
+
+/**
+ * The engine choice `raw` names: `auto` when unset, blank or `auto`, else one of `ids` (a stage's
+ * `*_ENGINE_IDS` from its `engine-ids.ts`); anything else is `unknownEngineError`.
+ */
+export function engineChoiceOf<T extends string>(name: string, raw: string | undefined, ids: readonly T[]): 'auto' | T {
+  const v = raw?.trim();
+  if (!v || v === 'auto') return 'auto';
+  if (!(ids as readonly string[]).includes(v)) throw unknownEngineError(name, v, ids);
+  return v as T;
+}
+
 /** What every registry's `supports` and `create` receive at least: where model files are looked up. */
 export interface EngineHost {
   models: ResolveOptions;
@@ -207,6 +239,11 @@ export interface EngineRegistryOptions<E, O, Env extends EngineHost> {
   entries: readonly EngineEntry<E, O, Env>[];
   /** Ids `auto` tries, best first (default: every entry in order). */
   preference?: readonly string[];
+  /**
+   * The stage's ids from its leaf `engine-ids.ts` (what code that must not load the registry
+   * reads): the entries must be exactly these, in this order, or defining the registry throws.
+   */
+  ids?: readonly string[];
 }
 
 /** Build a registry from its entries. */
@@ -214,12 +251,13 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
   const byId = new Map(o.entries.map((e) => [e.id, e] as const));
   if (byId.size !== o.entries.length) throw new Error(`${o.stage}: duplicate engine ids`);
   const ids = o.entries.map((e) => e.id);
+  if (o.ids && o.ids.join('\n') !== ids.join('\n')) throw new Error(`${o.stage}: the entries (${ids.join(', ')}) are not the ids of engine-ids.ts (${o.ids.join(', ')})`);
   const preference = o.preference ?? ids;
   for (const id of preference) if (!byId.has(id)) throw new Error(`${o.stage}: preference names an unknown engine ${id}`);
   const preferred = preference.map((id) => byId.get(id)!);
   const get = (id: string): EngineEntry<E, O, Env> => {
     const e = byId.get(id);
-    if (!e) throw new ValidationError(`${o.envVar}="${id}" is not an engine: auto, ${ids.join(', ')}`, { field: o.envVar });
+    if (!e) throw unknownEngineError(o.envVar, id, ids);
     return e;
   };
   const allowedIds = (locale: string | undefined, env: Env): string[] => {

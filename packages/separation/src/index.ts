@@ -16,15 +16,11 @@ export {
   SEPARATION_ENGINES,
   HTDEMUCS_MODEL,
   HTDEMUCS_INT8_MODEL,
-  separationEngines,
   createSeparationEngine,
   loadSeparationEngine,
-  isSeparationEngineId,
-  SEPARATION_ENGINE_IDS,
   type SeparationEngineHost,
-  type SeparationEngineId,
-  type SeparationEngineModule,
 } from './registry.js';
+export { isSeparationEngineId, SEPARATION_ENGINE_IDS, type SeparationEngineId } from './engine-ids.js';
 export {
   isWavInput,
   type SeparationEngine,

@@ -2,7 +2,8 @@ import os from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '@dub/core';
 import { resolveEngineOptions, resolveSeparateOptions } from './options.js';
-import { loadSeparationEngine, SEPARATION_ENGINE_IDS, separationEngines } from './registry.js';
+import { loadSeparationEngine, SEPARATION_ENGINES } from './registry.js';
+import { SEPARATION_ENGINE_IDS } from './engine-ids.js';
 import { separate } from './separate.js';
 import { resolveContext } from '@dub/core';
 
@@ -33,7 +34,8 @@ describe('separation options', () => {
 
   it('lists its engines; each loads lazily into a module with createEngine', async () => {
     expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs', 'htdemucs-int8', 'none']);
-    const mod = await separationEngines.htdemucs();
+    expect(SEPARATION_ENGINES.ids).toEqual(SEPARATION_ENGINE_IDS);
+    const mod = await import('./engines/htdemucs.js');
     expect(typeof mod.createEngine).toBe('function');
   });
 

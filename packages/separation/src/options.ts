@@ -4,14 +4,14 @@
  * DUB_DEVICE, DUB_ONNX_THREADS, DUB_TMP_DIR, FFMPEG_PATH), then defaults.
  */
 import os from 'node:os';
-import { loadConfig, ValidationError, type DeviceChoice, type DubConfig } from '@dub/core';
+import { loadConfig, unknownEngineError, ValidationError, type DeviceChoice, type DubConfig } from '@dub/core';
 import { type SessionCache } from '@dub/onnx';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { SeparationEngine } from './types.js';
 import type { SeparationPlan, TimeSpan } from './background.js';
 import { resolveKeep, type KeepOutsideSpeechOptions, type ResolvedKeep } from './keep-outside-speech.js';
 import { splitChoiceFromEnv } from './engines/htdemucs-graph.js';
-import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './registry.js';
+import { isSeparationEngineId, SEPARATION_ENGINE_IDS, type SeparationEngineId } from './engine-ids.js';
 
 export type SeparationConfig = Pick<DubConfig, 'modelsDir' | 'device' | 'onnxThreads' | 'tmpDir' | 'ffmpegPath' | 'ffprobePath'>;
 
@@ -140,9 +140,7 @@ export interface ResolvedSeparateOptions {
 
 export function resolveSeparateOptions(opts: SeparateOptions = {}): ResolvedSeparateOptions {
   const engine = opts.engine ?? 'htdemucs';
-  if (!SEPARATION_ENGINE_IDS.includes(engine)) {
-    throw new ValidationError(`unknown separation engine "${String(engine)}"; known: ${SEPARATION_ENGINE_IDS.join(', ')}`, { field: 'engine' });
-  }
+  if (!isSeparationEngineId(engine)) throw unknownEngineError('engine', String(engine), SEPARATION_ENGINE_IDS, { auto: false });
   const given = opts.given && (opts.given.speech !== undefined || opts.given.background !== undefined) ? opts.given : undefined;
   return {
     engine,

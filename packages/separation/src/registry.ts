@@ -17,18 +17,9 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { defineEngineRegistry, ModelMissingError, modelIdentity, modelSupport, resolveModelFile, resolveContext, ValidationError, type EngineHost, type EngineRegistry, type PartialContext, type StageContext } from '@dub/core';
+import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './engine-ids.js';
 import { resolveEngineOptions, type ResolvedEngineOptions, type SeparationEngineOptions } from './options.js';
 import type { SeparationEngine } from './types.js';
-
-/** What an engine module exports. */
-export interface SeparationEngineModule {
-  createEngine(options: ResolvedEngineOptions, ctx: StageContext, model?: { id: string; file: string }): Promise<SeparationEngine>;
-}
-
-/** Modules of the engines that load a model, by id, imported on first use. */
-export const separationEngines = {
-  htdemucs: (): Promise<SeparationEngineModule> => import('./engines/htdemucs.js'),
-} as const satisfies Record<string, () => Promise<SeparationEngineModule>>;
 
 /** HTDemucs v4, the model `auto` takes when it resolves. */
 export const HTDEMUCS_MODEL = Object.freeze({ id: 'htdemucs', file: 'htdemucs.onnx' });
@@ -45,6 +36,7 @@ export interface SeparationEngineHost extends EngineHost {
 export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, ResolvedEngineOptions, SeparationEngineHost> = defineEngineRegistry<SeparationEngine | null, ResolvedEngineOptions, SeparationEngineHost>({
   stage: 'separation',
   envVar: 'DUB_SEPARATION_ENGINE',
+  ids: SEPARATION_ENGINE_IDS,
   entries: [
     {
       id: 'htdemucs',
@@ -53,7 +45,7 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
       // the whole graph or its split parts (htdemucs-split): the same weights, the same terms
       weights: { models: [HTDEMUCS_MODEL.id] },
       supports: (_locale, env) => modelSupport(HTDEMUCS_MODEL.id, [HTDEMUCS_MODEL.file], env.models, { ok: 'the HTDemucs model is installed', missing: 'no HTDemucs model here' }),
-      create: async (o, env) => (await separationEngines.htdemucs()).createEngine(o, env.ctx ?? resolveContext()),
+      create: async (o, env) => (await import('./engines/htdemucs.js')).createEngine(o, env.ctx ?? resolveContext()),
     },
     {
       id: 'htdemucs-int8',
@@ -70,7 +62,7 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
         if (notAuto === NO_FLOAT) return { ...s, auto: false };
         return notAuto ? { ...s, auto: false, note: `htdemucs-int8 not taken: ${notAuto}` } : { ...s, reason: 'the int8 HTDemucs model is installed, made from the float one here (0.7-0.94x its time on CPU, speech SI-SDR within 0.02 dB: bench/separation-fast.mjs)' };
       },
-      create: async (o, env) => (await separationEngines.htdemucs()).createEngine(o, env.ctx ?? resolveContext(), HTDEMUCS_INT8_MODEL),
+      create: async (o, env) => (await import('./engines/htdemucs.js')).createEngine(o, env.ctx ?? resolveContext(), HTDEMUCS_INT8_MODEL),
     },
     {
       id: 'none',
@@ -110,14 +102,6 @@ async function int8NotForAuto(file: string, env: SeparationEngineHost): Promise<
   const id = await modelIdentity(float);
   if (source !== id.sha256) return `made from another htdemucs.onnx (sha256 ${String(source).slice(0, 12)}, this one ${id.sha256.slice(0, 12)}); run scripts/quantize-htdemucs.py again`;
   return undefined;
-}
-
-export type SeparationEngineId = 'htdemucs' | 'htdemucs-int8' | 'none';
-
-export const SEPARATION_ENGINE_IDS = SEPARATION_ENGINES.ids as readonly SeparationEngineId[];
-
-export function isSeparationEngineId(id: string): id is SeparationEngineId {
-  return SEPARATION_ENGINES.has(id);
 }
 
 /** Load engine `id` and create an instance (it owns its session until `dispose()`). */
