@@ -5,8 +5,8 @@ export { speechRegions, speechSeconds, type RegionOptions } from './vad/regions.
 export { VAD_ENGINES, VAD_ENGINE_IDS, SILERO_VAD_MODEL, isVadEngineId, type VadEngineId, type VadEngineOptions } from './vad/registry.js';
 export type { SpeechRegion, SpeechDetection, VadEngine, VadStream, VadEngineFactory } from './vad/types.js';
 export { transcribe, resolveTranscribeOptions, asrEnginesFor, chooseAsrEngine, resolveAsrEngine, type TranscribeOptions, type ResolvedTranscribeOptions, type Transcription } from './asr/transcribe.js';
-export { ASR_ENGINES, ASR_ENGINE_IDS, ASR_PROVIDERS, DEFAULT_ASR_PREFERENCE, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineHost, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
-export type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, SkippedWindow } from './asr/types.js';
+export { ASR_ENGINES, ASR_ENGINE_IDS, asrInstallHints, DEFAULT_ASR_PREFERENCE, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineHost, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
+export type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, SkippedWindow } from './asr/types.js';
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
 export { resolveWhisperOptions, isWhisperModelInstalled, whisperFileNames, whisperModelOf, WHISPER_FILES, WHISPER_Q8_FILES, WHISPER_MODEL_PREFERENCE, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type WhisperFileNames, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
 export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';

@@ -6,7 +6,8 @@ import { resolveContext } from '@dub/core';
 import { createEngineEnv } from './engine-env.js';
 import { openSpeechAudio } from './speech-audio.js';
 import { detectSpeech } from './vad/detect-speech.js';
-import { pocketsphinxProvider, resolvePocketsphinxOptions, shareUtterances } from './asr/pocketsphinx.js';
+import { createPocketsphinx, resolvePocketsphinxOptions, shareUtterances } from './asr/pocketsphinx.js';
+import { ASR_ENGINES } from './asr/registry.js';
 import { findExecutable } from './which.js';
 import { cleanPocketsphinxWord, parseContinuousTimes, parseCtm } from './asr/pocketsphinx-output.js';
 import { transcribe } from './asr/transcribe.js';
@@ -148,16 +149,17 @@ describe('pocketsphinx availability', () => {
   it('supports English only, and only when installed', async () => {
     const { env } = createEngineEnv({}, resolveContext().logger);
     const o = resolvePocketsphinxOptions();
-    expect(await pocketsphinxProvider.supports('en-US', o, env)).toBe(true);
-    expect(await pocketsphinxProvider.supports('de-DE', o, env)).toBe(false);
-    expect(await pocketsphinxProvider.supports('en-US', resolvePocketsphinxOptions({ batchBinary: 'pocketsphinx-absent' }), env)).toBe(false);
-    expect(await pocketsphinxProvider.supports('en-US', resolvePocketsphinxOptions({ modelDir: '/nonexistent' }), env)).toBe(false);
+    const supports = async (locale: string, pocketsphinx: typeof o) => (await ASR_ENGINES.get('pocketsphinx').supports(locale, { ...env, engines: { pocketsphinx } })).ok;
+    expect(await supports('en-US', o)).toBe(true);
+    expect(await supports('de-DE', o)).toBe(false);
+    expect(await supports('en-US', resolvePocketsphinxOptions({ batchBinary: 'pocketsphinx-absent' }))).toBe(false);
+    expect(await supports('en-US', resolvePocketsphinxOptions({ modelDir: '/nonexistent' }))).toBe(false);
   });
 });
 
 const { env } = createEngineEnv({}, resolveContext().logger);
 describeWithMedia(['jfk.wav'], 'pocketsphinx conformance on jfk.wav', () => {
-  asrConformance('pocketsphinx', () => pocketsphinxProvider.create(resolvePocketsphinxOptions(), env), {
+  asrConformance('pocketsphinx', () => createPocketsphinx(resolvePocketsphinxOptions(), env), {
     audio: () => openSpeechAudio(jfk),
     regions: async () => (await detectSpeech(jfk)).regions,
     locale: 'en-US',

@@ -162,21 +162,21 @@ describe('Whisper decoding safeguards (openai/whisper decoding.py, transcribe.py
 
 describe('the Whisper engine skips windows judged silent and says so', () => {
   it('lists each skipped window with its numbers in skippedWindows and transcribes nothing there', async () => {
-    const { whisperProvider } = await import('./whisper/engine.js');
+    const { createWhisper } = await import('./whisper/engine.js');
     const { openSpeechAudio } = await import('./speech-audio.js');
     const tinyEnv = createEngineEnv({ sessions, models: { searchDirs: [FIXTURES] } }, resolveContext().logger).env;
     const audio = await openSpeechAudio({ samples: new Float32Array(16000 * 4), sampleRate: 16000 });
     const request = { locale: 'de-DE', language: 'de', regions: [{ start: 0.5, end: 3.5 }] };
     try {
       // thresholds that make every window silence: no-speech probability above 0, log probability not above 0
-      const strict = await whisperProvider.create(resolveWhisperOptions({ model: 'whisper-tiny-test', detectLanguage: false, noSpeechThreshold: 0, logprobThreshold: 0 }), tinyEnv);
+      const strict = await createWhisper(resolveWhisperOptions({ model: 'whisper-tiny-test', detectLanguage: false, noSpeechThreshold: 0, logprobThreshold: 0 }), tinyEnv);
       const skipped = await strict.transcribe(audio, request, resolveContext());
       expect(skipped.segments).toEqual([]);
       expect(skipped.skippedWindows).toHaveLength(1);
       expect(skipped.skippedWindows![0]).toMatchObject({ start: 0.5, end: 3.5, temperature: 0 });
       expect(skipped.skippedWindows![0]!.noSpeechProbability).toBeGreaterThan(0);
       // the defaults keep the tiny model's confident text
-      const normal = await whisperProvider.create(resolveWhisperOptions({ model: 'whisper-tiny-test', detectLanguage: false }), tinyEnv);
+      const normal = await createWhisper(resolveWhisperOptions({ model: 'whisper-tiny-test', detectLanguage: false }), tinyEnv);
       const kept = await normal.transcribe(audio, request, resolveContext());
       expect(kept.skippedWindows).toBeUndefined();
       expect(kept.segments.map((s) => s.text)).toContain('hello world');

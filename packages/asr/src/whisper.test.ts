@@ -12,7 +12,8 @@ import { openSpeechAudio } from './speech-audio.js';
 import { detectSpeech } from './vad/detect-speech.js';
 import { transcribe } from './asr/transcribe.js';
 import { detectLanguageFromEncoding, greedyDecode } from './whisper/decode.js';
-import { loadWhisper, whisperProvider } from './whisper/engine.js';
+import { createWhisper, loadWhisper } from './whisper/engine.js';
+import { ASR_ENGINES } from './asr/registry.js';
 import { resolveWhisperOptions } from './whisper/options.js';
 import { tokensToSegments } from './whisper/segments.js';
 import { applyTimestampRules } from './whisper/timestamp-rules.js';
@@ -108,13 +109,14 @@ describe('whisper ONNX plumbing (tiny models)', () => {
   });
 
   it('supports() needs both the language and the model files', async () => {
-    expect(await whisperProvider.supports('de-DE', options, env)).toBe(true);
-    expect(await whisperProvider.supports('de-DE', resolveWhisperOptions({ model: 'whisper-absent' }), env)).toBe(false);
+    const supports = async (locale: string, whisper: typeof options) => (await ASR_ENGINES.get('whisper').supports(locale, { ...env, engines: { whisper } })).ok;
+    expect(await supports('de-DE', options)).toBe(true);
+    expect(await supports('de-DE', resolveWhisperOptions({ model: 'whisper-absent' }))).toBe(false);
   });
 });
 
 describeWithMedia(['jfk.wav'], 'whisper conformance on jfk.wav', () => {
-  asrConformance('whisper (tiny test model)', () => whisperProvider.create(options, env), {
+  asrConformance('whisper (tiny test model)', () => createWhisper(options, env), {
     audio: () => openSpeechAudio(media('jfk.wav')),
     regions: async () => (await detectSpeech(media('jfk.wav'))).regions,
     locale: 'de-DE',

@@ -712,9 +712,9 @@ function backgroundKept(r: ReportInput): QualityReport['background'] {
 
 /** Why no ASR engine can back-transcribe `locale` here, naming what would. */
 export async function noBackTranscriberReason(locale: string): Promise<string> {
-  const { ASR_PROVIDERS, whisperLanguageOf } = await import('@dub/asr');
+  const { asrInstallHints } = await import('@dub/asr');
   const name = getLocale(locale)?.name ?? locale;
-  const hints = [/^en(-|$)/.test(locale) ? `pocketsphinx: ${(await ASR_PROVIDERS.pocketsphinx()).installHint(locale)}` : 'pocketsphinx speaks English only'];
-  if (whisperLanguageOf(locale)) hints.push(`whisper: ${(await ASR_PROVIDERS.whisper()).installHint(locale)}`);
+  const hints = asrInstallHints(locale, ['pocketsphinx', 'whisper']);
+  if (!/^en(-|$)/.test(locale)) hints.unshift('pocketsphinx speaks English only');
   return `no speech recognition engine for ${name} (${locale}) is installed here (${hints.join('; ')})`;
 }

