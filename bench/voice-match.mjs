@@ -16,7 +16,7 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { silentLogger } from '@dub/core';
 import { readWav, resample } from '@dub/media';
-import { EMBEDDING_ENGINES, resolveMfccStatsOptions } from '@dub/asr';
+import { createSpeakerEmbedding, resolveMfccStatsOptions } from '@dub/asr';
 import { analyzeVoice, spectralEnvelope, TTS_ENGINES, VoiceMatcher } from '@dub/voice';
 import { MEDIA } from './lib/clips.mjs';
 
@@ -45,7 +45,7 @@ const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'dub-bench-voice-'));
 const ctx = { logger: silentLogger };
 const engine = await TTS_ENGINES.create('espeak-ng', { 'espeak-ng': { tmpDir: dir } }, { models: {} });
 const matcher = new VoiceMatcher(engine);
-const embedder = await (await EMBEDDING_ENGINES.mfcc())(resolveMfccStatsOptions(), {});
+const embedder = await createSpeakerEmbedding('mfcc', { mfcc: resolveMfccStatsOptions() }, {});
 
 /** A speaker's reference: 16 kHz mono, the first 20 s of their speech (call speakers: their RTTM turns). */
 async function reference(s) {

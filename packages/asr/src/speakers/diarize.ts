@@ -19,7 +19,7 @@ import { averageLinkage, cosineDistances, cutDendrogram, prepareVectors } from '
 import { resolveMfccStatsOptions, type MfccStatsOptions } from './mfcc-stats.js';
 import { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './onnx-embedding.js';
 import { chooseClipPieces, renderClip, type ClipPiece } from './reference-clip.js';
-import { EMBEDDING_ENGINES, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './registry.js';
+import { createSpeakerEmbedding, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './registry.js';
 import { cutLines, type LineOptions } from './lines.js';
 import { labelSegments, labelTurns, type SpeakerTurn } from './resegment.js';
 import { speakerWindows, type SpeakerWindow } from './windows.js';
@@ -302,7 +302,7 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
   if (!windows.length) labels = new Int32Array(0);
   else if (o.speakersCount === 1) labels = new Int32Array(windows.length);
   else {
-    const engine = await (await EMBEDDING_ENGINES[engineId]())(o.engines[engineId] as never, env);
+    const engine = await createSpeakerEmbedding(engineId, o.engines, env);
     const vectors: Float32Array[] = [];
     for (let i = 0; i < windows.length; i++) {
       throwIfAborted(ctx.signal);

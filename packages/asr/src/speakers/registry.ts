@@ -2,7 +2,7 @@ import { defineEngineRegistry, modelSupport, type EngineRegistry } from '@dub/co
 import type { EngineEnv } from '../engine-env.js';
 import type { ResolvedMfccStatsOptions } from './mfcc-stats.js';
 import type { ResolvedOnnxEmbeddingOptions } from './onnx-embedding.js';
-import type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './types.js';
+import type { SpeakerEmbeddingEngine } from './types.js';
 
 export interface ResolvedEmbeddingEngineOptions {
   mfcc: ResolvedMfccStatsOptions;
@@ -10,12 +10,6 @@ export interface ResolvedEmbeddingEngineOptions {
 }
 
 export type EmbeddingEngineId = keyof ResolvedEmbeddingEngineOptions;
-
-/** Speaker-embedding engines by id, imported on first use. */
-export const EMBEDDING_ENGINES: { readonly [K in EmbeddingEngineId]: () => Promise<SpeakerEmbeddingFactory<ResolvedEmbeddingEngineOptions[K]>> } = {
-  mfcc: () => import('./mfcc-stats.js').then((m) => m.createMfccStats),
-  onnx: () => import('./onnx-embedding.js').then((m) => m.createOnnxEmbedding),
-};
 
 /** WeSpeaker ResNet34-LM (VoxCeleb), the ONNX speaker embedding `auto` takes when it is installed. */
 export const WESPEAKER_MODEL = Object.freeze({ id: 'wespeaker-resnet34', file: 'voxceleb_resnet34_LM.onnx' });
@@ -35,7 +29,7 @@ export const SPEAKER_ENGINES: EngineRegistry<SpeakerEmbeddingEngine, ResolvedEmb
       installHint: `npx dub models fetch ${WESPEAKER_MODEL.id}`,
       weights: { models: [WESPEAKER_MODEL.id] },
       supports: (_locale, env) => modelSupport(WESPEAKER_MODEL.id, [WESPEAKER_MODEL.file], env.models, { ok: 'the WeSpeaker model is installed', missing: 'no WeSpeaker model here' }),
-      create: async (o, env) => (await EMBEDDING_ENGINES.onnx())(o.onnx, env),
+      create: async (o, env) => (await import('./onnx-embedding.js')).createOnnxEmbedding(o.onnx, env),
     },
     {
       id: 'mfcc',
@@ -43,10 +37,23 @@ export const SPEAKER_ENGINES: EngineRegistry<SpeakerEmbeddingEngine, ResolvedEmb
       fallbackNote: 'MFCC statistics, no weights',
       weights: { none: 'MFCC statistics, no trained weights' },
       supports: () => ({ ok: true, reason: 'MFCC statistics (no weights)' }),
-      create: async (o, env) => (await EMBEDDING_ENGINES.mfcc())(o.mfcc, env),
+      create: async (o, env) => (await import('./mfcc-stats.js')).createMfccStats(o.mfcc, env),
     },
   ],
 });
 
-/** The embedding kind each speaker engine computes. */
-export const SPEAKER_EMBEDDING_KIND: Readonly<Record<string, EmbeddingEngineId>> = Object.freeze({ wespeaker: 'onnx', mfcc: 'mfcc' });
+export type SpeakerEngineId = 'wespeaker' | 'mfcc';
+
+export const SPEAKER_ENGINE_IDS = SPEAKER_ENGINES.ids as readonly SpeakerEngineId[];
+
+/**
+ * The embedding kind each speaker engine computes: diarization's and similarity's `embedding`
+ * option, and the records they write, name an engine by its kind (`onnx` is WeSpeaker's).
+ */
+export const SPEAKER_EMBEDDING_KIND: Readonly<Record<SpeakerEngineId, EmbeddingEngineId>> = Object.freeze({ wespeaker: 'onnx', mfcc: 'mfcc' });
+
+/** The embedding engine of `kind`, created by its SPEAKER_ENGINES entry from the options of that kind. */
+export function createSpeakerEmbedding<K extends EmbeddingEngineId>(kind: K, options: Pick<ResolvedEmbeddingEngineOptions, K>, env: EngineEnv): Promise<SpeakerEmbeddingEngine> {
+  const id = SPEAKER_ENGINE_IDS.find((i) => SPEAKER_EMBEDDING_KIND[i] === kind)!;
+  return SPEAKER_ENGINES.create(id, options as ResolvedEmbeddingEngineOptions, env);
+}

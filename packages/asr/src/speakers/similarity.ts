@@ -11,7 +11,7 @@ import { withSpeechAudio, type AudioInput, type SpeechAudioOptions } from '../sp
 import { DEFAULT_THRESHOLDS } from './diarize.js';
 import { resolveMfccStatsOptions, type MfccStatsOptions } from './mfcc-stats.js';
 import { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './onnx-embedding.js';
-import { EMBEDDING_ENGINES, type EmbeddingEngineId } from './registry.js';
+import { createSpeakerEmbedding, type EmbeddingEngineId } from './registry.js';
 import type { SpeakerEmbeddingEngine } from './types.js';
 
 /** What a cosine of two vectors of this engine means. */
@@ -53,7 +53,7 @@ export async function createSpeakerEmbedder(options: SpeakerEmbedderOptions = {}
   const { env, release } = createEngineEnv(envOptions, ctx.logger);
   let engine: SpeakerEmbeddingEngine;
   try {
-    engine = id === 'onnx' ? await (await EMBEDDING_ENGINES.onnx())(resolveOnnxEmbeddingOptions(options.onnx), env) : await (await EMBEDDING_ENGINES.mfcc())(resolveMfccStatsOptions(options.mfcc), env);
+    engine = id === 'onnx' ? await createSpeakerEmbedding('onnx', { onnx: resolveOnnxEmbeddingOptions(options.onnx) }, env) : await createSpeakerEmbedding('mfcc', { mfcc: resolveMfccStatsOptions(options.mfcc) }, env);
   } catch (e) {
     await release();
     throw e;
