@@ -5,7 +5,7 @@ Run with Debian's python3-onnx and python3-sentencepiece (apt-get install python
 python3-sentencepiece; sentencepiece 0.1.97, Google's C++ library, is the reference):
     /usr/bin/python3 scripts/make-tiny-m2m100.py [packages/translate/fixtures]
 
-Written into <out>/m2m100-tiny-test/ (the file names of Xenova/m2m100_418M):
+Written into <out>/m2m100-tiny-test/ (the file names of Xenova/m2m100_418M, flat as models/<id>/ holds them):
 - sentencepiece.bpe.model: a BPE SentencePiece model trained here by the reference trainer on the
   small English/Spanish/French corpus below with nmt_nfkc normalisation (its precompiled charsmap
   is the library's own), vocabulary of 200 pieces (the real one: 128,000).
@@ -13,10 +13,10 @@ Written into <out>/m2m100-tiny-test/ (the file names of Xenova/m2m100_418M):
   then the SentencePiece pieces in another order than the model's (reversed), so a tokenizer that
   used the SentencePiece ids instead of vocab.json's would fail the tests.
 - generation_config.json: the real one's fields (decoder_start_token_id 2, num_beams 5, ...).
-- onnx/encoder_model_quantized.onnx: input_ids i64[batch_size, encoder_sequence_length],
+- encoder_model_quantized.onnx: input_ids i64[batch_size, encoder_sequence_length],
   attention_mask i64[same] -> last_hidden_state f32[batch_size, encoder_sequence_length, V]: the
   one-hot row of each token, zero where the mask is 0 (V = the vocabulary with the language tokens).
-- onnx/decoder_model_merged_quantized.onnx: encoder_attention_mask, input_ids, encoder_hidden_states,
+- decoder_model_merged_quantized.onnx: encoder_attention_mask, input_ids, encoder_hidden_states,
   past_key_values.{0,1}.{decoder,encoder}.{key,value} f32[batch_size, 2, P, 4], use_cache_branch
   bool[1] -> logits f32[batch_size, decoder_sequence_length, V], present.*: a scripted copy model.
   At absolute decoder position p (past length + t) the logits are 4 x one-hot(source token p) +
@@ -42,7 +42,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..", "packages", "translate", "fixtures")
 MDIR = os.path.join(OUT, "m2m100-tiny-test")
-os.makedirs(os.path.join(MDIR, "onnx"), exist_ok=True)
+os.makedirs(MDIR, exist_ok=True)
 
 # FAIRSEQ_LANGUAGE_CODES["m2m100"] of transformers' tokenization_m2m_100.py (100 codes, in order).
 LANGS = ["af", "am", "ar", "ast", "az", "ba", "be", "bg", "bn", "br", "bs", "ca", "ceb", "cs", "cy", "da", "de", "el", "en", "es", "et", "fa", "ff", "fi", "fr", "fy", "ga", "gd", "gl", "gu", "ha", "he", "hi", "hr", "ht", "hu", "hy", "id", "ig", "ilo", "is", "it", "ja", "jv", "ka", "kk", "km", "kn", "ko", "lb", "lg", "ln", "lo", "lt", "lv", "mg", "mk", "ml", "mn", "mr", "ms", "my", "ne", "nl", "no", "ns", "oc", "or", "pa", "pl", "ps", "pt", "ro", "ru", "sd", "si", "sk", "sl", "so", "sq", "sr", "ss", "su", "sv", "sw", "ta", "th", "tl", "tn", "tr", "uk", "ur", "uz", "vi", "wo", "xh", "yi", "yo", "zh", "zu"]
@@ -64,6 +64,7 @@ Ne demandez pas ce que votre pays peut faire pour vous.
 La seule chose que nous ayons à craindre, c'est la crainte elle-même.
 Où est la gare ? Elle est là-bas, à gauche, monsieur. Ça va très bien.
 Numbers: 1, 2, 3, 42, 1984, 2026 and 3.14 are numbers.
+Tom & Jerry <3, a > b; "quotes" (brackets) [more] #tag @name 50% $5.
 """
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -138,7 +139,7 @@ save(helper.make_model(helper.make_graph(
      helper.make_tensor_value_info("attention_mask", TensorProto.INT64, ["batch_size", "encoder_sequence_length"])],
     [helper.make_tensor_value_info("last_hidden_state", TensorProto.FLOAT, ["batch_size", "encoder_sequence_length", V])],
     [eye, numpy_helper.from_array(np.array([2], dtype=np.int64), "last_axis")]),
-    opset_imports=[helper.make_opsetid("", 14)], producer_name="dub-tests"), os.path.join(MDIR, "onnx", "encoder_model_quantized.onnx"))
+    opset_imports=[helper.make_opsetid("", 14)], producer_name="dub-tests"), os.path.join(MDIR, "encoder_model_quantized.onnx"))
 
 # ---------------------------------------------------------------- merged decoder
 L, H, DH = 2, 2, 4
@@ -214,5 +215,5 @@ nodes.append(helper.make_node("If", ["use_cache"], enc_presents,
                               else_branch=helper.make_graph(else_nodes, "else_branch", [], else_out)))
 save(helper.make_model(helper.make_graph(nodes, "m2m100-tiny-decoder-merged", inputs, outputs, inits),
                        opset_imports=[helper.make_opsetid("", 14)], producer_name="dub-tests"),
-     os.path.join(MDIR, "onnx", "decoder_model_merged_quantized.onnx"))
+     os.path.join(MDIR, "decoder_model_merged_quantized.onnx"))
 print(f"wrote {MDIR} (vocabulary {N} + 108 = {V}) and m2m100-tokenizer-references.json")

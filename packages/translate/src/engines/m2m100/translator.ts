@@ -1,0 +1,207 @@
+/**
+ * m2m100: offline neural translation with Meta's M2M100 (418M parameters, MIT licence) on ONNX
+ * Runtime, from Xenova's q8 export (models/manifest.json `m2m100-418m`, fetched with
+ * `npx dub models fetch m2m100-418m`). One model serves every direction between its 100
+ * languages: 38 of the contract's 39 locales (languages.ts). CPU by default, CUDA where the
+ * device says so and the CUDA execution provider loads.
+ *
+ * A batch is one encoder call over its segments (right-padded); each segment is then decoded by
+ * beam search with its beams as the rows of one decoder call per token (beam-search.ts), the
+ * target language forced as the first token, as transformers' generate() does with
+ * forced_bos_token_id. `nBest()` returns the k best translations with their scores.
+ */
+import fsp from 'node:fs/promises';
+import { EngineUnavailableError, ModelError, ValidationError, resolveModelFile, type DeviceChoice, type Logger } from '@dub/core';
+import { SessionCache } from '@dub/onnx';
+import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type BatchCall, type TranslateBatch } from '../../base-translator.js';
+import type { PairSupport, TranslatedSegment } from '../../types.js';
+import { beamSearch, type Hypothesis } from './beam-search.js';
+import { M2M100_GAPS, m2m100Code } from './languages.js';
+import { M2M100Sessions } from './model.js';
+import { EOS_ID, M2M100Tokenizer } from './tokenizer.js';
+
+/** The manifest id of the default model. */
+export const M2M100_MODEL_ID = 'm2m100-418m';
+
+/** The files an M2M100 model directory holds (models/<id>/), by role. */
+export const M2M100_FILES = {
+  encoder: 'encoder_model_quantized.onnx',
+  decoder: 'decoder_model_merged_quantized.onnx',
+  spm: 'sentencepiece.bpe.model',
+  vocab: 'vocab.json',
+  generation: 'generation_config.json',
+} as const;
+
+export interface M2M100Options extends BaseTranslatorOptions {
+  /** Manifest id of the model (default m2m100-418m); tests name a stand-in. */
+  model?: string;
+  /** DUB_MODELS_DIR. */
+  modelsDir?: string;
+  /** Extra directories searched after it (tests point here at fixtures). */
+  searchDirs?: string[];
+  /** Sessions to load into (default: one cache shared by every M2M100 translator of the process). */
+  sessions?: SessionCache;
+  device?: DeviceChoice;
+  /** Intra-op threads (0: onnxruntime's default). */
+  threads?: number;
+  /** Beams (default the export's generation_config num_beams, 5; 1 = greedy). */
+  beams?: number;
+  /** Tokens generated at most per segment (default 200, the export's max_length, and at most 3 x the source's tokens + 10). */
+  maxNewTokens?: number;
+  logger?: Logger;
+}
+
+/** One translation of the n-best list. */
+export interface NBestTranslation {
+  text: string;
+  /** The beam score: sum of token log-probabilities / generated length (length_penalty 1.0). */
+  score: number;
+  /** Sum of token log-probabilities. */
+  logprob: number;
+  /** Ids generated (without the language token and </s>). */
+  tokens: number[];
+  /** false where it was cut at the length limit instead of ending with </s>. */
+  finished: boolean;
+}
+
+interface Loaded {
+  tokenizer: M2M100Tokenizer;
+  sessions: M2M100Sessions;
+  beams: number;
+  files: Record<keyof typeof M2M100_FILES, string>;
+}
+
+const SHARED_SESSIONS = new SessionCache();
+const tokenizers = new Map<string, Promise<M2M100Tokenizer>>();
+
+/** Absolute paths of the model's files (throws the resolver's ModelMissingError naming `npx dub models fetch`). */
+export function m2m100Files(opts: Pick<M2M100Options, 'model' | 'modelsDir' | 'searchDirs'> = {}): Record<keyof typeof M2M100_FILES, string> {
+  const id = opts.model ?? M2M100_MODEL_ID;
+  const ro = { modelsDir: opts.modelsDir, ...(opts.searchDirs ? { searchDirs: opts.searchDirs } : {}) };
+  return Object.fromEntries(Object.entries(M2M100_FILES).map(([k, f]) => [k, resolveModelFile(id, f, ro)])) as Record<keyof typeof M2M100_FILES, string>;
+}
+
+/** Whether every file of the model is present here. */
+export function m2m100Installed(opts: Pick<M2M100Options, 'model' | 'modelsDir' | 'searchDirs'> = {}): boolean {
+  try {
+    m2m100Files(opts);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export class M2M100Translator extends BaseTranslator {
+  readonly engine = 'm2m100';
+  private loaded: Promise<Loaded> | undefined;
+
+  constructor(private readonly opts: M2M100Options = {}) {
+    super(resolveBaseOptions(opts, { timeoutMs: 600_000, batch: { maxSegments: 16, maxChars: 4000 } }));
+  }
+
+  get modelId(): string {
+    return this.opts.model ?? M2M100_MODEL_ID;
+  }
+
+  async supports(sourceLocale: string, targetLocale: string): Promise<PairSupport> {
+    const src = m2m100Code(sourceLocale);
+    const tgt = m2m100Code(targetLocale);
+    for (const [loc, code] of [[sourceLocale, src], [targetLocale, tgt]] as const) {
+      if (!code) return { supported: false, reason: M2M100_GAPS[loc] ?? `M2M100 has no language for ${loc}` };
+    }
+    if (src === tgt) return { supported: false, reason: `${sourceLocale} and ${targetLocale} are one language for M2M100 (${src}): it has no direction between them` };
+    if (!m2m100Installed(this.opts)) {
+      return {
+        supported: false,
+        reason: `the M2M100 model (${this.modelId}) is not installed here`,
+        fix: `npx dub models fetch ${this.modelId} (on a host that reaches huggingface.co; ${sizeNote}), or put its files in DUB_MODELS_DIR/${this.modelId}/`,
+      };
+    }
+    return { supported: true };
+  }
+
+  /** Load tokenizer and sessions once (a failed load is retried on the next call). */
+  load(): Promise<Loaded> {
+    if (!this.loaded) {
+      const p = this.doLoad();
+      this.loaded = p;
+      p.catch(() => {
+        if (this.loaded === p) this.loaded = undefined;
+      });
+    }
+    return this.loaded;
+  }
+
+  private async doLoad(): Promise<Loaded> {
+    const files = m2m100Files(this.opts);
+    let tok = tokenizers.get(files.spm + '|' + files.vocab);
+    if (!tok) {
+      tok = M2M100Tokenizer.load(files.spm, files.vocab);
+      tokenizers.set(files.spm + '|' + files.vocab, tok);
+      tok.catch(() => tokenizers.delete(files.spm + '|' + files.vocab));
+    }
+    const cache = this.opts.sessions ?? SHARED_SESSIONS;
+    const so = { device: this.opts.device ?? 'cpu', threads: this.opts.threads ?? 0, ...(this.opts.logger ? { logger: this.opts.logger } : {}) };
+    const [tokenizer, enc, dec, gen] = await Promise.all([tok, cache.get(files.encoder, so), cache.get(files.decoder, so), fsp.readFile(files.generation, 'utf8').then((t) => JSON.parse(t) as { num_beams?: number }).catch(() => ({}) as { num_beams?: number })]);
+    const sessions = new M2M100Sessions(enc, dec);
+    const beams = this.opts.beams ?? (Number.isInteger(gen.num_beams) && gen.num_beams! > 0 ? gen.num_beams! : 5);
+    return { tokenizer, sessions, beams, files };
+  }
+
+  private codes(sourceLocale: string, targetLocale: string): [string, string] {
+    const s = m2m100Code(sourceLocale);
+    const t = m2m100Code(targetLocale);
+    if (!s || !t || s === t) throw new EngineUnavailableError(`m2m100 cannot translate ${sourceLocale} -> ${targetLocale}`);
+    return [s, t];
+  }
+
+  /** Translate each text and return its `k` best translations (k <= beams; beams raised to k). */
+  async nBestMany(texts: readonly string[], sourceLocale: string, targetLocale: string, k: number, signal?: AbortSignal): Promise<NBestTranslation[][]> {
+    const [s, t] = this.codes(sourceLocale, targetLocale);
+    const m = await this.load();
+    const sources = texts.map((x) => m.tokenizer.encode(x, s));
+    for (const [i, ids] of sources.entries()) {
+      if (ids.length > 1024) throw new ValidationError(`segment ${i + 1} is ${ids.length} tokens long; M2M100 reads at most 1024 (split it)`, { field: 'segments' });
+    }
+    if (!sources.length) return [];
+    const enc = await m.sessions.encode(sources);
+    const out: NBestTranslation[][] = [];
+    const beams = Math.max(m.beams, k);
+    for (const [b, src] of sources.entries()) {
+      const { decoder, logits } = await m.sessions.start(enc, b, [EOS_ID, m.tokenizer.langId(t)]);
+      const maxNewTokens = Math.min(this.opts.maxNewTokens ?? 198, 3 * src.length + 10);
+      const hyps = await beamSearch(decoder, logits, { beams, maxNewTokens, eosId: EOS_ID, nBest: k, ...(signal ? { signal } : {}) });
+      out.push(hyps.map((h: Hypothesis) => ({ text: m.tokenizer.decode(h.tokens), score: h.score, logprob: h.logprob, tokens: h.tokens, finished: h.finished })));
+    }
+    return out;
+  }
+
+  /** The k best translations of one text, best first. */
+  async nBest(text: string, sourceLocale: string, targetLocale: string, k: number, signal?: AbortSignal): Promise<NBestTranslation[]> {
+    const [r] = await this.nBestMany([text], sourceLocale, targetLocale, k, signal);
+    return r ?? [];
+  }
+
+  protected async translateBatch(batch: TranslateBatch, call: BatchCall): Promise<TranslatedSegment[]> {
+    const best = await this.nBestMany(batch.segments.map((s) => s.text), batch.sourceLocale, batch.targetLocale, 1, call.signal);
+    return batch.segments.map((s, i) => {
+      const h = best[i]?.[0];
+      if (!h) throw new ModelError(`m2m100 produced no translation for segment ${s.id}`);
+      return { id: s.id, text: h.text };
+    });
+  }
+}
+
+const sizeNote = 'about 632 MB: encoder 287.9 MB + decoder 344.1 MB + tokenizer files';
+
+export function createM2M100Translator(opts: M2M100Options = {}): M2M100Translator {
+  return new M2M100Translator(opts);
+}
+
+/**
+ * The k best M2M100 translations of `text` with their scores, best first (for picking the
+ * shortest that fits a length budget).
+ */
+export function translateNBest(translator: M2M100Translator, request: { sourceLocale: string; targetLocale: string; text: string }, k: number, signal?: AbortSignal): Promise<NBestTranslation[]> {
+  return translator.nBest(request.text, request.sourceLocale, request.targetLocale, k, signal);
+}
