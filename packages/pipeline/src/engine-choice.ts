@@ -8,19 +8,14 @@
  * explicit engine that cannot run fails the version with an error naming what is missing, it is
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
-import { embeddingWindowOf, VAD_ENGINE_IDS, type VadEngineId } from '@dub/asr';
-import { modelPolicyFromEnv, recordTerms, ValidationError, type EngineHost, type EngineRecord, type ModelIdentity, type ModelPolicy, type RecordTerms, type ResolvedEngine } from '@dub/core';
+import { ASR_ENGINE_IDS, embeddingWindowOf, SPEAKER_EMBEDDING_KIND, SPEAKER_ENGINE_IDS, VAD_ENGINE_IDS, WESPEAKER_MODEL, type AsrEngineId, type EmbeddingEngineId, type SpeakerEngineId, type VadEngineId } from '@dub/asr';
+import { engineChoiceOf, modelPolicyFromEnv, recordTerms, type EngineHost, type EngineRecord, type ModelIdentity, type ModelPolicy, type RecordTerms, type ResolvedEngine } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
+import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from '@dub/separation/engine-ids';
 import { TTS_ENGINE_IDS, VOICE_CONVERSION_IDS, type TtsEngineId } from '@dub/voice';
 import type { GenerateVersionOptions } from './generate.js';
 
-export const SPEAKER_ENGINE_IDS = ['mfcc', 'wespeaker'] as const;
-export type SpeakerEngineId = (typeof SPEAKER_ENGINE_IDS)[number];
-export const ASR_ENGINE_IDS = ['whisper', 'pocketsphinx'] as const;
-export type AsrEngineChoiceId = (typeof ASR_ENGINE_IDS)[number];
-/** The ids of @dub/separation's SEPARATION_ENGINES (listed here so that reading the choice loads no separation code). */
-export const SEPARATION_ENGINE_CHOICES = ['htdemucs', 'htdemucs-int8', 'none'] as const;
-export type SeparationEngineChoiceId = (typeof SEPARATION_ENGINE_CHOICES)[number];
+export { ASR_ENGINE_IDS, SEPARATION_ENGINE_IDS, SPEAKER_ENGINE_IDS, type AsrEngineId, type SeparationEngineId, type SpeakerEngineId };
 
 /** Where a stage's engine registry looks for model files (DUB_MODELS_DIR). */
 export function engineHost(modelsDir: string | undefined): EngineHost {
@@ -28,9 +23,9 @@ export function engineHost(modelsDir: string | undefined): EngineHost {
 }
 
 export interface EngineChoice {
-  separation: 'auto' | SeparationEngineChoiceId;
+  separation: 'auto' | SeparationEngineId;
   vad: 'auto' | VadEngineId;
-  asr: 'auto' | AsrEngineChoiceId;
+  asr: 'auto' | AsrEngineId;
   voiceConversion: 'auto' | 'openvoice' | 'none';
   tts: 'auto' | TtsEngineId;
   lips: 'auto' | LipsEngineId;
@@ -39,52 +34,91 @@ export interface EngineChoice {
   policy: ModelPolicy;
 }
 
-function pick<T extends string>(env: Record<string, string | undefined>, name: string, known: readonly T[]): 'auto' | T {
-  const raw = env[name]?.trim();
-  if (!raw || raw === 'auto') return 'auto';
-  if (!(known as readonly string[]).includes(raw)) throw new ValidationError(`${name}="${raw}" is not an engine: auto, ${known.join(', ')}`, { field: name });
-  return raw as T;
-}
-
+/** Each stage's choice from its variable; the ids are the registries' own (an unknown one is @dub/core's one "is not an engine" error). */
 export function engineChoiceFromEnv(env: Record<string, string | undefined> = process.env): EngineChoice {
+  const pick = <T extends string>(name: string, ids: readonly T[]) => engineChoiceOf(name, env[name], ids);
   return {
-    separation: pick(env, 'DUB_SEPARATION_ENGINE', SEPARATION_ENGINE_CHOICES),
-    vad: pick(env, 'DUB_VAD_ENGINE', VAD_ENGINE_IDS),
-    asr: pick(env, 'DUB_ASR_ENGINE', ASR_ENGINE_IDS),
-    voiceConversion: pick(env, 'DUB_VOICE_CONVERSION', VOICE_CONVERSION_IDS),
-    tts: pick(env, 'DUB_TTS_ENGINE', TTS_ENGINE_IDS),
-    lips: pick(env, 'DUB_LIPS_ENGINE', LIPS_ENGINE_IDS),
-    speaker: pick(env, 'DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS),
+    separation: pick('DUB_SEPARATION_ENGINE', SEPARATION_ENGINE_IDS),
+    vad: pick('DUB_VAD_ENGINE', VAD_ENGINE_IDS),
+    asr: pick('DUB_ASR_ENGINE', ASR_ENGINE_IDS),
+    voiceConversion: pick('DUB_VOICE_CONVERSION', VOICE_CONVERSION_IDS),
+    tts: pick('DUB_TTS_ENGINE', TTS_ENGINE_IDS),
+    lips: pick('DUB_LIPS_ENGINE', LIPS_ENGINE_IDS),
+    speaker: pick('DUB_SPEAKER_ENGINE', SPEAKER_ENGINE_IDS),
     policy: modelPolicyFromEnv(env),
   };
 }
 
-/** The speaker engine a prepare runs: its id, the @dub/asr embedding it uses, and the identity of its model file (for cache keys). */
-export interface SpeakerEngine {
+/** Each stage's registry (the stage packages' own). */
+interface StageRegistries {
+  separation: (typeof import('@dub/separation'))['SEPARATION_ENGINES'];
+  vad: (typeof import('@dub/asr'))['VAD_ENGINES'];
+  asr: (typeof import('@dub/asr'))['ASR_ENGINES'];
+  speakers: (typeof import('@dub/asr'))['SPEAKER_ENGINES'];
+  tts: (typeof import('@dub/voice'))['TTS_ENGINES'];
+  voiceConversion: (typeof import('@dub/voice'))['VOICE_CONVERSION_ENGINES'];
+  lips: (typeof import('@dub/lips'))['LIPS_ENGINES'];
+  translation: (typeof import('@dub/translate'))['TRANSLATE_ENGINES'];
+}
+
+/** Each stage's registry, imported on first use (reading the choices above loads no stage code beyond the ids). */
+const REGISTRIES: { readonly [S in keyof StageRegistries]: () => Promise<StageRegistries[S]> } = {
+  separation: async () => (await import('@dub/separation')).SEPARATION_ENGINES,
+  vad: async () => (await import('@dub/asr')).VAD_ENGINES,
+  asr: async () => (await import('@dub/asr')).ASR_ENGINES,
+  speakers: async () => (await import('@dub/asr')).SPEAKER_ENGINES,
+  tts: async () => (await import('@dub/voice')).TTS_ENGINES,
+  voiceConversion: async () => (await import('@dub/voice')).VOICE_CONVERSION_ENGINES,
+  lips: async () => (await import('@dub/lips')).LIPS_ENGINES,
+  translation: async () => (await import('@dub/translate')).TRANSLATE_ENGINES,
+};
+
+/** A stage that has engines. */
+export type EngineStage = keyof StageRegistries;
+type RegistryOf<S extends EngineStage> = StageRegistries[S];
+/** What stage `S`'s registry needs to know to choose: where models are, and the stage's own host fields (device, engine options). */
+export type EngineHostOf<S extends EngineStage> = Parameters<RegistryOf<S>['resolve']>[2];
+/** The engine stage `S` runs: its registry entry, how it was chosen and why, its model files' identity and its record. */
+export type ResolvedStageEngine<S extends EngineStage> = Awaited<ReturnType<RegistryOf<S>['resolve']>>;
+
+/**
+ * The engine a stage runs here, the one way the pipeline (and `dub doctor`) chooses engines: the
+ * stage's registry turns `auto` or an explicit id into its entry, the reason and the record
+ * (`auto` takes the best engine that runs `locale` here; an explicit engine that cannot run
+ * throws, naming what to install; the model policy is the host's). The stage then creates the
+ * engine from the entry with its full options.
+ */
+export async function resolveEngine<S extends EngineStage>(stage: S, choice: string, locale: string | undefined, host: EngineHostOf<S>): Promise<ResolvedStageEngine<S>> {
+  const registry = (await REGISTRIES[stage]()) as { resolve(choice: string, locale: string | undefined, host: unknown): Promise<unknown> };
+  return (await registry.resolve(choice, locale, host)) as ResolvedStageEngine<S>;
+}
+
+/** The engine a prepare stage runs (any stage's ResolvedStageEngine): id, how it was chosen and why, model files (for cache keys), record. */
+export type StageEngine = Pick<ResolvedEngine<unknown, never, never>, 'id' | 'selected' | 'reason' | 'models' | 'record'>;
+
+/** The speaker engine a prepare runs, with what diarization needs of it: the @dub/asr embedding kind and the fbank window of its model. */
+export interface SpeakerEngine extends StageEngine {
   id: SpeakerEngineId;
-  /** The record's label ("WeSpeaker ResNet34", "MFCC statistics"). */
-  label: string;
-  embedding: 'mfcc' | 'onnx';
-  selected: 'auto' | 'explicit';
-  reason: string;
-  model?: ModelIdentity;
+  embedding: EmbeddingEngineId;
   /** The Kaldi fbank window the embedding model takes (its manifest entry's `fbank.window`). */
   window?: string;
-  /** The licence fields of its weights (none for the MFCC statistics). */
+  /** @deprecated models[0]: its model file (none for the MFCC statistics). */
+  model?: ModelIdentity;
+  /** @deprecated record.label. */
+  label: string;
+  /** @deprecated recordTerms(record). */
   terms: RecordTerms;
 }
 
 /**
- * The speaker engine of SPEAKER_ENGINES (@dub/asr) for this choice, with what diarization needs
- * of it (embedding kind, fbank window). An explicit `wespeaker` whose model is missing throws the
- * resolver's error naming `dub models fetch`.
+ * The speaker engine of SPEAKER_ENGINES (@dub/asr) for this choice (resolveEngine), with the
+ * embedding kind and fbank window diarization needs. An explicit `wespeaker` whose model is
+ * missing throws the resolver's error naming `dub models fetch`.
  */
 export async function speakerEngineOf(choice: EngineChoice['speaker'], modelsDir: string | undefined): Promise<SpeakerEngine> {
-  const { SPEAKER_ENGINES, SPEAKER_EMBEDDING_KIND, WESPEAKER_MODEL } = await import('@dub/asr');
-  // resolve reads only where models are; the embedding itself is created by diarization with its full env
-  const r = await SPEAKER_ENGINES.resolve(choice, undefined, engineHost(modelsDir) as Parameters<typeof SPEAKER_ENGINES.resolve>[2]);
+  const r = await resolveEngine('speakers', choice, undefined, engineHost(modelsDir) as EngineHostOf<'speakers'>);
   const id = r.id as SpeakerEngineId;
-  return { id, label: r.record.label ?? id, embedding: SPEAKER_EMBEDDING_KIND[id]!, selected: r.selected, reason: r.reason, ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}), terms: recordTerms(r.record) };
+  return { ...r, id, label: r.record.label ?? id, embedding: SPEAKER_EMBEDDING_KIND[id], ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}), terms: recordTerms(r.record) };
 }
 
 /** What a job needs the model policy to check: its source locale, target locales and mode. */
@@ -104,16 +138,16 @@ export interface PolicyJob {
 export async function checkModelPolicy(choice: EngineChoice, job: PolicyJob): Promise<void> {
   const policy = choice.policy;
   if (policy === 'any') return;
-  const [{ ASR_ENGINES, SPEAKER_ENGINES, VAD_ENGINES }, { SEPARATION_ENGINES }, { TTS_ENGINES, VOICE_CONVERSION_ENGINES }, { LIPS_ENGINES }] = await Promise.all([import('@dub/asr'), import('@dub/separation'), import('@dub/voice'), import('@dub/lips')]);
   const host = { models: {}, policy } as never;
-  SEPARATION_ENGINES.checkPolicy(choice.separation, undefined, host);
-  VAD_ENGINES.checkPolicy(choice.vad, undefined, host);
-  ASR_ENGINES.checkPolicy(choice.asr, job.source || undefined, host);
-  SPEAKER_ENGINES.checkPolicy(choice.speaker, undefined, host);
+  const check = async (stage: EngineStage, c: string, locale: string | undefined) => (await REGISTRIES[stage]()).checkPolicy(c, locale, host);
+  await check('separation', choice.separation, undefined);
+  await check('vad', choice.vad, undefined);
+  await check('asr', choice.asr, job.source || undefined);
+  await check('speakers', choice.speaker, undefined);
   for (const t of job.targets) {
-    TTS_ENGINES.checkPolicy(choice.tts, t, host);
-    VOICE_CONVERSION_ENGINES.checkPolicy(choice.voiceConversion, t, host);
-    if (job.withLips) LIPS_ENGINES.checkPolicy(choice.lips, t, host);
+    await check('tts', choice.tts, t);
+    await check('voiceConversion', choice.voiceConversion, t);
+    if (job.withLips) await check('lips', choice.lips, t);
   }
 }
 
@@ -126,77 +160,37 @@ export function generateOptionsOf(choice: EngineChoice): GenerateVersionOptions 
   };
 }
 
-/** The engine a prepare stage runs: its id, how it was chosen and why, its model files' identity (for cache keys) and its record. */
-export interface StageEngine {
-  id: string;
-  selected: 'auto' | 'explicit';
-  reason: string;
-  /** Model files, the main one first; empty for engines without weights. */
-  models: ModelIdentity[];
-  /** The transcript's engine record (the stage adds the provider its model ran on). */
-  record: EngineRecord;
-}
-
-function stageEngine(r: ResolvedEngine<unknown, unknown, EngineHost>): StageEngine {
-  return { id: r.id, selected: r.selected, reason: r.reason, models: r.models, record: r.record };
-}
-
-/**
- * The voice activity engine of VAD_ENGINES (@dub/asr) for this choice: auto takes Silero when its
- * model resolves, else the energy VAD. An explicit `silero` whose model is missing throws the
- * resolver's error naming `npx dub models fetch silero-vad-v5`.
- */
-export async function vadEngineOf(choice: EngineChoice['vad'], modelsDir: string | undefined): Promise<StageEngine> {
-  const { VAD_ENGINES } = await import('@dub/asr');
-  return stageEngine(await VAD_ENGINES.resolve(choice, undefined, engineHost(modelsDir) as Parameters<typeof VAD_ENGINES.resolve>[2]));
-}
-
-/**
- * The separation engine of SEPARATION_ENGINES (@dub/separation) for this choice: auto takes
- * the int8 HTDemucs on the CPU (`device`) when it was made from the float model here, else
- * HTDemucs when its model resolves, else none (the background stays in the speech track). An
- * explicit `htdemucs` whose model is missing throws the resolver's error naming
- * `npx dub models fetch htdemucs`; `htdemucs-int8` (the int8 file scripts/quantize-htdemucs.py
- * makes at set-up) has a record naming that file and its sha256.
- */
-export async function separationEngineOf(choice: EngineChoice['separation'], modelsDir: string | undefined, device?: string): Promise<StageEngine> {
-  const { SEPARATION_ENGINES } = await import('@dub/separation');
-  return stageEngine(await SEPARATION_ENGINES.resolve(choice, undefined, { ...engineHost(modelsDir), device }));
-}
-
-/** The speech recognition engine a prepare runs, why, and the identity of its model files. */
-export interface AsrEngineChoice {
+/** The speech recognition engine a prepare runs (id `none` where no engine here speaks the locale), why, and the identity of its model files. */
+export interface AsrEngineChoice extends StageEngine {
+  /** @deprecated id. */
   engine: string;
-  /** The record's label ("Whisper base", "pocketsphinx (en-US)", "source subtitles"; "none" where no engine speaks the locale). */
+  /** @deprecated record.label ("Whisper base", "pocketsphinx (en-US)"; "none" where no engine speaks the locale). */
   label: string;
-  selected: 'auto' | 'explicit';
-  reason: string;
-  /** Model files (Whisper: encoder, decoder, tokenizer); null for engines without ONNX weights. */
+  /** @deprecated models (Whisper: encoder, decoder, tokenizer), null where there are none. */
   model: ModelIdentity[] | null;
-  /** The engine record of ASR_ENGINES' choice; absent for `none` and for a source_srt. */
-  record?: EngineRecord;
 }
 
 /**
  * The speech recognition engine of ASR_ENGINES (@dub/asr) a prepare of `locale` runs on this
- * host and the identity (name, size, sha256) of its model files, for the transcription stage's
- * cache key: installing Whisper (or replacing its model) makes the next prepare transcribe again
- * instead of reusing the old transcript. auto: the best engine that speaks the locale; `none` when
- * none does (the stage then fails naming what to install). An explicit engine that cannot
- * transcribe the locale fails here with `unsupported_source_language` naming its install command,
- * never replaced by another one.
+ * host (resolveEngine) and the identity (name, size, sha256) of its model files, for the
+ * transcription stage's cache key: installing Whisper (or replacing its model) makes the next
+ * prepare transcribe again instead of reusing the old transcript. auto: the best engine that
+ * speaks the locale; `none` when none does (the stage then fails naming what to install). An
+ * explicit engine that cannot transcribe the locale fails here with `unsupported_source_language`
+ * naming its install command, never replaced by another one.
  */
 export async function asrEngineIdentity(locale: string, modelsDir: string | undefined, choice: EngineChoice['asr'] = 'auto'): Promise<AsrEngineChoice> {
-  const { resolveAsrEngine, resolveTranscribeOptions } = await import('@dub/asr');
+  const { resolveTranscribeOptions } = await import('@dub/asr');
   const host = engineHost(modelsDir);
-  const o = resolveTranscribeOptions({ locale, engine: choice, ...host });
-  let r;
+  // the engines' options as a transcription would resolve them (which Whisper model): resolve reads only where models are and which binaries are installed
+  const { engines } = resolveTranscribeOptions({ locale, engine: choice, ...host });
+  let r: StageEngine;
   try {
-    // resolve reads only where models are and which binaries are installed; the engine itself is created by the stage with its full env
-    r = await resolveAsrEngine(o, host as Parameters<typeof resolveAsrEngine>[1]);
+    r = await resolveEngine('asr', choice, locale, { ...host, engines } as EngineHostOf<'asr'>);
   } catch (e) {
-    if (choice === 'auto' && (e as { code?: string }).code === 'unsupported_source_language') return { engine: 'none', label: 'none', selected: 'auto', reason: `auto: no engine here speaks ${locale}`, model: null };
-    throw e;
+    if (choice !== 'auto' || (e as { code?: string }).code !== 'engine_unavailable') throw e;
+    const reason = `auto: no engine here speaks ${locale}`;
+    r = { id: 'none', selected: 'auto', reason, models: [], record: { id: 'none', label: 'none', selected: 'auto', reason } };
   }
-  return { engine: r.id, label: r.record.label ?? r.id, selected: r.selected, reason: r.reason, model: r.models.length ? r.models : null, record: r.record };
+  return { ...r, engine: r.id, label: r.record.label ?? r.id, model: r.models.length ? r.models : null };
 }

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { engineLabel, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { detectFaces, LIPS_ENGINES, lipsEngineHost, lipSync, resolveLipsOptions, type FaceTrack, type LipsEngineId, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
+import { resolveEngine } from './engine-choice.js';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash, keyedFiles } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
@@ -80,7 +81,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
   // part of the key: installing or replacing the Wav2Lip model re-renders, it never serves the
   // classical engine's video again. An explicit engine whose model is missing fails here.
   const lo = resolveLipsOptions({ ...extra, ...where, model });
-  const chosen = await LIPS_ENGINES.resolve(lo.engine, input.job.locale, lipsEngineHost(lo));
+  const chosen = await resolveEngine('lips', lo.engine, input.job.locale, lipsEngineHost(lo));
   const engine = chosen.id as LipsEngineId;
   const modelId = chosen.models[0];
   const modelFile = modelId?.file ?? null;

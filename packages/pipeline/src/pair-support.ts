@@ -13,7 +13,7 @@
  */
 import { getLocale, isSourceLocale, isTargetLocale, SOURCE_LOCALES, TARGET_LOCALES, type DeviceChoice } from '@dub/core';
 import type { TranslateConfig, Translator } from '@dub/translate';
-import { asrEngineIdentity, engineChoiceFromEnv, engineHost, type EngineChoice } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, engineHost, resolveEngine, type EngineChoice } from './engine-choice.js';
 
 export type PairStage = 'locale' | 'speech recognition' | 'translation' | 'speech synthesis';
 
@@ -202,10 +202,9 @@ export class PairChecker {
   }
 
   private async tts(target: string): Promise<Answer> {
-    const { TTS_ENGINES } = await import('@dub/voice');
     const choice = this.engines().tts;
     try {
-      const r = await TTS_ENGINES.resolve(choice, target, { ...engineHost(this.o.modelsDir), policy: this.engines().policy, ...(this.o.device ? { device: this.o.device } : {}) });
+      const r = await resolveEngine('tts', choice, target, { ...engineHost(this.o.modelsDir), policy: this.engines().policy, ...(this.o.device ? { device: this.o.device } : {}) });
       return { engine: r.id };
     } catch (e) {
       return { stage: 'speech synthesis', missing: firstLine(e), fix: choice === 'auto' ? 'install a voice that speaks it (npx dub doctor --from SOURCE --to TARGET lists the engines)' : `DUB_TTS_ENGINE=auto, or install what ${choice} needs` };

@@ -40,7 +40,7 @@ import type { SeparationPlan } from '@dub/separation';
 import { defaultStages, type PrepareStages, type Recognition, type SpeakerTurns, type SpeechRegions, type StageEnv } from './stages.js';
 import { buildTranscript, separationRecord } from './transcript.js';
 import { separationGraph } from './separation-graph.js';
-import { asrEngineIdentity, engineChoiceFromEnv, separationEngineOf, speakerEngineOf, vadEngineOf, type EngineChoice, type StageEngine } from './engine-choice.js';
+import { asrEngineIdentity, engineChoiceFromEnv, engineHost, resolveEngine, speakerEngineOf, type EngineChoice, type StageEngine } from './engine-choice.js';
 
 export interface PrepareAssetOptions {
   stages?: Partial<PrepareStages>;
@@ -198,9 +198,9 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const hasGiven = given.speech !== undefined || given.background !== undefined;
     // The engines of separation and VAD (DUB_SEPARATION_ENGINE, DUB_VAD_ENGINE): an explicit one that cannot run fails here, naming what to fetch.
     const choice = engineChoiceFromEnv(process.env);
-    const vadEngine = await vadEngineOf(opts.vadEngine ?? choice.vad, rt.config.modelsDir);
+    const vadEngine = await resolveEngine('vad', opts.vadEngine ?? choice.vad, undefined, engineHost(rt.config.modelsDir) as never);
     const vadIdentity = { engine: vadEngine.id, model: vadEngine.models[0]?.sha256 ?? null };
-    const sepEngine = hasGiven ? undefined : await separationEngineOf(opts.separationEngine ?? choice.separation, rt.config.modelsDir, rt.config.device);
+    const sepEngine = hasGiven ? undefined : await resolveEngine('separation', opts.separationEngine ?? choice.separation, undefined, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
     // Without given tracks: is there a background to separate, and where does the model run?
     const planned = hasGiven
       ? undefined

@@ -16,7 +16,7 @@ import type { BlobStore, DubConfig, Logger } from '@dub/core';
 import type { SessionCache } from '@dub/onnx';
 import { resolveContext } from '@dub/core';
 import { writeWav } from '@dub/media';
-import { engineChoiceFromEnv, separationEngineOf, vadEngineOf } from './engine-choice.js';
+import { engineChoiceFromEnv, engineHost, resolveEngine } from './engine-choice.js';
 import { defaultStages } from './stages.js';
 
 export interface WarmupRuntime {
@@ -29,8 +29,8 @@ export interface WarmupRuntime {
 export async function warmup(rt: WarmupRuntime): Promise<void> {
   if (!rt.config.warmup) return;
   const choice = engineChoiceFromEnv(process.env);
-  const sep = await separationEngineOf(choice.separation, rt.config.modelsDir, rt.config.device);
-  const vad = await vadEngineOf(choice.vad, rt.config.modelsDir);
+  const sep = await resolveEngine('separation', choice.separation, undefined, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
+  const vad = await resolveEngine('vad', choice.vad, undefined, engineHost(rt.config.modelsDir) as never);
   const engines = { separation: sep.id, vad: vad.id };
   if (sep.models.length === 0 && vad.models.length === 0) {
     rt.logger.info({ engines }, 'warmup: the configured engines load no model');

@@ -10,7 +10,7 @@
  * `dub doctor --pairs`: the coverage table of the contract's pairs on this host (../pair-table.ts).
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, engineHost, separationEngineOf, separationGraph, speakerEngineOf, vadEngineOf } from '@dub/pipeline';
+import { asrEngineIdentity, engineChoiceFromEnv, engineHost, resolveEngine, separationGraph, speakerEngineOf } from '@dub/pipeline';
 import { licenseId, ModelPolicyError, policyAllows, termsOf, type EngineHost, type EngineRegistry } from '@dub/core';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 
@@ -69,7 +69,7 @@ export async function run(argv: string[]): Promise<number> {
   const fetch = (id: string) => `npx dub models fetch ${id}`;
 
   try {
-    const sep = await separationEngineOf(choice.separation, dir, config.device);
+    const sep = await resolveEngine('separation', choice.separation, undefined, { ...engineHost(dir), device: config.device });
     if (sep.id === 'htdemucs' || sep.id === 'htdemucs-int8') {
       // Whole graph or its consecutive parts (bounded memory on CPU): the same decision the job makes.
       let form: { split: unknown; reason: string };
@@ -88,7 +88,7 @@ export async function run(argv: string[]): Promise<number> {
     rows.push({ stage: 'separation', engine: choice.separation, why: `DUB_SEPARATION_ENGINE=${choice.separation}`, device, ok: false, fix: (e as Error).message.split('\n')[0]! });
   }
   try {
-    const vad = await vadEngineOf(choice.vad, dir);
+    const vad = await resolveEngine('vad', choice.vad, undefined, engineHost(dir) as never);
     // Silero runs on the CPU whatever the device (a small model, one frame at a time).
     rows.push({ stage: 'voice activity', engine: vad.id, why: vad.reason, device: 'cpu', ok: true, ...(vad.id === 'energy' && vad.selected === 'auto' ? { fix: `${fetch('silero-vad-v5')} (neural voice activity; the energy VAD counts music and loud noise as speech)` } : {}) });
   } catch (e) {
@@ -130,7 +130,7 @@ export async function run(argv: string[]): Promise<number> {
   const piperPresent = piperId ? modelPresent(piperId, dir) : false;
   let ttsId = '';
   try {
-    const tts = await TTS_ENGINES.resolve(choice.tts, values.to, { ...engineHost(dir), device: config.device });
+    const tts = await resolveEngine('tts', choice.tts, values.to, { ...engineHost(dir), device: config.device });
     ttsId = tts.id;
     const why = tts.selected === 'explicit'
       ? 'DUB_TTS_ENGINE'
@@ -160,7 +160,7 @@ export async function run(argv: string[]): Promise<number> {
   }
 
   try {
-    const vc = await VOICE_CONVERSION_ENGINES.resolve(choice.voiceConversion, values.to, engineHost(dir));
+    const vc = await resolveEngine('voiceConversion', choice.voiceConversion, values.to, engineHost(dir));
     rows.push({ stage: 'voice conversion', engine: vc.id, why: vc.reason.replace(/ \(npx dub models fetch [^)]*\)$/, ''), device: vc.id === 'openvoice' ? device : '-', ok: true, ...(vc.id === 'none' && choice.voiceConversion === 'auto' ? { fix: `${fetch('openvoice-v2-tone-clone')} (each line in the speaker's tone colour)` } : {}) });
   } catch (e) {
     rows.push({ stage: 'voice conversion', engine: 'openvoice', why: 'DUB_VOICE_CONVERSION', device, ok: false, fix: (e as Error).message.split('\n')[0]! });
