@@ -49,7 +49,7 @@ describe('engine registries of the stages', () => {
   it('name every engine with a label for its record; a model-named label follows the model file', () => {
     const labels = Object.fromEntries(Object.entries(registries).map(([stage, r]) => [stage, Object.fromEntries(r.entries.map((e) => [e.id, engineLabel(e)]))]));
     expect(labels).toEqual({
-      separation: { htdemucs: 'HTDemucs v4', 'htdemucs-int8': 'HTDemucs v4 int8', none: 'no separation' },
+      separation: { htdemucs: 'HTDemucs v4', 'htdemucs-int8': 'HTDemucs v4 int8', 'spleeter-2stems': 'Spleeter 2-stems', none: 'no separation' },
       vad: { silero: 'Silero VAD v5', energy: 'energy VAD' },
       // Whisper's size is in the label its support check gives ("Whisper base")
       asr: { whisper: 'Whisper', pocketsphinx: 'pocketsphinx (en-US)' },
@@ -96,7 +96,7 @@ describe('engine registries of the stages', () => {
     expect((await VAD_ENGINES.resolve('energy', undefined, bare as never)).record).toEqual({ id: 'energy', label: 'energy VAD', selected: 'explicit', reason: 'DUB_VAD_ENGINE=energy' });
     await expect(VAD_ENGINES.resolve('silero', undefined, bare as never)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch silero-vad-v5/) });
     await expect(VAD_ENGINES.resolve('webrtc', undefined, bare as never)).rejects.toThrow('DUB_VAD_ENGINE="webrtc" is not an engine: auto, silero, energy');
-    expect((await SEPARATION_ENGINES.resolve('auto', undefined, bare)).record).toEqual({ id: 'none', label: 'no separation', selected: 'auto', reason: 'auto: no HTDemucs model here (no separation: the background stays in the speech track)' });
+    expect((await SEPARATION_ENGINES.resolve('auto', undefined, bare)).record).toEqual({ id: 'none', label: 'no separation', selected: 'auto', reason: 'auto: no HTDemucs model here (no separation: the background stays in the speech track); Spleeter 2-stems (MIT, cleared for commercial use) is not installed: npx dub models fetch spleeter-2stems' });
     expect((await SEPARATION_ENGINES.resolve('none', undefined, bare)).record).toEqual({ id: 'none', label: 'no separation', selected: 'explicit', reason: 'DUB_SEPARATION_ENGINE=none' });
     await expect(SEPARATION_ENGINES.resolve('htdemucs', undefined, bare)).rejects.toMatchObject({ code: 'model_missing', message: expect.stringMatching(/npx dub models fetch htdemucs/) });
     // Whisper is not installed here: an explicit choice fails naming its fetch, never replaced by pocketsphinx.

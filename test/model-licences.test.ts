@@ -99,7 +99,7 @@ describe('the model policy', () => {
     const host = { models: {}, policy: 'commercial' as const };
     const left = Object.fromEntries(Object.entries(registries).map(([stage, r]) => [stage, r.allowed('fr-FR', host as never)]));
     expect(left).toEqual({
-      separation: ['none'],
+      separation: ['spleeter-2stems', 'none'],
       vad: ['silero', 'energy'],
       asr: ['whisper', 'pocketsphinx'],
       tts: ['espeak-ng', 'kokoro', 'chatterbox'],
@@ -118,9 +118,10 @@ describe('the model policy', () => {
     expect(any.id).toMatch(/^htdemucs/);
     expect(any.record).toMatchObject({ model_id: any.id, license: 'Demucs pretrained weights: scientific purposes only', commercial: 'no' });
     const commercial = await SEPARATION_ENGINES.resolve('auto', undefined, { models: {}, policy: 'commercial' });
-    expect(commercial.record).toMatchObject({ id: 'none', selected: 'auto' });
+    // Spleeter 2-stems (MIT) where it is installed, else none
+    expect(commercial.record).toMatchObject({ id: expect.stringMatching(/^(none|spleeter-2stems)$/), selected: 'auto' });
     expect(commercial.record.reason).toMatch(/^auto: the model policy "commercial" passes over .*htdemucs \(Demucs pretrained weights: scientific purposes only, commercial use no\)/);
-    expect(commercial.record.license).toBeUndefined();
+    expect(commercial.record.license).toBe(commercial.id === 'none' ? undefined : 'MIT');
   });
 
   it('an explicit weight that is not cleared fails under commercial before its support is looked at, naming the licence and what is left', async () => {
@@ -128,8 +129,8 @@ describe('the model policy', () => {
     // not even installed: the policy speaks first
     const err = await SEPARATION_ENGINES.resolve('htdemucs', undefined, bare).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ModelPolicyError);
-    expect(err).toMatchObject({ code: 'validation_error', details: { field: 'DUB_MODEL_POLICY', engine: 'htdemucs', commercial: 'no', allowed: ['none'] } });
-    expect((err as Error).message).toMatch(/DUB_SEPARATION_ENGINE=htdemucs: HTDemucs v4's weights \(htdemucs\) are Demucs pretrained weights: scientific purposes only, commercial use no \(https:\/\/github.com\/facebookresearch\/demucs\/issues\/327\); .*choose none \(or auto\), or --model-policy any/);
+    expect(err).toMatchObject({ code: 'validation_error', details: { field: 'DUB_MODEL_POLICY', engine: 'htdemucs', commercial: 'no', allowed: ['spleeter-2stems', 'none'] } });
+    expect((err as Error).message).toMatch(/DUB_SEPARATION_ENGINE=htdemucs: HTDemucs v4's weights \(htdemucs\) are Demucs pretrained weights: scientific purposes only, commercial use no \(https:\/\/github.com\/facebookresearch\/demucs\/issues\/327\); .*choose spleeter-2stems or none \(or auto\), or --model-policy any/);
     expect(() => LIPS_ENGINES.checkPolicy('wav2lip', 'es-ES', bare)).toThrow(/choose viseme-warp/);
     expect(() => TTS_ENGINES.checkPolicy('piper', 'fr-FR', bare)).toThrow(/CC-BY-4.0, commercial use unclear/);
     // cleared weights and engines without weights pass

