@@ -2,7 +2,7 @@
  * The lips stage's shared types: the engine interface every lips engine implements, the face
  * track it receives and the context it runs in.
  */
-import type { StageContext } from '@dub/core';
+import type { Engine, StageContext } from '@dub/core';
 import type { MediaToolOptions } from '@dub/media';
 import type { FaceFrame } from './face/mouth-region.js';
 import type { RgbImage } from './image/rgb-image.js';
@@ -85,8 +85,7 @@ export interface PreparedLips {
   close(): Promise<void>;
 }
 
-export interface LipsEngine {
-  readonly id: string;
+export interface LipsEngine extends Engine {
   /**
    * Re-render the mouth region of `video` to follow `speech`, writing a video-only file `output`
    * with the same size, frame rate and frame count. Frames without a face pass through unchanged.
@@ -98,5 +97,4 @@ export interface LipsEngine {
    * settings.
    */
   prepare?(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, opts: LipsRenderOptions, ctx: LipsContext): Promise<PreparedLips>;
-  dispose(): Promise<void>;
 }

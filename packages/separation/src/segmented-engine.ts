@@ -27,6 +27,8 @@ export class SegmentedSeparationEngine implements SeparationEngine {
     private readonly model: SegmentModel,
     private readonly options: ResolvedEngineOptions,
     private readonly release: () => Promise<void>,
+    /** What its record calls it (default: the id). */
+    readonly label: string = id,
   ) {
     this.runner = new SegmentRunner(model);
   }

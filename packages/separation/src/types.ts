@@ -2,7 +2,7 @@
  * What a separation engine takes and gives: planar audio in memory, or a WAV file streamed in
  * windows to two WAV files.
  */
-import type { PartialContext } from '@dub/core';
+import type { Engine, PartialContext } from '@dub/core';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { TimeSpan } from './background.js';
 
@@ -45,8 +45,7 @@ export type SeparationOutput<I extends SeparationInput> = I extends WavSeparatio
  * A speech/background separation engine. Created once (it owns its ONNX session) and used for
  * many inputs, one at a time; `dispose()` releases the session.
  */
-export interface SeparationEngine {
-  readonly id: string;
+export interface SeparationEngine extends Engine {
   /** The sample rate the engine works at; in-memory input must have it. */
   readonly sampleRate: number;
   /** Channels of the outputs. */
@@ -57,7 +56,6 @@ export interface SeparationEngine {
    * length. Progress is reported per window, the signal is checked between windows.
    */
   separate<I extends SeparationInput>(input: I, ctx?: PartialContext, opts?: SeparationRunOptions): Promise<SeparationOutput<I>>;
-  dispose(): Promise<void>;
 }
 
 export function isWavInput(input: SeparationInput): input is WavSeparationInput {

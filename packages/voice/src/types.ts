@@ -4,7 +4,7 @@
  * `TTS_ENGINES.create()`.
  */
 import type { PlanarAudio } from '@dub/media';
-import type { StageContext } from '@dub/core';
+import type { Engine, StageContext } from '@dub/core';
 
 /**
  * How a voice sounds, as the engines understand it. Voice matching, library voices and
@@ -72,9 +72,7 @@ export interface TtsCapabilities {
   voiceChoice?: boolean;
 }
 
-export interface TtsEngine {
-  /** Registry id, e.g. "espeak-ng". */
-  readonly id: string;
+export interface TtsEngine extends Engine {
   readonly capabilities: TtsCapabilities;
   /** Whether the engine, as configured, can speak this contract locale. */
   supportsLocale(locale: string): Promise<boolean>;
@@ -87,8 +85,6 @@ export interface TtsEngine {
   chooseVoice?(profile: { medianF0: number; gender: 'male' | 'female' }, request: { locale: string; speakerIndex?: number; anonymization?: number }): { settings: VoiceSettings; family: 'male' | 'female'; targetF0: number };
   /** The model file that speaks `locale` (engines with ONNX voices), for provenance and cache keys; undefined for engines without one. */
   modelFile?(locale: string): string | undefined;
-  /** Release native resources (ONNX sessions); idempotent. */
-  dispose(): Promise<void>;
 }
 
 /** espeak-ng's own defaults, used where a caller gives no voice. */

@@ -107,7 +107,11 @@ function segmentOf(words: AsrWord[]): AsrSegment {
 
 class Pocketsphinx implements AsrEngine {
   readonly id = 'pocketsphinx';
+  readonly label = 'pocketsphinx (en-US)';
   constructor(private readonly o: ResolvedPocketsphinxOptions, private readonly bin: string) {}
+
+  /** Each transcription runs its own processes and removes its files: nothing is held between them. */
+  async dispose(): Promise<void> {}
 
   async transcribe(audio: SpeechAudio, req: AsrRequest, ctx: StageContext): Promise<AsrEngineOutput> {
     return { segments: this.o.mode === 'regions' ? await this.byRegions(audio, req, ctx) : await this.wholeFile(audio, ctx) };

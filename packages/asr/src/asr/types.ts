@@ -1,4 +1,4 @@
-import type { StageContext } from '@dub/core';
+import type { Engine, StageContext } from '@dub/core';
 import type { SpeechAudio } from '../speech-audio.js';
 import type { SpeechRegion } from '../vad/types.js';
 
@@ -53,8 +53,7 @@ export interface AsrEngineOutput {
   skippedWindows?: SkippedWindow[];
 }
 
-export interface AsrEngine {
-  readonly id: string;
+export interface AsrEngine extends Engine {
   transcribe(audio: SpeechAudio, request: AsrRequest, ctx: StageContext): Promise<AsrEngineOutput>;
 }
 

@@ -25,6 +25,7 @@ export function resolveMfccStatsOptions(o: MfccStatsOptions = {}): ResolvedMfccS
 
 class MfccStats implements SpeakerEmbeddingEngine {
   readonly id = 'mfcc';
+  readonly label = 'MFCC statistics';
   readonly needsStandardization = true;
   readonly dimension: number;
   private readonly fbank: FbankExtractor;
@@ -32,6 +33,8 @@ class MfccStats implements SpeakerEmbeddingEngine {
     this.dimension = 2 * o.coefficients;
     this.fbank = new FbankExtractor({ nMels: o.melBands, cmn: false, inputScale: 32768 });
   }
+  /** Arithmetic only: nothing to release. */
+  async dispose(): Promise<void> {}
   async embed(samples: Float32Array): Promise<Float32Array> {
     const n = this.o.coefficients;
     const mfcc = mfccFromLogMel(this.fbank.compute(samples), n + 1);

@@ -6,6 +6,7 @@
  * (WeSpeaker: `hamming`, 3D-Speaker CAM++/ERes2Net: `povey`); a model without one gets
  * `hamming`, WeSpeaker's (DEFAULT_EMBEDDING_WINDOW). An explicit `fbank.window` option wins.
  */
+import path from 'node:path';
 import { getModelEntry, ModelError, resolveModelFile, type Manifest, type ModelEntry } from '@dub/core';
 import { tensorF32, type OnnxModel } from '@dub/onnx';
 import { FBANK_WINDOWS, FbankExtractor, type FbankOptions, type FbankWindow } from '../dsp/kaldi-fbank.js';
@@ -73,9 +74,11 @@ class OnnxEmbedding implements SpeakerEmbeddingEngine {
   readonly needsStandardization = false;
   dimension = 0;
   private readonly fbank: FbankExtractor;
-  constructor(private readonly model: OnnxModel, private readonly input: string, private readonly output: string, fbank: FbankOptions) {
+  constructor(private readonly model: OnnxModel, private readonly input: string, private readonly output: string, fbank: FbankOptions, readonly label: string) {
     this.fbank = new FbankExtractor(fbank);
   }
+  /** The session belongs to the env's cache (released with the env). */
+  async dispose(): Promise<void> {}
   async embed(samples: Float32Array): Promise<Float32Array> {
     const f = this.fbank.compute(samples);
     if (f.frames === 0) throw new RangeError(`a speaker window needs at least ${this.fbank.frameLength} samples`);
@@ -89,5 +92,5 @@ class OnnxEmbedding implements SpeakerEmbeddingEngine {
 export const createOnnxEmbedding: SpeakerEmbeddingFactory<ResolvedOnnxEmbeddingOptions> = async (o, env) => {
   const file = o.file ?? resolveModelFile(o.model, o.fileName, env.models);
   const model = await env.sessions.get(file, { device: env.device, threads: env.threads, logger: env.logger });
-  return new OnnxEmbedding(model, ioName(model.inputNames, o.inputName, 'input', file), ioName(model.outputNames, o.outputName, 'output', file), o.fbank);
+  return new OnnxEmbedding(model, ioName(model.inputNames, o.inputName, 'input', file), ioName(model.outputNames, o.outputName, 'output', file), o.fbank, o.file ? `speaker embedding ${path.basename(file)}` : o.model === 'wespeaker-resnet34' ? 'WeSpeaker ResNet34' : `speaker embedding ${o.model}`);
 };

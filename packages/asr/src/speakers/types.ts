@@ -1,7 +1,9 @@
+import type { Engine } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
 
 /** Turns 16 kHz mono speech into fixed-size speaker vectors (one per window). */
-export interface SpeakerEmbeddingEngine {
+export interface SpeakerEmbeddingEngine extends Engine {
+  /** The embedding kind (`onnx`, `mfcc`: SPEAKER_EMBEDDING_KIND of its registry id). */
   readonly id: string;
   /** Vector length. */
   readonly dimension: number;

@@ -31,6 +31,6 @@ class EnergyStream implements VadStream {
 }
 
 export const createEnergyVad: VadEngineFactory = async () => {
-  const engine: VadEngine = { id: 'energy', frameSamples: FRAME, createStream: () => new EnergyStream() };
+  const engine: VadEngine = { id: 'energy', label: 'energy VAD', frameSamples: FRAME, createStream: () => new EnergyStream(), dispose: async () => {} };
   return engine;
 };

@@ -41,11 +41,14 @@ class SileroStream implements VadStream {
 
 class SileroVad implements VadEngine {
   readonly id = 'silero';
+  readonly label = 'Silero VAD v5';
   readonly frameSamples = FRAME;
   constructor(private readonly model: OnnxModel, private readonly names: ConstructorParameters<typeof SileroStream>[1]) {}
   createStream(): VadStream {
     return new SileroStream(this.model, this.names);
   }
+  /** The session belongs to the env's cache (released with the env). */
+  async dispose(): Promise<void> {}
 }
 
 function pick(names: readonly string[], wanted: string, model: string): string {

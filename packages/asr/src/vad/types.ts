@@ -1,3 +1,4 @@
+import type { Engine } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
 
 /** A stretch of speech, in seconds from the start of the audio. */
@@ -28,8 +29,8 @@ export interface VadStream {
   process(samples: Float32Array): Promise<Float32Array>;
 }
 
-export interface VadEngine {
-  readonly id: string;
+/** A voice activity engine (its `dispose()` releases nothing the env's session cache does not own: a no-op for both engines here). */
+export interface VadEngine extends Engine {
   /** Samples at 16 kHz per decision frame. */
   readonly frameSamples: number;
   createStream(): VadStream;

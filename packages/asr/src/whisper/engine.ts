@@ -17,7 +17,7 @@ import { SPEECH_SAMPLE_RATE, type SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
-import { maxNewTokensFor, whisperFileNames, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
+import { maxNewTokensFor, whisperFileNames, whisperLabel, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { tokensToSegments } from './segments.js';
 import { round3 } from '../asr/text-words.js';
 import { WhisperTokenizer } from './tokenizer.js';
@@ -123,9 +123,12 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
 class Whisper implements AsrEngine {
   readonly id = 'whisper';
   private readonly suppress: number[];
-  constructor(private readonly w: LoadedWhisper, private readonly o: ResolvedWhisperOptions) {
+  constructor(private readonly w: LoadedWhisper, private readonly o: ResolvedWhisperOptions, readonly label: string) {
     this.suppress = suppressTokenIds(w.tokenizer, o.suppressTokens);
   }
+
+  /** The sessions belong to the env's cache (released with the env). */
+  async dispose(): Promise<void> {}
 
   async transcribe(audio: SpeechAudio, req: AsrRequest, ctx: StageContext): Promise<AsrEngineOutput> {
     const { sessions, tokenizer, features } = this.w;
@@ -219,5 +222,5 @@ async function packedSamples(audio: SpeechAudio, c: PackedChunk): Promise<Float3
 
 /** A Whisper engine with these options (ASR_ENGINES' `whisper` entry creates it; that entry says whether it can run). */
 export async function createWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Promise<AsrEngine> {
-  return new Whisper(await loadWhisper(o, env), o);
+  return new Whisper(await loadWhisper(o, env), o, whisperLabel(o, env.models));
 }

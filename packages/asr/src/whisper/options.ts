@@ -131,6 +131,19 @@ export function isWhisperModelInstalled(id: string, models: ResolveOptions = {})
   return isModelAvailable(id, Object.values(whisperFileNames(id, models)), models);
 }
 
+/**
+ * What the record calls the model: "Whisper base" for whisper-base, "Whisper base q8" for the q8
+ * export (whisper-base-q8, or any model whose files are the *_quantized.onnx ones); "Whisper" (or
+ * "Whisper q8") for explicit files (their size is not known).
+ */
+export function whisperLabel(o: Pick<ResolvedWhisperOptions, 'model' | 'encoderFile' | 'decoderFile' | 'tokenizerFile'>, models: ResolveOptions = {}): string {
+  if (o.encoderFile && o.decoderFile && o.tokenizerFile) return isQ8Files({ encoder: o.encoderFile }) ? 'Whisper q8' : 'Whisper';
+  const model = whisperModelOf(o, models);
+  const q8 = isQ8Files(whisperFileNames(model, models));
+  const size = model.replace(/^whisper-/, '').replace(/-q8$/, '');
+  return `Whisper ${size}${q8 ? ' q8' : ''}`;
+}
+
 /** Whether Whisper with these options can run here: its explicit files exist, else its model resolves (loads nothing; the language is the registry entry's check). */
 export function isWhisperInstalled(o: Pick<ResolvedWhisperOptions, 'model' | 'encoderFile' | 'decoderFile' | 'tokenizerFile'>, models: ResolveOptions = {}): boolean {
   if (o.encoderFile || o.decoderFile || o.tokenizerFile) return [o.encoderFile, o.decoderFile, o.tokenizerFile].every((f) => !!f && existsSync(f));

@@ -44,6 +44,7 @@ export async function mouthAmounts(video: VideoInfo, speech: DubbedSpeech, frame
 
 export class VisemeWarpEngine implements LipsEngine {
   readonly id = 'viseme-warp';
+  readonly label = 'viseme warp';
   constructor(private readonly opts: VisemeWarpOptions = {}) {}
 
   async render(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, output: string, opts: LipsRenderOptions, context: LipsContext): Promise<LipsRenderResult> {

@@ -112,6 +112,11 @@ export function pasteFace(frame: RgbImage, face: FaceFrame, crop: Rect, output: 
 
 export class Wav2LipEngine implements LipsEngine {
   readonly id = 'wav2lip';
+  /** What its record calls it: the registry's label for its model file. */
+  get label(): string {
+    const name = path.basename(this.model.path);
+    return name === 'wav2lip_gan_96.onnx' ? 'Wav2Lip GAN 96' : `Wav2Lip (${name})`;
+  }
   private constructor(
     private readonly model: OnnxModel,
     private readonly sessions: SessionCache,

@@ -213,5 +213,5 @@ export async function createEngine(options: ResolvedEngineOptions, ctx: StageCon
     if (owned) await sessions.disposeAll();
     throw e;
   }
-  return new SegmentedSeparationEngine(model.id, segmentModel, options, owned ? () => sessions.disposeAll() : () => Promise.resolve());
+  return new SegmentedSeparationEngine(model.id, segmentModel, options, owned ? () => sessions.disposeAll() : () => Promise.resolve(), model.id === HTDEMUCS_INT8_MODEL_ID ? 'HTDemucs v4 int8' : 'HTDemucs v4');
 }

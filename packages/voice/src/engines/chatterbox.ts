@@ -130,6 +130,7 @@ function need(model: OnnxModel, inputs: readonly string[], outputs: readonly str
 
 export class ChatterboxEngine implements TtsEngine {
   readonly id = 'chatterbox';
+  readonly label = 'Chatterbox Multilingual';
   readonly capabilities: TtsCapabilities = { rateControl: false, pitchControl: false, sampleRate: CHATTERBOX_SAMPLE_RATE, voiceCloning: true };
   private readonly sessions: SessionCache;
   private readonly ownSessions: boolean;

@@ -54,6 +54,7 @@ export function espeakArgs(request: SynthesisRequest, wavFile: string): string[]
 
 export class EspeakEngine implements TtsEngine {
   readonly id = 'espeak-ng';
+  readonly label = 'espeak-ng';
   readonly capabilities: TtsCapabilities = { rateControl: true, pitchControl: true, sampleRate: ESPEAK_SAMPLE_RATE };
   private readonly opts: ResolvedEspeakOptions;
   private voices: Promise<Set<string>> | undefined;

@@ -126,6 +126,7 @@ interface Loaded {
 
 export class KokoroEngine implements TtsEngine {
   readonly id = 'kokoro';
+  readonly label = 'Kokoro-82M v1.0 int8';
   readonly capabilities: TtsCapabilities = { rateControl: true, pitchControl: false, sampleRate: KOKORO_SAMPLE_RATE, voiceChoice: true };
   private readonly sessions: SessionCache;
   private readonly ownSessions: boolean;

@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { ModelError, resolveModelFile, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
+import { ModelError, resolveModelFile, ValidationError, type DeviceChoice, type Engine, type StageContext } from '@dub/core';
 import { Fft, readWav, resample, writeWav, type PlanarAudio } from '@dub/media';
 import { SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { SynthesisRequest, TtsEngine } from '../types.js';
@@ -118,7 +118,7 @@ function checkInputs(model: OnnxModel, names: readonly string[], what: string): 
   for (const n of names) if (!model.inputNames.includes(n)) throw new ModelError(`${model.path} is not an OpenVoice ${what}: it has no input "${n}" (inputs: ${model.inputNames.join(', ')})`);
 }
 
-export class ToneColorConverter {
+export class ToneColorConverter implements Engine {
   private constructor(
     readonly config: OpenVoiceConfig,
     private readonly extractModel: OnnxModel,
@@ -198,6 +198,9 @@ export class ToneColorConverter {
     return this.cloneModel.provider;
   }
 
+  readonly id = 'openvoice';
+  readonly label = 'OpenVoice V2 tone colour';
+
   async dispose(): Promise<void> {
     if (this.ownSessions) await this.sessions.disposeAll();
   }
@@ -228,6 +231,7 @@ export function withToneConversion(engine: TtsEngine, converter: ToneColorConver
   const tmpDir = o.tmpDir ?? os.tmpdir();
   return {
     id: engine.id,
+    label: `${engine.label} + ${converter.label}`,
     capabilities: { ...engine.capabilities, sampleRate: rate },
     supportsLocale: (locale) => engine.supportsLocale(locale),
     ...(engine.modelFile ? { modelFile: (locale: string) => engine.modelFile!(locale) } : {}),

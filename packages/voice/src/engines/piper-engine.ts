@@ -33,6 +33,7 @@ interface LoadedVoice {
 
 export class PiperEngine implements TtsEngine {
   readonly id = 'piper';
+  readonly label = 'Piper';
   readonly capabilities: TtsCapabilities = { rateControl: true, pitchControl: false, sampleRate: 22050 };
   private readonly sessions: SessionCache;
   private readonly ownSessions: boolean;
