@@ -106,7 +106,7 @@ describe('the model policy', () => {
       voice_conversion: ['openvoice', 'none'],
       speakers: ['wespeaker', 'mfcc'],
       lips: ['viseme-warp'],
-      translation: ['apertium', 'openai-compatible', 'deepl', 'libretranslate'],
+      translation: ['apertium', 'm2m100', 'openai-compatible', 'deepl', 'libretranslate'],
     });
     // under any, everything
     for (const r of Object.values(registries)) expect(r.allowed('fr-FR', { models: {}, policy: 'any' } as never)).toEqual(r.ids);

@@ -70,8 +70,8 @@ describe('engine config file', () => {
     expect(espeak.status, espeak.stderr).toBe(0);
     const rows = (JSON.parse(espeak.stdout) as { stages: { stage: string; engine: string }[] }).stages;
     expect(rows.find((r) => r.stage === 'speech synthesis')?.engine).toBe('espeak-ng');
-    // translation: no variable set, so the reason is the default's (as the script's record gives it), not a variable
-    expect(rows.find((r) => r.stage === 'translation')).toMatchObject({ engine: 'apertium', why: 'auto: the offline default' });
+    // translation: no variable set, so the reason is auto's choice for the pair, not a variable
+    expect(rows.find((r) => r.stage === 'translation')).toMatchObject({ engine: 'apertium', why: 'auto: apertium has a direct mode (eng-spa)' });
     const deepl = spawnSync(process.execPath, [DUB, 'doctor', '--from', 'en-US', '--to', 'es-ES', '--json'], { env: { ...env, DUB_TRANSLATE_ENGINE: 'apertium' }, encoding: 'utf8' });
     expect((JSON.parse(deepl.stdout) as { stages: { stage: string; why: string }[] }).stages.find((r) => r.stage === 'translation')?.why).toBe('from DUB_TRANSLATE_ENGINE');
     // a value that is no engine is refused like the variable it sets

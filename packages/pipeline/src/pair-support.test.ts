@@ -14,7 +14,9 @@ import { whisperLanguageNotes } from './prepare-asset.js';
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-pairs-'));
 fs.mkdirSync(path.join(dir, 'apertium', 'modes'), { recursive: true });
 for (const m of ['eng-spa', 'spa-eng_US']) fs.writeFileSync(path.join(dir, 'apertium', 'modes', `${m}.mode`), '');
-const translate = { ...loadTranslateConfig({}), apertium: { bin: 'apertium', dataDir: path.join(dir, 'apertium'), pivot: 'spa' } };
+// M2M100 under an id that is nowhere: the answers do not depend on whether this host fetched the model
+const base = loadTranslateConfig({});
+const translate = { ...base, apertium: { bin: 'apertium', dataDir: path.join(dir, 'apertium'), pivot: 'spa' }, m2m100: { ...base.m2m100, model: 'm2m100-absent-test' } };
 const apertium = fs.existsSync('/usr/bin/apertium') || fs.existsSync('/usr/local/bin/apertium');
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
 
@@ -35,7 +37,8 @@ describe('PairChecker: what the engines here serve, before any work', () => {
     const c = new PairChecker({ choice: choice(), translate });
     const r = await c.check({ source: 'en-US', sourceSrt: true, targets: [{ locale: 'es-ES' }, { locale: 'de-DE' }] });
     expect(r).toMatchObject({ stage: 'translation', field: 'languages[1].locale', source: 'en-US', target: 'de-DE' });
-    expect(r!.missing).toMatch(/apertium \(from DUB_TRANSLATE_ENGINE\) cannot translate en-US -> de-DE: .*installed: eng-spa, spa-eng_US/);
+    expect(r!.missing).toMatch(/auto \(from DUB_TRANSLATE_ENGINE\) cannot translate en-US -> de-DE: apertium has no .*installed: eng-spa, spa-eng_US.*; M2M100: the M2M100 model \(m2m100-absent-test\) is not installed here/);
+    expect(r!.fix).toMatch(/npx dub models fetch m2m100-absent-test/);
     expect(r!.fix).toMatch(/DUB_TRANSLATE_ENGINE_EN_DE/);
     expect(pairRefusalMessage(r!)).toMatch(/^languages\[1\]\.locale: en-US -> de-DE is not supported for its role \(target\) here: translation: /);
     // a reference srt replaces translation

@@ -186,18 +186,25 @@ export class PairChecker {
     const { engine, from } = engineForPair(config, source, target);
     if (source === target) return { engine: 'none' }; // passed through untranslated (passThroughReason)
     let support: { supported: boolean; reason?: string; fix?: string };
+    // `auto` (the default) serves each pair with the offline engine it chooses: apertium or M2M100
+    let served: string = engine;
     try {
-      support = await (await this.translator(engine, config)).supports(source, target);
+      const t = await this.translator(engine, config);
+      if (engine === 'auto') {
+        const c = await (t as import('@dub/translate').AutoTranslator).choose(source, target);
+        support = c.support;
+        served = c.engine;
+      } else support = await t.supports(source, target);
     } catch (e) {
       support = { supported: false, reason: firstLine(e) };
     }
-    if (support.supported) return { engine };
+    if (support.supported) return { engine: served };
     // one language in another region: passed through where the engine has no direction between them
     if (isSameLanguage(source, target)) return { engine: 'none' };
     return {
       stage: 'translation',
       missing: `${engine} (from ${from}) cannot translate ${source} -> ${target}: ${support.reason ?? 'unsupported'}`,
-      fix: `${support.fix ? `${support.fix}; or ` : ''}set ${pairVariable(source, target)} (or DUB_TRANSLATE_ENGINE) to an engine that translates it (apertium pairs, openai-compatible, deepl, libretranslate: the @dub/translate README), or give the language a reference srt`,
+      fix: `${support.fix ? `${support.fix}; or ` : ''}set ${pairVariable(source, target)} (or DUB_TRANSLATE_ENGINE) to an engine that translates it (apertium pairs, m2m100 once its model is fetched, openai-compatible, deepl, libretranslate: the @dub/translate README), or give the language a reference srt`,
     };
   }
 

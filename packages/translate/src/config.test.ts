@@ -6,13 +6,17 @@ import { translatorForPair } from './select-translator.js';
 import { startFakeTranslationServer } from './testing/fake-translation-server.js';
 
 describe('loadTranslateConfig', () => {
-  it('defaults to apertium with no pair overrides', () => {
+  it('defaults to auto (the offline engines per pair) with no pair overrides', () => {
     const c = loadTranslateConfig({});
-    expect(c.defaultEngine).toBe('apertium');
+    expect(c.defaultEngine).toBe('auto');
+    expect(c.m2m100).toEqual({ model: 'm2m100-418m', modelsDir: undefined, device: 'cpu', threads: 0, beams: undefined });
     expect(c.pairEngines).toEqual({});
     expect(c.attempts).toBe(4);
     expect(c.apertium).toEqual({ bin: 'apertium', dataDir: undefined, pivot: 'spa' });
-    expect(engineForPair(c, 'en-US', 'es-ES')).toEqual({ engine: 'apertium', from: 'DUB_TRANSLATE_ENGINE' });
+    expect(engineForPair(c, 'en-US', 'es-ES')).toEqual({ engine: 'auto', from: 'DUB_TRANSLATE_ENGINE' });
+    const m = loadTranslateConfig({ DUB_TRANSLATE_M2M100_BEAMS: '2', DUB_DEVICE: 'cuda:1', DUB_ONNX_THREADS: '4', DUB_MODELS_DIR: '/srv/models' }).m2m100;
+    expect(m).toEqual({ model: 'm2m100-418m', modelsDir: '/srv/models', device: 'cuda:1', threads: 4, beams: 2 });
+    expect(() => loadTranslateConfig({ DUB_TRANSLATE_M2M100_BEAMS: '0' })).toThrow(/DUB_TRANSLATE_M2M100_BEAMS/);
   });
 
   it('reads pair overrides by language and every engine setting', () => {
@@ -55,11 +59,14 @@ describe('translatorForPair', () => {
     expect(out!.text.toLowerCase()).toContain('gracias');
   });
 
-  it('throws unsupported_language_pair naming the variable to set', async () => {
-    const err = await translatorForPair(loadTranslateConfig({}), 'en-US', 'de-DE').catch((e: unknown) => e);
+  it('throws unsupported_language_pair naming the variable to set and the model to fetch', async () => {
+    // an M2M100 id that is nowhere, so the answer does not depend on what this host fetched
+    const c = loadTranslateConfig({ DUB_TRANSLATE_M2M100_MODEL: 'm2m100-absent-test' });
+    const err = await translatorForPair(c, 'en-US', 'de-DE').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(VersionError);
-    expect(err).toMatchObject({ code: 'unsupported_language_pair', retryable: false, details: { setting: 'DUB_TRANSLATE_ENGINE_EN_DE', engine: 'apertium' } });
+    expect(err).toMatchObject({ code: 'unsupported_language_pair', retryable: false, details: { setting: 'DUB_TRANSLATE_ENGINE_EN_DE', engine: 'auto' } });
     expect((err as Error).message).toContain('DUB_TRANSLATE_ENGINE_EN_DE');
+    expect((err as Error).message).toContain('npx dub models fetch m2m100-absent-test');
   });
 
   it('treats a selected but unconfigured HTTP engine as unsupported, naming its variable', async () => {
@@ -82,6 +89,6 @@ describe('translatorForPair', () => {
 
   it('builds every registered engine lazily', async () => {
     const c = loadTranslateConfig({});
-    for (const id of ['apertium', 'openai-compatible', 'deepl', 'libretranslate'] as const) expect((await createTranslator(id, c)).engine).toBe(id);
+    for (const id of ['auto', 'apertium', 'm2m100', 'openai-compatible', 'deepl', 'libretranslate'] as const) expect((await createTranslator(id, c)).engine).toBe(id);
   });
 });

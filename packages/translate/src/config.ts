@@ -3,9 +3,11 @@
  * passed down. Every variable is listed in the package README.
  *
  * Engine choice per pair: DUB_TRANSLATE_ENGINE_<SRC>_<TGT> (language codes, e.g.
- * DUB_TRANSLATE_ENGINE_EN_DE=deepl) wins over DUB_TRANSLATE_ENGINE (default "apertium").
+ * DUB_TRANSLATE_ENGINE_EN_DE=deepl) wins over DUB_TRANSLATE_ENGINE (default "auto": the offline
+ * engines, apertium or M2M100, chosen per pair by auto.ts).
  */
-import { ValidationError, languageOf } from '@dub/core';
+import path from 'node:path';
+import { ValidationError, languageOf, parseDevice, type DeviceChoice } from '@dub/core';
 import { ENGINE_IDS, type EngineId } from './engine-ids.js';
 
 type Env = Record<string, string | undefined>;
@@ -23,6 +25,8 @@ export interface TranslateConfig {
   openai: { baseUrl: string | undefined; apiKey: string | undefined; model: string | undefined; temperature: number; jsonMode: boolean };
   deepl: { apiKey: string | undefined; baseUrl: string | undefined; formality: string | undefined };
   libretranslate: { baseUrl: string | undefined; apiKey: string | undefined };
+  /** M2M100 on ONNX Runtime: DUB_TRANSLATE_M2M100_MODEL, DUB_MODELS_DIR, DUB_DEVICE, DUB_ONNX_THREADS, DUB_TRANSLATE_M2M100_BEAMS. */
+  m2m100: { model: string; modelsDir: string | undefined; device: DeviceChoice; threads: number; beams: number | undefined };
 }
 
 function engineVar(env: Env, name: string, def: EngineId): EngineId {
@@ -53,10 +57,10 @@ export function loadTranslateConfig(env: Env): TranslateConfig {
   const pairEngines: Record<string, EngineId> = {};
   for (const name of Object.keys(env)) {
     const m = PAIR_VAR.exec(name);
-    if (m && env[name]?.trim()) pairEngines[`${m[1]!.toLowerCase()}_${m[2]!.toLowerCase()}`] = engineVar(env, name, 'apertium');
+    if (m && env[name]?.trim()) pairEngines[`${m[1]!.toLowerCase()}_${m[2]!.toLowerCase()}`] = engineVar(env, name, 'auto');
   }
   return {
-    defaultEngine: engineVar(env, 'DUB_TRANSLATE_ENGINE', 'apertium'),
+    defaultEngine: engineVar(env, 'DUB_TRANSLATE_ENGINE', 'auto'),
     pairEngines,
     timeoutMs: numVar(env, 'DUB_TRANSLATE_TIMEOUT_MS', undefined, (n) => Number.isInteger(n) && n > 0, 'a positive integer'),
     attempts: numVar(env, 'DUB_TRANSLATE_ATTEMPTS', 4, (n) => Number.isInteger(n) && n >= 1, 'an integer >= 1')!,
@@ -70,6 +74,13 @@ export function loadTranslateConfig(env: Env): TranslateConfig {
     },
     deepl: { apiKey: str(env, 'DUB_TRANSLATE_DEEPL_API_KEY'), baseUrl: str(env, 'DUB_TRANSLATE_DEEPL_URL'), formality: str(env, 'DUB_TRANSLATE_DEEPL_FORMALITY') },
     libretranslate: { baseUrl: str(env, 'DUB_TRANSLATE_LIBRETRANSLATE_URL'), apiKey: str(env, 'DUB_TRANSLATE_LIBRETRANSLATE_API_KEY') },
+    m2m100: {
+      model: str(env, 'DUB_TRANSLATE_M2M100_MODEL') ?? 'm2m100-418m',
+      modelsDir: str(env, 'DUB_MODELS_DIR') ? path.resolve(str(env, 'DUB_MODELS_DIR')!) : undefined,
+      device: parseDevice(str(env, 'DUB_DEVICE')),
+      threads: numVar(env, 'DUB_ONNX_THREADS', 0, (n) => Number.isInteger(n) && n >= 0, 'an integer >= 0')!,
+      beams: numVar(env, 'DUB_TRANSLATE_M2M100_BEAMS', undefined, (n) => Number.isInteger(n) && n >= 1 && n <= 16, 'an integer from 1 to 16'),
+    },
   };
 }
 

@@ -7,8 +7,8 @@
  * Never through a pivot language and back.
  */
 import { getLocale, languageOf } from '@dub/core';
-import { engineForPair, type TranslateConfig } from './config.js';
-import { createTranslator } from './registry.js';
+import type { TranslateConfig } from './config.js';
+import { pairEngine } from './select-translator.js';
 
 /** Whether two contract locales are the same language (their ISO 639 code), whatever the region. */
 export function isSameLanguage(sourceLocale: string, targetLocale: string): boolean {
@@ -24,8 +24,8 @@ export function isSameLanguage(sourceLocale: string, targetLocale: string): bool
 export async function passThroughReason(config: TranslateConfig, sourceLocale: string, targetLocale: string): Promise<string | undefined> {
   if (!isSameLanguage(sourceLocale, targetLocale)) return undefined;
   if (sourceLocale === targetLocale) return `${sourceLocale} -> ${targetLocale} is one language: the transcript is the script (no translation)`;
-  const { engine } = engineForPair(config, sourceLocale, targetLocale);
-  const support = await (await createTranslator(engine, config)).supports(sourceLocale, targetLocale);
+  // the engine that would serve the pair (for `auto`: the one it chooses, apertium when none serves it)
+  const { engine, support } = await pairEngine(config, sourceLocale, targetLocale);
   if (support.supported) return undefined;
   return `${sourceLocale} and ${targetLocale} are one language and ${engine} has no ${sourceLocale} -> ${targetLocale} direction: the transcript is the script, not adapted to ${targetLocale}`;
 }

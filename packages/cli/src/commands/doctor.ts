@@ -111,16 +111,17 @@ export async function run(argv: string[]): Promise<number> {
     rows.push({ stage: 'speakers', engine: 'wespeaker', why: 'DUB_SPEAKER_ENGINE', device, ok: false, fix: (e as Error).message.split('\n')[0] });
   }
 
-  const { loadTranslateConfig, engineForPair, createTranslator, pairVariable, passThroughReason } = await import('@dub/translate');
+  const { loadTranslateConfig, pairEngine, pairVariable, passThroughReason } = await import('@dub/translate');
   const tc = loadTranslateConfig(process.env);
-  const pair = engineForPair(tc, values.from, values.to);
+  // `auto` (the default): the offline engine it chooses for the pair (apertium or M2M100), with why
+  const pair = await pairEngine(tc, values.from, values.to);
   // One language on both sides: no translation (prepare-version passes the transcript through).
   const passThrough = await passThroughReason(tc, values.from, values.to);
-  const support = passThrough ? { supported: true } : await (await createTranslator(pair.engine, tc)).supports(values.from, values.to);
+  const support = passThrough ? { supported: true } : pair.support;
   // The reason the script's translation record gives (prepare-version.ts): a variable only when one is set.
   const explicitPair = pair.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
   if (passThrough) rows.push({ stage: 'translation', engine: 'none', why: passThrough, device: '-', ok: true });
-  else rows.push({ stage: 'translation', engine: pair.engine, why: explicitPair ? `from ${pair.from}` : 'auto: the offline default', device: '-', ok: support.supported, ...(support.supported ? {} : { fix: `${support.reason ?? 'set another engine for the pair'}; to fix: ${support.fix ? `${support.fix}, or ` : ''}${pairVariable(values.from, values.to)}=openai-compatible, deepl or libretranslate with its settings (the @dub/translate README)` }) });
+  else rows.push({ stage: 'translation', engine: pair.engine, why: pair.auto ? (pair.reason ?? 'auto: the offline default') : explicitPair ? `from ${pair.from}` : 'the offline default', device: pair.engine === 'm2m100' ? device : '-', ok: support.supported, ...(support.supported ? {} : { fix: `${support.reason ?? 'set another engine for the pair'}; to fix: ${support.fix ? `${support.fix}, or ` : ''}${pairVariable(values.from, values.to)}=openai-compatible, deepl or libretranslate with its settings (the @dub/translate README)` }) });
 
   const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, KOKORO_MODEL_ID, kokoroRefusal, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
   // Kokoro-82M (set-up installs it from npm): why it does not speak the target, if it does not

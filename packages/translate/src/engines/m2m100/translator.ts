@@ -11,26 +11,19 @@
  * forced_bos_token_id. `nBest()` returns the k best translations with their scores.
  */
 import fsp from 'node:fs/promises';
-import { EngineUnavailableError, ModelError, ValidationError, resolveModelFile, type DeviceChoice, type Logger } from '@dub/core';
+import { EngineUnavailableError, ModelError, ValidationError, resolveContext, type DeviceChoice, type Logger, type StageContext } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type BatchCall, type TranslateBatch } from '../../base-translator.js';
-import type { PairSupport, TranslatedSegment } from '../../types.js';
+import { maskTerms, unmaskTerms } from '../../glossary.js';
+import type { PairSupport, TranslateRequest, TranslatedSegment } from '../../types.js';
 import { beamSearch, type Hypothesis } from './beam-search.js';
+import { M2M100_FILES, M2M100_MODEL_ID, m2m100Files, m2m100Installed } from './files.js';
 import { M2M100_GAPS, m2m100Code } from './languages.js';
 import { M2M100Sessions } from './model.js';
 import { EOS_ID, M2M100Tokenizer } from './tokenizer.js';
 
-/** The manifest id of the default model. */
-export const M2M100_MODEL_ID = 'm2m100-418m';
 
-/** The files an M2M100 model directory holds (models/<id>/), by role. */
-export const M2M100_FILES = {
-  encoder: 'encoder_model_quantized.onnx',
-  decoder: 'decoder_model_merged_quantized.onnx',
-  spm: 'sentencepiece.bpe.model',
-  vocab: 'vocab.json',
-  generation: 'generation_config.json',
-} as const;
+export { M2M100_FILES, M2M100_MODEL_ID, m2m100Files, m2m100Installed };
 
 export interface M2M100Options extends BaseTranslatorOptions {
   /** Manifest id of the model (default m2m100-418m); tests name a stand-in. */
@@ -72,24 +65,10 @@ interface Loaded {
 }
 
 const SHARED_SESSIONS = new SessionCache();
+/** Sources per encoder call. */
+const ENCODER_BATCH = 16;
 const tokenizers = new Map<string, Promise<M2M100Tokenizer>>();
 
-/** Absolute paths of the model's files (throws the resolver's ModelMissingError naming `npx dub models fetch`). */
-export function m2m100Files(opts: Pick<M2M100Options, 'model' | 'modelsDir' | 'searchDirs'> = {}): Record<keyof typeof M2M100_FILES, string> {
-  const id = opts.model ?? M2M100_MODEL_ID;
-  const ro = { modelsDir: opts.modelsDir, ...(opts.searchDirs ? { searchDirs: opts.searchDirs } : {}) };
-  return Object.fromEntries(Object.entries(M2M100_FILES).map(([k, f]) => [k, resolveModelFile(id, f, ro)])) as Record<keyof typeof M2M100_FILES, string>;
-}
-
-/** Whether every file of the model is present here. */
-export function m2m100Installed(opts: Pick<M2M100Options, 'model' | 'modelsDir' | 'searchDirs'> = {}): boolean {
-  try {
-    m2m100Files(opts);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export class M2M100Translator extends BaseTranslator {
   readonly engine = 'm2m100';
@@ -163,17 +142,46 @@ export class M2M100Translator extends BaseTranslator {
     for (const [i, ids] of sources.entries()) {
       if (ids.length > 1024) throw new ValidationError(`segment ${i + 1} is ${ids.length} tokens long; M2M100 reads at most 1024 (split it)`, { field: 'segments' });
     }
-    if (!sources.length) return [];
-    const enc = await m.sessions.encode(sources);
     const out: NBestTranslation[][] = [];
     const beams = Math.max(m.beams, k);
-    for (const [b, src] of sources.entries()) {
-      const { decoder, logits } = await m.sessions.start(enc, b, [EOS_ID, m.tokenizer.langId(t)]);
-      const maxNewTokens = Math.min(this.opts.maxNewTokens ?? 198, 3 * src.length + 10);
-      const hyps = await beamSearch(decoder, logits, { beams, maxNewTokens, eosId: EOS_ID, nBest: k, ...(signal ? { signal } : {}) });
-      out.push(hyps.map((h: Hypothesis) => ({ text: m.tokenizer.decode(h.tokens), score: h.score, logprob: h.logprob, tokens: h.tokens, finished: h.finished })));
+    // one encoder call per ENCODER_BATCH sources; each source then decoded with its beams as rows
+    for (let b0 = 0; b0 < sources.length; b0 += ENCODER_BATCH) {
+      const chunk = sources.slice(b0, b0 + ENCODER_BATCH);
+      const enc = await m.sessions.encode(chunk);
+      for (const [b, src] of chunk.entries()) {
+        const { decoder, logits } = await m.sessions.start(enc, b, [EOS_ID, m.tokenizer.langId(t)]);
+        const maxNewTokens = Math.min(this.opts.maxNewTokens ?? 198, 3 * src.length + 10);
+        const hyps = await beamSearch(decoder, logits, { beams, maxNewTokens, eosId: EOS_ID, nBest: k, ...(signal ? { signal } : {}) });
+        out.push(hyps.map((h: Hypothesis) => ({ text: m.tokenizer.decode(h.tokens), score: h.score, logprob: h.logprob, tokens: h.tokens, finished: h.finished })));
+      }
     }
     return out;
+  }
+
+  /**
+   * Translator.nbest: up to `n` distinct translations of each segment, best first (the first is
+   * what translate() gives), with the request's glossary masked and put back as translate() does.
+   */
+  async nbest(request: TranslateRequest, n: number, partialCtx: Partial<StageContext> = {}): Promise<{ id: string; texts: string[] }[]> {
+    const ctx = resolveContext(partialCtx);
+    const k = Math.max(1, Math.floor(n));
+    const items = request.segments.map((s) => {
+      const text = s.text.replace(/\s+/g, ' ').trim();
+      return { id: s.id, ...(request.glossary?.length && text ? maskTerms(text, request.glossary) : { text, slots: [] }) };
+    });
+    const todo = items.filter((x) => x.text !== '');
+    const results = await this.nBestMany(todo.map((x) => x.text), request.sourceLocale, request.targetLocale, k, ctx.signal);
+    const byId = new Map(todo.map((x, i) => [x.id, results[i]!]));
+    return items.map((x) => {
+      const hyps = byId.get(x.id);
+      if (!hyps) return { id: x.id, texts: [''] };
+      const texts: string[] = [];
+      for (const h of hyps) {
+        const t = unmaskTerms(h.text, x.slots).text.trim();
+        if (!texts.includes(t)) texts.push(t);
+      }
+      return { id: x.id, texts };
+    });
   }
 
   /** The k best translations of one text, best first. */
@@ -198,10 +206,4 @@ export function createM2M100Translator(opts: M2M100Options = {}): M2M100Translat
   return new M2M100Translator(opts);
 }
 
-/**
- * The k best M2M100 translations of `text` with their scores, best first (for picking the
- * shortest that fits a length budget).
- */
-export function translateNBest(translator: M2M100Translator, request: { sourceLocale: string; targetLocale: string; text: string }, k: number, signal?: AbortSignal): Promise<NBestTranslation[]> {
-  return translator.nBest(request.text, request.sourceLocale, request.targetLocale, k, signal);
-}
+export { translateNBest } from './nbest.js';

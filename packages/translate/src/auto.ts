@@ -1,0 +1,85 @@
+/**
+ * `auto`, the default translation engine (DUB_TRANSLATE_ENGINE unset or `auto`): the offline
+ * engines, chosen per pair.
+ *
+ * 1. apertium where it has a direct mode for the pair (one Debian package, rule-based: its pairs
+ *    are tested on real output here, fast and predictable);
+ * 2. M2M100 (the offline neural model) where its files are installed and it has both languages:
+ *    the pairs apertium lacks, and those apertium would only reach through Spanish (two rule-based
+ *    legs compound their errors; one neural model translates directly);
+ * 3. apertium through Spanish where both legs are installed and M2M100 is not;
+ * 4. else no engine: the answer names what is missing (apertium's Debian packages, `npx dub
+ *    models fetch m2m100-418m`).
+ * Nothing is substituted silently: `choose()` says which engine serves the pair and why; the
+ * translation record names that engine (translatorForPair returns it, not this chooser).
+ */
+import type { StageContext } from '@dub/core';
+import type { TranslateConfig } from './config.js';
+import type { ConcreteEngineId } from './engine-ids.js';
+import type { ApertiumTranslator } from './engines/apertium.js';
+import type { M2M100Translator } from './engines/m2m100/translator.js';
+import { TRANSLATE_ENGINES, TRANSLATE_HOST } from './registry.js';
+import type { PairSupport, TranslateRequest, TranslatedSegment, Translator } from './types.js';
+
+export interface AutoChoice {
+  /** The engine that serves the pair (apertium when none does: its answer carries the fixes). */
+  engine: ConcreteEngineId;
+  translator: Translator;
+  support: PairSupport;
+  /** Why this engine, for the record and `dub doctor`. */
+  reason: string;
+}
+
+export class AutoTranslator implements Translator {
+  readonly engine = 'auto';
+  readonly lengthBudget = false;
+  private apertium: Promise<ApertiumTranslator> | undefined;
+  private m2m100: Promise<M2M100Translator> | undefined;
+
+  constructor(private readonly config: TranslateConfig) {}
+
+  private getApertium(): Promise<ApertiumTranslator> {
+    return (this.apertium ??= TRANSLATE_ENGINES.create('apertium', this.config, TRANSLATE_HOST) as Promise<ApertiumTranslator>);
+  }
+  private getM2M100(): Promise<M2M100Translator> {
+    return (this.m2m100 ??= TRANSLATE_ENGINES.create('m2m100', this.config, TRANSLATE_HOST) as Promise<M2M100Translator>);
+  }
+
+  async choose(sourceLocale: string, targetLocale: string): Promise<AutoChoice> {
+    const apertium = await this.getApertium();
+    const route = await apertium.route(sourceLocale, targetLocale).catch(() => undefined);
+    if (route?.length === 1) return { engine: 'apertium', translator: apertium, support: { supported: true }, reason: `auto: apertium has a direct mode (${route[0]!.name})` };
+    const m2m100 = await this.getM2M100();
+    const m = await m2m100.supports(sourceLocale, targetLocale);
+    if (m.supported) {
+      return { engine: 'm2m100', translator: m2m100, support: m, reason: `auto: apertium has no direct mode for ${sourceLocale} -> ${targetLocale}${route ? ' (only through Spanish)' : ''}; the offline model M2M100 translates it` };
+    }
+    if (route) return { engine: 'apertium', translator: apertium, support: { supported: true }, reason: `auto: apertium through Spanish (${route.map((r) => r.name).join(' then ')}); M2M100 does not serve it here: ${m.reason}` };
+    const a = await apertium.supports(sourceLocale, targetLocale);
+    const fixes = [a.fix, m.fix].filter((f): f is string => !!f);
+    return {
+      engine: 'apertium',
+      translator: apertium,
+      support: { supported: false, reason: `${a.reason ?? 'apertium cannot translate it'}; M2M100: ${m.reason ?? 'unsupported'}`, ...(fixes.length ? { fix: fixes.join('; or ') } : {}) },
+      reason: 'auto: no offline engine serves the pair here',
+    };
+  }
+
+  /** The engine `auto` runs for a pair (apertium when none serves it: its refusal names the fixes). */
+  async engineFor(sourceLocale: string, targetLocale: string): Promise<ConcreteEngineId> {
+    return (await this.choose(sourceLocale, targetLocale)).engine;
+  }
+
+  async supports(sourceLocale: string, targetLocale: string): Promise<PairSupport> {
+    return (await this.choose(sourceLocale, targetLocale)).support;
+  }
+
+  async translate(request: TranslateRequest, ctx?: Partial<StageContext>): Promise<TranslatedSegment[]> {
+    const c = await this.choose(request.sourceLocale, request.targetLocale);
+    return c.translator.translate(request, ctx);
+  }
+}
+
+export function createAutoTranslator(config: TranslateConfig): AutoTranslator {
+  return new AutoTranslator(config);
+}
