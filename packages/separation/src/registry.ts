@@ -19,10 +19,10 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { defineEngineRegistry, ModelMissingError, modelIdentity, modelSupport, resolveModelFile, resolveContext, ValidationError, type EngineHost, type EngineRegistry, type PartialContext, type StageContext } from '@dub/core';
+import { defineEngineRegistry, ModelMissingError, modelIdentity, modelSupport, resolveModelFile, resolveContext, ValidationError, type EngineRegistry, type PartialContext, type StageContext } from '@dub/core';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './engine-ids.js';
 import { resolveEngineOptions, type ResolvedEngineOptions, type SeparationEngineOptions } from './options.js';
-import type { SeparationEngine } from './types.js';
+import type { SeparationEngine, SeparationEngineHost } from './types.js';
 import { SPLEETER_ENTRY } from './engines/spleeter-entry.js';
 
 /** HTDemucs v4, the model `auto` takes when it resolves. */
@@ -30,12 +30,7 @@ export const HTDEMUCS_MODEL = Object.freeze({ id: 'htdemucs', file: 'htdemucs.on
 /** HTDemucs v4 dynamically quantized to int8 by scripts/quantize-htdemucs.py (`<models>/htdemucs-int8/`). */
 export const HTDEMUCS_INT8_MODEL = Object.freeze({ id: 'htdemucs-int8', file: 'htdemucs-int8.onnx' });
 
-/** What the separation engines' `supports` and `create` see: where models are, and the context an engine logs to. */
-export interface SeparationEngineHost extends EngineHost {
-  ctx?: StageContext;
-  /** The device the engine will run on (cpu, cuda, cuda:N); `auto` takes htdemucs-int8 only on the CPU (unset counts as CPU). */
-  device?: string | undefined;
-}
+export type { SeparationEngineHost };
 
 export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, ResolvedEngineOptions, SeparationEngineHost> = defineEngineRegistry<SeparationEngine | null, ResolvedEngineOptions, SeparationEngineHost>({
   stage: 'separation',

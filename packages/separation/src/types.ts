@@ -2,11 +2,18 @@
  * What a separation engine takes and gives: planar audio in memory, or a WAV file streamed in
  * windows to two WAV files.
  */
-import type { Engine, PartialContext } from '@dub/core';
+import type { Engine, EngineHost, PartialContext, StageContext } from '@dub/core';
 import type { PlanarAudio, WavWriteFormat } from '@dub/media';
 import type { TimeSpan } from './background.js';
 
 export type { PlanarAudio } from '@dub/media';
+
+/** What the separation engines' `supports` and `create` see: where models are, and the context an engine logs to. */
+export interface SeparationEngineHost extends EngineHost {
+  ctx?: StageContext;
+  /** The device the engine will run on (cpu, cuda, cuda:N); `auto` takes htdemucs-int8 only on the CPU (unset counts as CPU). */
+  device?: string | undefined;
+}
 
 /** A WAV file to separate, and where the two tracks go. */
 export interface WavSeparationInput {

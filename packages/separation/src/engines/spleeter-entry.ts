@@ -8,8 +8,7 @@
  */
 import { modelSupport, resolveContext, type EngineEntry } from '@dub/core';
 import type { ResolvedEngineOptions } from '../options.js';
-import type { SeparationEngineHost } from '../registry.js';
-import type { SeparationEngine } from '../types.js';
+import type { SeparationEngine, SeparationEngineHost } from '../types.js';
 
 /** Spleeter 2-stems (sherpa-onnx's ONNX export): the manifest entry and its two graphs, the vocals one first. */
 export const SPLEETER_MODEL = Object.freeze({ id: 'spleeter-2stems', files: Object.freeze(['vocals.onnx', 'accompaniment.onnx']) });

@@ -158,5 +158,5 @@ export async function createEngine(options: ResolvedEngineOptions, ctx: StageCon
     if (owned) await sessions.disposeAll();
     throw e;
   }
-  return new SegmentedSeparationEngine(SPLEETER_MODEL_ID, model, options, owned ? () => sessions.disposeAll() : () => Promise.resolve(), 'Spleeter 2 stems');
+  return new SegmentedSeparationEngine(SPLEETER_MODEL_ID, model, options, owned ? () => sessions.disposeAll() : () => Promise.resolve(), 'Spleeter 2-stems');
 }
