@@ -77,6 +77,8 @@ describe('the model policy in the CLI', () => {
     expect(c.stdout).not.toMatch(/warning:/);
     // no suggestion to fetch what the policy would not run
     expect(c.stdout).not.toMatch(/fetch (htdemucs|wav2lip-gan-96)/);
+    // ... but to fetch the separation weights it would run (Spleeter 2-stems, MIT), where they are not installed
+    if (c.stdout.match(/^ok +separation +none /m)) expect(c.stdout).toMatch(/^ +better: npx dub models fetch spleeter-2stems \(Spleeter 2-stems, MIT weights/m);
     expect(c.stdout).toMatch(/\nmodel policy: commercial .*it leaves\n +separation +spleeter-2stems, none\n( +.*\n)* +lips +viseme-warp\n/);
     // an explicit choice it refuses: the stage cannot run, the line says why
     const refused = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--model-policy', 'commercial', '--separation-engine', 'htdemucs']);

