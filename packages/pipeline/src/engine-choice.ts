@@ -13,7 +13,6 @@ import { engineChoiceOf, modelPolicyFromEnv, recordTerms, type EngineHost, type 
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from '@dub/separation/engine-ids';
 import { TTS_ENGINE_IDS, VOICE_CONVERSION_IDS, type TtsEngineId } from '@dub/voice';
-import type { GenerateVersionOptions } from './generate.js';
 
 export { ASR_ENGINE_IDS, SEPARATION_ENGINE_IDS, SPEAKER_ENGINE_IDS, type AsrEngineId, type SeparationEngineId, type SpeakerEngineId };
 
@@ -151,8 +150,15 @@ export async function checkModelPolicy(choice: EngineChoice, job: PolicyJob): Pr
   }
 }
 
+/** The part of GenerateVersionOptions (generate.ts) the engine choices set. */
+export interface EngineGenerateOptions {
+  voiceConversion?: 'openvoice' | 'none';
+  tts?: { engine: TtsEngineId };
+  lips?: { engine: LipsEngineId };
+}
+
 /** The generate-version options these choices make. */
-export function generateOptionsOf(choice: EngineChoice): GenerateVersionOptions {
+export function generateOptionsOf(choice: EngineChoice): EngineGenerateOptions {
   return {
     ...(choice.voiceConversion !== 'auto' ? { voiceConversion: choice.voiceConversion } : {}),
     ...(choice.tts !== 'auto' ? { tts: { engine: choice.tts } } : {}),

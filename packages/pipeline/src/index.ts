@@ -24,6 +24,7 @@ export {
   type AsrEngineChoice,
   type AsrEngineId,
   type EngineChoice,
+  type EngineGenerateOptions,
   type EngineHostOf,
   type EngineStage,
   type PolicyJob,
