@@ -18,6 +18,8 @@ import { expectSignature, type Signature } from '../../../../test/support/signat
 import { SpleeterSpectrogram } from '../dsp/spleeter-spectrogram.js';
 import { createSeparationEngine, SEPARATION_ENGINES } from '../registry.js';
 import { siSdr } from '../testing/metrics.js';
+import { separate } from '../separate.js';
+import { readWav, writeWav } from '@dub/media';
 import { SPLEETER_ACCOMPANIMENT_FILE, SPLEETER_MODEL_ID, SPLEETER_SAMPLE_RATE, SPLEETER_VOCALS_FILE, SpleeterModel, stemGraph } from './spleeter.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -220,6 +222,22 @@ describe('Spleeter 2-stems on stand-in graphs with the export\'s signature', () 
       await engine.dispose();
     }
   }, 120_000);
+
+  it('separate() with engine spleeter-2stems on a 16 kHz mono WAV file: converted, two 44.1 kHz stereo tracks of its length, the 300 Hz tone in the speech and the 4 kHz one in the background', async () => {
+    const rate = 16000;
+    const n = 3 * rate;
+    const mono = Float32Array.from({ length: n }, (_, i) => 0.3 * Math.sin(2 * Math.PI * 300 * (i / rate)) + 0.2 * Math.sin(2 * Math.PI * 4000 * (i / rate)));
+    const input = path.join(tmp, 'mono16k.wav');
+    await writeWav(input, { sampleRate: rate, channels: [mono] }, { format: 'float32' });
+    const out = await separate(input, { engine: SPLEETER_MODEL_ID, modelsDir: await standInModelsDir(), threads: 1, speechPath: path.join(tmp, 'mono.speech.wav'), backgroundPath: path.join(tmp, 'mono.background.wav') });
+    const [sp, bg] = await Promise.all([readWav(out.speech), readWav(out.background)]);
+    expect([sp.sampleRate, sp.channels.length, bg.sampleRate, bg.channels.length]).toEqual([44100, 2, 44100, 2]);
+    expect(sp.channels[0]!.length).toBe(Math.round(3 * 44100));
+    // the 300 Hz tone is speech (stand-in gain 1 below ~1 kHz), the 4 kHz one background (gain 0 above ~2 kHz)
+    const tone = (f: number, a: number) => Float32Array.from({ length: sp.channels[0]!.length }, (_, i) => a * Math.sin(2 * Math.PI * f * (i / 44100)));
+    expect(siSdr([sp.channels[0]!.subarray(2000, -2000)], [tone(300, 0.3).subarray(2000, -2000)])).toBeGreaterThan(25);
+    expect(siSdr([bg.channels[1]!.subarray(2000, -2000)], [tone(4000, 0.2).subarray(2000, -2000)])).toBeGreaterThan(25);
+  }, 60_000);
 
   it('registry: the model files resolve from the manifest entry spleeter-2stems, its record carries MIT / commercial yes; missing, the error names the fetch', async () => {
     const modelsDir = await standInModelsDir();
