@@ -24,10 +24,11 @@ import {
   type VersionScript,
   type EngineRecord,
   engineLabel,
+  modelIdentity,
   recordTermsOf,
 } from '@dub/core';
 import { readSrt, srtNoteMessages } from '@dub/srt';
-import { alignReferenceSrt, checkGlossaryLine, engineForPair, substituteTerms, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
+import { alignReferenceSrt, checkGlossaryLine, engineForPair, m2m100Files, substituteTerms, loadTranslateConfig, passThroughReason, TRANSLATE_ENGINES, TRANSLATE_HOST, translatorForPair, type TranslateConfig } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 
@@ -129,7 +130,10 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
       engine = translator.engine;
       const chosen = engineForPair(config, job.source_locale, target);
       const explicit = chosen.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
-      translation = { id: engine, label: translationLabel(engine), ...translationTerms(engine, target), selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : 'the offline default' };
+      // the offline model's decoder (the larger file) identifies the weights that ran
+      const weights = engine === 'm2m100' ? await modelIdentity(m2m100Files(config.m2m100).decoder) : undefined;
+      const autoReason = engine === 'm2m100' ? 'the offline default: apertium has no direct mode for the pair, the offline model M2M100 translates it' : 'the offline default';
+      translation = { id: engine, label: translationLabel(engine), ...(weights ? { model: weights.model, sha256: weights.sha256, size: weights.size } : {}), ...translationTerms(engine, target), selected: explicit ? 'explicit' : 'auto', reason: explicit ? `from ${chosen.from}` : autoReason };
       const segments = transcript.segments.map((s) => ({ id: s.id, text: s.text, speaker: s.speaker, duration: Math.max(0, s.end - s.start) }));
       const glossary = job.version.glossary?.length ? job.version.glossary : undefined;
       const r = await runner.run('translation', { engine, source: job.source_locale, target, segments, transcript: transcriptKey, ...(glossary ? { glossary } : {}) }, async (_out, ctx) =>
