@@ -65,6 +65,7 @@ La seule chose que nous ayons à craindre, c'est la crainte elle-même.
 Où est la gare ? Elle est là-bas, à gauche, monsieur. Ça va très bien.
 Numbers: 1, 2, 3, 42, 1984, 2026 and 3.14 are numbers.
 Tom & Jerry <3, a > b; "quotes" (brackets) [more] #tag @name 50% $5.
+Zxqaa and Zxqab are the placeholders glossary masking writes.
 """
 
 with tempfile.TemporaryDirectory() as tmp:

@@ -146,3 +146,29 @@ translatorConformance('m2m100 (stand-in)', {
   looksTranslated: (source, translated) => translated === source.replace(/\s+/g, ' ').trim(),
   lines: ['The quick brown fox.', 'Ask not what your country can do.', 'The only thing we have to fear.', 'Open the studio.', 'Numbers: 1, 2, 3.'],
 });
+
+describe('m2m100 nbest() (the optional Translator.nbest shape)', () => {
+  it('gives up to n distinct texts per segment, best first, the first equal to translate(), glossary applied to each', async () => {
+    const t = createM2M100Translator({ ...base, beams: 3 });
+    const request = {
+      sourceLocale: 'en-US',
+      targetLocale: 'de-DE',
+      segments: [{ id: 'a', text: 'Open the studio.' }, { id: 'b', text: '  ' }, { id: 'c', text: 'Ask not what your country can do.' }],
+      glossary: [{ term: 'studio', translation: 'Atelier' }],
+    };
+    const nb = await t.nbest(request, 3);
+    expect(nb.map((x) => x.id)).toEqual(['a', 'b', 'c']);
+    expect(nb[1]!.texts).toEqual(['']);
+    const best = await t.translate(request);
+    expect(nb.map((x) => x.texts[0])).toEqual(best.map((x) => x.text));
+    // the copy model carries the placeholder through; it becomes the term's translation
+    expect(nb[0]!.texts[0]).toBe('Open the Atelier.');
+    // the raw alternatives of the masked line break the placeholder ("Zxqa.." ...): those are left out
+    const raw = await t.nBest('Open the Zxqaa.', 'en-US', 'de-DE', 3);
+    expect(raw.slice(1).some((h) => /zxq/i.test(h.text) && !h.text.includes('Zxqaa'))).toBe(true);
+    for (const x of nb[0]!.texts) expect(x).not.toMatch(/zxq/i);
+    // without a term, the alternatives come through, distinct
+    expect(nb[2]!.texts.length).toBe(3);
+    expect(new Set(nb[2]!.texts).size).toBe(3);
+  });
+});

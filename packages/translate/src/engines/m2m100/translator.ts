@@ -160,7 +160,8 @@ export class M2M100Translator extends BaseTranslator {
 
   /**
    * Translator.nbest: up to `n` distinct translations of each segment, best first (the first is
-   * what translate() gives), with the request's glossary masked and put back as translate() does.
+   * what translate() gives), with the request's glossary masked and put back as translate() does;
+   * an alternative whose placeholder the model lost or broke is left out.
    */
   async nbest(request: TranslateRequest, n: number, partialCtx: Partial<StageContext> = {}): Promise<{ id: string; texts: string[] }[]> {
     const ctx = resolveContext(partialCtx);
@@ -176,8 +177,11 @@ export class M2M100Translator extends BaseTranslator {
       const hyps = byId.get(x.id);
       if (!hyps) return { id: x.id, texts: [''] };
       const texts: string[] = [];
-      for (const h of hyps) {
-        const t = unmaskTerms(h.text, x.slots).text.trim();
+      for (const [i, h] of hyps.entries()) {
+        const u = unmaskTerms(h.text, x.slots);
+        const t = u.text.trim();
+        // an alternative that lost or broke a glossary placeholder is dropped (the best is kept, as translate() keeps it)
+        if (i > 0 && x.slots.length && (u.lost.length || /zxq/i.test(t))) continue;
         if (!texts.includes(t)) texts.push(t);
       }
       return { id: x.id, texts };
