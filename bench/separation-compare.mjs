@@ -14,7 +14,9 @@
 // It needs the real Spleeter files (`npx dub models fetch spleeter-2stems`, from Hugging Face):
 // without them it says so and exits 2, measuring nothing. A models folder holding other files
 // under spleeter-2stems/ (e.g. the test stand-ins) runs, and the table says that the figures are
-// not Spleeter's (their sha256 is not the manifest's).
+// not Spleeter's (their sha256 is not the manifest's); graphs with the export's architecture and
+// random weights (scripts/make-spleeter-architecture.py DIR, then --spleeter-models DIR) give
+// Spleeter's time and memory, labelled so, but no separation quality.
 //
 // Run after `npm run build`:
 //   node bench/separation-compare.mjs [seconds per mix, default 24] [--mixes name,name]
@@ -92,6 +94,8 @@ const pins = Object.fromEntries(getModelEntry(SPLEETER_MODEL.id).files.map((f) =
 const identities = [];
 for (const f of spleeterFiles) identities.push({ name: f, ...(await modelIdentity(resolveModelFile(SPLEETER_MODEL.id, f, spleeterOpts))) });
 const genuine = identities.every((i) => i.sha256 === pins[i.name]);
+// Random weights with the export's architecture (scripts/make-spleeter-architecture.py): time and memory are Spleeter's, SI-SDR is not.
+const architectureOnly = !genuine && fs.existsSync(path.join(path.dirname(resolveModelFile(SPLEETER_MODEL.id, spleeterFiles[0], spleeterOpts)), 'architecture-only.json'));
 // HTDemucs as `auto` runs it under the policy `any` on this device (CPU here).
 const htdemucsId = arg('--htdemucs') ?? (await SEPARATION_ENGINES.resolve('auto', undefined, { models: {}, policy: 'any', device: process.env.DUB_DEVICE ?? 'cpu' })).id;
 if (!/^htdemucs(-int8)?$/.test(htdemucsId)) {
@@ -124,7 +128,7 @@ try {
   }
   const engines = [
     { id: htdemucsId, label: `${htdemucsId} (auto under --model-policy any; research-only weights)`, engine: htdemucsId },
-    { id: SPLEETER_MODEL.id, label: `${SPLEETER_MODEL.id} (auto under --model-policy commercial; MIT weights)${genuine ? '' : ' [NOT the manifest\'s files: stand-ins, figures are not Spleeter\'s]'}`, engine: SPLEETER_MODEL.id, ...(spleeterModels ? { modelsDir: spleeterModels } : {}) },
+    { id: SPLEETER_MODEL.id, label: `${SPLEETER_MODEL.id} (auto under --model-policy commercial; MIT weights)${genuine ? '' : architectureOnly ? ' [architecture only: random weights in the export\'s graph (scripts/make-spleeter-architecture.py); time and memory as the real files\', SI-SDR meaningless]' : ' [NOT the manifest\'s files: stand-ins, figures are not Spleeter\'s]'}`, engine: SPLEETER_MODEL.id, ...(spleeterModels ? { modelsDir: spleeterModels } : {}) },
   ];
   const loadBefore = os.loadavg()[0].toFixed(1);
   const best = new Map();
