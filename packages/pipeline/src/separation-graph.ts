@@ -7,7 +7,7 @@
 import type { DubConfig } from '@dub/core';
 import type { HtdemucsGraph } from '@dub/separation';
 
-/** `modelId`: the separation engine's model (htdemucs, htdemucs-int8), whose folder holds its parts. */
+/** `modelId`: the separation engine's model (htdemucs, htdemucs-int8), whose folder holds its parts; another engine's model (spleeter-2stems) runs as it is. */
 export async function separationGraph(modelFile: string, config: Pick<DubConfig, 'modelsDir' | 'device'>, modelId = 'htdemucs'): Promise<HtdemucsGraph> {
   const { resolveHtdemucsGraph } = await import('@dub/separation');
   return resolveHtdemucsGraph(modelFile, { modelId, modelsDir: config.modelsDir, device: config.device });

@@ -73,7 +73,7 @@ export interface PrepareStages {
    * Split `mix` into speech and background files; given clean tracks replace the model, a `plan`
    * limits where it runs (none, spans, full) and, with `plan.speech`, what is replaced: outside
    * the speech the background is the mix itself (@dub/separation keepOutsideSpeech), `engine` names the model engine (SEPARATION_ENGINES:
-   * htdemucs, the default, or htdemucs-int8). Returns the engine id (`none` when no model ran).
+   * htdemucs, the default, htdemucs-int8 or spleeter-2stems). Returns the engine id (`none` when no model ran).
    */
   separate(
     mix: string,
