@@ -79,6 +79,27 @@ describe('m2m100 decoding on the stand-in', () => {
     expect(Array.from(next[1]!)).toEqual(Array.from(standInLogits(src, 2)));
   });
 
+  it('gives each beam the cache of the hypothesis it continues (rows picked, encoder cache kept)', async () => {
+    const s = new M2M100Sessions(await sessions.get(path.join(DIR, 'encoder_model_quantized.onnx')), await sessions.get(path.join(DIR, 'decoder_model_merged_quantized.onnx')));
+    const enc = await s.encode([tok.encode('Open the studio.', 'en')]);
+    const { decoder } = await s.start(enc, 0, [2, tok.langId('de')]);
+    await decoder.step([10, 20], [0, 0]); // two beams from the prompt: row 0 fed 10, row 1 fed 20
+    const k = 'past_key_values.0.decoder.key';
+    const before = [decoder.cacheRow(k, 0), decoder.cacheRow(k, 1)];
+    const encBefore = decoder.cacheRow('past_key_values.1.encoder.value', 0);
+    await decoder.step([30, 40, 50], [1, 0, 1]); // three beams: continuing rows 1, 0 and 1
+    expect(decoder.pastLength).toBe(4);
+    // per head [P, 4]: the first 3 positions of each new row are the old row's 3 positions
+    const head = (row: Float32Array, h: number, upto: number) => Array.from(row.subarray(h * upto * 4, h * upto * 4 + 3 * 4));
+    for (const [now, was] of [[0, 1], [1, 0], [2, 1]] as const) {
+      for (const h of [0, 1]) expect(head(decoder.cacheRow(k, now), h, 4)).toEqual(head(before[was]!, h, 3));
+    }
+    // the newest position holds the token fed to that row (30 and 50 differ, 50 in rows 2 only)
+    const last = (row: Float32Array) => Array.from(row.subarray(3 * 4, 4 * 4));
+    expect(last(decoder.cacheRow(k, 0))).not.toEqual(last(decoder.cacheRow(k, 2)));
+    for (const r of [0, 1, 2]) expect(Array.from(decoder.cacheRow('past_key_values.1.encoder.value', r))).toEqual(Array.from(encBefore));
+  });
+
   it('greedy (1 beam) copies the source after the forced language token, padding ignored', async () => {
     const t = createM2M100Translator({ ...base, beams: 1 });
     const texts = ['The quick brown fox jumps over the lazy dog.', 'Ça va très bien.', '¿Dónde está la estación?'];

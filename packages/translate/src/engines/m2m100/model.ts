@@ -109,11 +109,22 @@ export class SegmentDecoder implements BeamDecoder {
   pastLength = 0;
   private readonly hidden: Float32Array;
   private readonly mask: BigInt64Array;
+  private repeated: { rows: number; hidden: Tensor; mask: Tensor } | undefined;
 
   constructor(private readonly model: OnnxModel, private readonly layout: M2M100Layout, private readonly enc: EncodedBatch, b: number) {
     const S = enc.length;
     this.hidden = enc.hidden.subarray(b * S * enc.dModel, (b + 1) * S * enc.dModel);
     this.mask = enc.mask.subarray(b * S, (b + 1) * S);
+  }
+
+  /** Row `row` of cache tensor `name` (e.g. past_key_values.0.decoder.key), for tests. */
+  cacheRow(name: string, row: number): Float32Array {
+    const t = this.past?.[name];
+    if (!t) throw new RangeError(`no cache tensor ${name}`);
+    const [r, h, p, d] = t.dims as number[];
+    if (row < 0 || row >= r!) throw new RangeError(`no row ${row} in ${name}`);
+    const size = h! * p! * d!;
+    return (t.data as Float32Array).slice(row * size, (row + 1) * size);
   }
 
   step(tokens: readonly number[], rows: readonly number[]): Promise<Float32Array[]> {
@@ -129,16 +140,20 @@ export class SegmentDecoder implements BeamDecoder {
     const { layers, heads, headDim } = this.layout;
     const flat = new BigInt64Array(R * T);
     ids.forEach((r, i) => r.forEach((t, j) => (flat[i * T + j] = BigInt(t))));
-    const hidden = new Float32Array(R * S * D);
-    const mask = new BigInt64Array(R * S);
-    for (let r = 0; r < R; r++) {
-      hidden.set(this.hidden, r * S * D);
-      mask.set(this.mask, r * S);
+    // every row decodes the same source: its encoder states, repeated R times (made once per R)
+    if (this.repeated?.rows !== R) {
+      const hidden = new Float32Array(R * S * D);
+      const mask = new BigInt64Array(R * S);
+      for (let r = 0; r < R; r++) {
+        hidden.set(this.hidden, r * S * D);
+        mask.set(this.mask, r * S);
+      }
+      this.repeated = { rows: R, hidden: tensorF32(hidden, [R, S, D]), mask: tensorI64(mask, [R, S]) };
     }
     const feeds: Record<string, Tensor> = {
-      encoder_attention_mask: tensorI64(mask, [R, S]),
+      encoder_attention_mask: this.repeated.mask,
       input_ids: tensorI64(flat, [R, T]),
-      encoder_hidden_states: tensorF32(hidden, [R, S, D]),
+      encoder_hidden_states: this.repeated.hidden,
       use_cache_branch: new (ort().Tensor)('bool', Uint8Array.from([this.past ? 1 : 0]), [1]),
     };
     const identity = this.past && rows.length === this.rows && rows.every((r, i) => r === i);
@@ -151,13 +166,14 @@ export class SegmentDecoder implements BeamDecoder {
             feeds[name] = tensorF32(new Float32Array(0), [R, heads, 0, headDim]);
             continue;
           }
-          if (identity) {
+          // the encoder keys/values are the same in every row (one source): kept while the row count is
+          if (identity || (part === 'encoder' && R === this.rows)) {
             feeds[name] = p;
             continue;
           }
           const dims = p.dims as number[];
           const size = dims[1]! * dims[2]! * dims[3]!;
-          feeds[name] = tensorF32(pickRows(p.data as Float32Array, size, rows), [R, dims[1]!, dims[2]!, dims[3]!]);
+          feeds[name] = tensorF32(pickRows(p.data as Float32Array, size, part === 'encoder' ? rows.map(() => 0) : rows), [R, dims[1]!, dims[2]!, dims[3]!]);
         }
       }
     }
