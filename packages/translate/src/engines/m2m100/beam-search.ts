@@ -46,20 +46,25 @@ export interface Hypothesis {
   finished: boolean;
 }
 
-/** log-softmax of `logits` into a new array. */
-export function logSoftmax(logits: Float32Array): Float64Array {
+/** log(sum(exp(logits))), computed stably. */
+export function logSumExp(logits: Float32Array): number {
   let max = -Infinity;
   for (let i = 0; i < logits.length; i++) if (logits[i]! > max) max = logits[i]!;
   let sum = 0;
   for (let i = 0; i < logits.length; i++) sum += Math.exp(logits[i]! - max);
-  const lse = max + Math.log(sum);
+  return max + Math.log(sum);
+}
+
+/** log-softmax of `logits` into a new array. */
+export function logSoftmax(logits: Float32Array): Float64Array {
+  const lse = logSumExp(logits);
   const out = new Float64Array(logits.length);
   for (let i = 0; i < logits.length; i++) out[i] = logits[i]! - lse;
   return out;
 }
 
 /** Indices of the k largest values, largest first (ties: lower index first). */
-export function topK(values: Float64Array, k: number): number[] {
+export function topK(values: Float32Array | Float64Array, k: number): number[] {
   const idx: number[] = [];
   for (let i = 0; i < values.length; i++) {
     const v = values[i]!;
@@ -90,8 +95,10 @@ export async function beamSearch(decoder: BeamDecoder, first: Float32Array, o: B
     throwIfAborted(o.signal);
     const proposals: { row: number; token: number; logprob: number }[] = [];
     for (const [row, h] of live.entries()) {
-      const lps = logSoftmax(logits[row]!);
-      for (const t of topK(lps, 2 * beams)) proposals.push({ row, token: t, logprob: h.logprob + lps[t]! });
+      // the best tokens of the logits are those of the log-softmax: one pass for the normaliser, one for the top
+      const l = logits[row]!;
+      const lse = logSumExp(l);
+      for (const t of topK(l, 2 * beams)) proposals.push({ row, token: t, logprob: h.logprob + (l[t]! - lse) });
     }
     proposals.sort((a, b) => b.logprob - a.logprob || a.row - b.row || a.token - b.token);
     const next: { tokens: number[]; logprob: number; row: number }[] = [];
