@@ -213,6 +213,26 @@ export function modelSupport(modelId: string, files: readonly string[], models: 
   }
 }
 
+/** A manifest model an engine loads: its id and its file, or its files (the main one first). */
+export type EngineModel = { readonly id: string; readonly file: string } | { readonly id: string; readonly files: readonly string[] };
+
+/**
+ * The entry of an engine that loads the files of one manifest model: it installs with
+ * `npx dub models fetch <model>`, its weights are that model's (their terms), and it runs when
+ * every file resolves (`modelSupport`, with `reasons`).
+ */
+export function modelEntry<E, O, Env extends EngineHost = EngineHost>(o: { id: string; label: EngineLabel; model: EngineModel; reasons: { ok: string; missing: string }; create: EngineEntry<E, O, Env>['create'] }): EngineEntry<E, O, Env> {
+  const { id, files } = 'file' in o.model ? { id: o.model.id, files: [o.model.file] } : o.model;
+  return {
+    id: o.id,
+    label: o.label,
+    installHint: `npx dub models fetch ${id}`,
+    weights: { models: [id] },
+    supports: (_locale, env) => modelSupport(id, files, env.models, o.reasons),
+    create: o.create,
+  };
+}
+
 async function identities(files: readonly string[] | undefined): Promise<ModelIdentity[]> {
   const out: ModelIdentity[] = [];
   for (const f of files ?? []) out.push(await modelIdentity(f));

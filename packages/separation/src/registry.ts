@@ -19,7 +19,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { defineEngineRegistry, ModelMissingError, modelIdentity, modelSupport, resolveModelFile, resolveContext, ValidationError, type EngineRegistry, type PartialContext, type StageContext } from '@dub/core';
+import { defineEngineRegistry, ModelMissingError, modelEntry, modelIdentity, modelSupport, resolveModelFile, resolveContext, ValidationError, type EngineRegistry, type PartialContext, type StageContext } from '@dub/core';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from './engine-ids.js';
 import { resolveEngineOptions, type ResolvedEngineOptions, type SeparationEngineOptions } from './options.js';
 import type { SeparationEngine, SeparationEngineHost } from './types.js';
@@ -37,15 +37,14 @@ export const SEPARATION_ENGINES: EngineRegistry<SeparationEngine | null, Resolve
   envVar: 'DUB_SEPARATION_ENGINE',
   ids: SEPARATION_ENGINE_IDS,
   entries: [
-    {
+    // the whole graph or its split parts (htdemucs-split): the same weights, the same terms
+    modelEntry({
       id: 'htdemucs',
       label: 'HTDemucs v4',
-      installHint: `npx dub models fetch ${HTDEMUCS_MODEL.id}`,
-      // the whole graph or its split parts (htdemucs-split): the same weights, the same terms
-      weights: { models: [HTDEMUCS_MODEL.id] },
-      supports: (_locale, env) => modelSupport(HTDEMUCS_MODEL.id, [HTDEMUCS_MODEL.file], env.models, { ok: 'the HTDemucs model is installed', missing: 'no HTDemucs model here' }),
-      create: async (o, env) => (await import('./engines/htdemucs.js')).createEngine(o, env.ctx ?? resolveContext()),
-    },
+      model: HTDEMUCS_MODEL,
+      reasons: { ok: 'the HTDemucs model is installed', missing: 'no HTDemucs model here' },
+      create: async (o: ResolvedEngineOptions, env: SeparationEngineHost) => (await import('./engines/htdemucs.js')).createEngine(o, env.ctx ?? resolveContext()),
+    }),
     {
       id: 'htdemucs-int8',
       label: 'HTDemucs v4 int8',

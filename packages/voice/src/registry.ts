@@ -11,7 +11,7 @@
  *   its export is installed, else none.
  */
 import path from 'node:path';
-import { defineEngineRegistry, getLocale, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
+import { defineEngineRegistry, getLocale, modelEntry, modelSupport, ValidationError, type DeviceChoice, type EngineHost, type EngineRegistry, type EngineSupport } from '@dub/core';
 import { chatterboxLanguage, unportedTextStep } from './engines/chatterbox-text.js';
 import type { ChatterboxOptions } from './engines/chatterbox.js';
 import type { EspeakEngineOptions } from './engines/espeak-engine.js';
@@ -197,14 +197,13 @@ export const VOICE_CONVERSION_ENGINES: EngineRegistry<ToneColorConverter | null,
   stage: 'voice_conversion',
   envVar: 'DUB_VOICE_CONVERSION',
   entries: [
-    {
+    modelEntry({
       id: 'openvoice',
       label: 'OpenVoice V2 tone colour',
-      installHint: `npx dub models fetch ${OPENVOICE.id}`,
-      weights: { models: [OPENVOICE.id] },
-      supports: (_locale, env) => modelSupport(OPENVOICE.id, OPENVOICE.files, env.models, { ok: 'the OpenVoice V2 tone-colour converter is installed', missing: `no voice conversion model here (npx dub models fetch ${OPENVOICE.id})` }),
-      create: async (o) => (await import('./engines/openvoice.js')).ToneColorConverter.load(o),
-    },
+      model: OPENVOICE,
+      reasons: { ok: 'the OpenVoice V2 tone-colour converter is installed', missing: `no voice conversion model here (npx dub models fetch ${OPENVOICE.id})` },
+      create: async (o: OpenVoiceOptions) => (await import('./engines/openvoice.js')).ToneColorConverter.load(o),
+    }),
     { id: 'none', label: 'no voice conversion', weights: { none: 'no voice conversion' }, supports: () => ({ ok: true, reason: 'no voice conversion' }), create: async () => null },
   ],
 });

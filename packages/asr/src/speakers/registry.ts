@@ -1,4 +1,4 @@
-import { defineEngineRegistry, modelSupport, type EngineRegistry } from '@dub/core';
+import { defineEngineRegistry, modelEntry, type EngineRegistry } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
 import type { ResolvedMfccStatsOptions } from './mfcc-stats.js';
 import type { ResolvedOnnxEmbeddingOptions } from './onnx-embedding.js';
@@ -23,14 +23,13 @@ export const SPEAKER_ENGINES: EngineRegistry<SpeakerEmbeddingEngine, ResolvedEmb
   stage: 'speakers',
   envVar: 'DUB_SPEAKER_ENGINE',
   entries: [
-    {
+    modelEntry({
       id: 'wespeaker',
       label: 'WeSpeaker ResNet34',
-      installHint: `npx dub models fetch ${WESPEAKER_MODEL.id}`,
-      weights: { models: [WESPEAKER_MODEL.id] },
-      supports: (_locale, env) => modelSupport(WESPEAKER_MODEL.id, [WESPEAKER_MODEL.file], env.models, { ok: 'the WeSpeaker model is installed', missing: 'no WeSpeaker model here' }),
-      create: async (o, env) => (await import('./onnx-embedding.js')).createOnnxEmbedding(o.onnx, env),
-    },
+      model: WESPEAKER_MODEL,
+      reasons: { ok: 'the WeSpeaker model is installed', missing: 'no WeSpeaker model here' },
+      create: async (o: ResolvedEmbeddingEngineOptions, env: EngineEnv) => (await import('./onnx-embedding.js')).createOnnxEmbedding(o.onnx, env),
+    }),
     {
       id: 'mfcc',
       label: 'MFCC statistics',

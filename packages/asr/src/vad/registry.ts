@@ -4,7 +4,7 @@
  * or `npx dub models fetch silero-vad-v5`), else the energy VAD (no weights, coarse: music and loud
  * noise count as speech).
  */
-import { defineEngineRegistry, modelSupport, type EngineRegistry } from '@dub/core';
+import { defineEngineRegistry, modelEntry, type EngineRegistry } from '@dub/core';
 import type { EngineEnv } from '../engine-env.js';
 import type { VadEngine } from './types.js';
 
@@ -18,14 +18,13 @@ export const VAD_ENGINES: EngineRegistry<VadEngine, VadEngineOptions, EngineEnv>
   stage: 'vad',
   envVar: 'DUB_VAD_ENGINE',
   entries: [
-    {
+    modelEntry({
       id: 'silero',
       label: 'Silero VAD v5',
-      installHint: `npx dub models fetch ${SILERO_VAD_MODEL.id}`,
-      weights: { models: [SILERO_VAD_MODEL.id] },
-      supports: (_locale, env) => modelSupport(SILERO_VAD_MODEL.id, [SILERO_VAD_MODEL.file], env.models, { ok: 'the Silero VAD model is installed', missing: 'no Silero VAD model here' }),
-      create: async (_o, env) => (await import('./silero.js')).createSileroVad(env),
-    },
+      model: SILERO_VAD_MODEL,
+      reasons: { ok: 'the Silero VAD model is installed', missing: 'no Silero VAD model here' },
+      create: async (_o, env: EngineEnv) => (await import('./silero.js')).createSileroVad(env),
+    }),
     {
       id: 'energy',
       label: 'energy VAD',
