@@ -21,7 +21,9 @@ describe.skipIf(!apertium)('API: a pair no engine here serves is 400 before any 
   beforeAll(async () => {
     fs.mkdirSync(path.join(dir, 'modes'));
     for (const m of ['eng-spa', 'spa-eng_US']) fs.writeFileSync(path.join(dir, 'modes', `${m}.mode`), '');
-    const translate = { ...loadTranslateConfig({}), apertium: { bin: 'apertium', dataDir: dir, pivot: 'spa' } };
+    // M2M100 under an id that is nowhere: the answer does not depend on whether this host fetched the model
+    const base = loadTranslateConfig({});
+    const translate = { ...base, apertium: { bin: 'apertium', dataDir: dir, pivot: 'spa' }, m2m100: { ...base.m2m100, model: 'm2m100-absent-test' } };
     // pocketsphinx transcribes English only: a German source is not served
     t = await startTestApi('pglite', { pairs: new PairChecker({ choice: engineChoiceFromEnv({ DUB_ASR_ENGINE: 'pocketsphinx' }), translate, modelsDir: dir }) });
   });
@@ -36,7 +38,7 @@ describe.skipIf(!apertium)('API: a pair no engine here serves is 400 before any 
     const r = await post(createBody({ languages: [{ locale: 'es-ES' }, { locale: 'de-DE' }] }));
     expect(r.statusCode).toBe(400);
     const detail = r.json().detail as string;
-    expect(detail).toMatch(/^languages\[1\]\.locale: en-US -> de-DE is not supported for its role \(target\) here: translation: apertium \(from DUB_TRANSLATE_ENGINE\) cannot translate en-US -> de-DE: .*; to fix: set DUB_TRANSLATE_ENGINE_EN_DE /);
+    expect(detail).toMatch(/^languages\[1\]\.locale: en-US -> de-DE is not supported for its role \(target\) here: translation: auto \(from DUB_TRANSLATE_ENGINE\) cannot translate en-US -> de-DE: apertium has no .*; M2M100: the M2M100 model \(m2m100-absent-test\) is not installed here; to fix: npx dub models fetch m2m100-absent-test .*; or set DUB_TRANSLATE_ENGINE_EN_DE /);
     expect(Object.keys(r.json())).toEqual(['detail']);
     expect(t.transport.jobs).toEqual([]);
     expect(await assets()).toEqual([]);
