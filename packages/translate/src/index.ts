@@ -1,4 +1,4 @@
-export type { SourceSegment, TranslateRequest, TranslatedSegment, Translator, PairSupport } from './types.js';
+export type { SourceSegment, TranslateRequest, TranslatedSegment, Translator, PairSupport, NBestSegment } from './types.js';
 export {
   BaseTranslator,
   resolveBaseOptions,

@@ -55,4 +55,18 @@ export interface Translator {
   supports(sourceLocale: string, targetLocale: string): Promise<PairSupport>;
   /** Translate every segment; all or nothing (never a partial result). */
   translate(request: TranslateRequest, ctx?: Partial<StageContext>): Promise<TranslatedSegment[]>;
+  /**
+   * Optional, for engines that rank several translations (an offline model's beam search): up to
+   * `n` distinct translations of each segment, best first, the first being what `translate` gives.
+   * Generation takes a shorter one for a line that does not fit its time (pipeline
+   * generate-shorten.ts: the best-ranked within the line's character budget, else the shortest).
+   * Glossary terms apply to every alternative as they do in `translate`.
+   */
+  nbest?(request: TranslateRequest, n: number, ctx?: Partial<StageContext>): Promise<NBestSegment[]>;
+}
+
+/** A segment's alternative translations, best first (Translator.nbest). */
+export interface NBestSegment {
+  id: string;
+  texts: string[];
 }
