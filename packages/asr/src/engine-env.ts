@@ -2,8 +2,9 @@
  * What every engine factory receives: where models are, the shared ONNX session cache, the
  * device, and the context. Stages build it from their resolved options.
  */
-import { type DeviceChoice, type Logger, type ResolveOptions } from '@dub/core';
+import { type DeviceChoice, type Logger, type ResolveOptions, type StageContext } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
+import { withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from './speech-audio.js';
 
 export interface EngineEnvOptions {
   /** Model lookup (DUB_MODELS_DIR, extra search dirs, manifest). */
@@ -35,5 +36,16 @@ export function createEngineEnv(o: EngineEnvOptions, logger: Logger): { env: Eng
   };
 }
 
-/** A lazily imported engine module per id: importing the stage loads no engine. */
-export type LazyRegistry<T> = Readonly<Record<string, () => Promise<T>>>;
+/**
+ * `fn` on `input` opened as speech audio, with an engine env made from `o.env` (sessions it made
+ * itself are released after): what the public detectSpeech, transcribe and diarize do around
+ * their stage.
+ */
+export async function runOnSpeech<T>(input: AudioInput, o: { env: EngineEnvOptions; audio: SpeechAudioOptions }, ctx: StageContext, fn: (audio: SpeechAudio, env: EngineEnv) => Promise<T>): Promise<T> {
+  const { env, release } = createEngineEnv(o.env, ctx.logger);
+  try {
+    return await withSpeechAudio(input, o.audio, ctx, (audio) => fn(audio, env));
+  } finally {
+    await release();
+  }
+}

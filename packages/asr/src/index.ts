@@ -1,5 +1,5 @@
 export { openSpeechAudio, withSpeechAudio, SpeechAudio, SPEECH_SAMPLE_RATE, type AudioInput, type MonoAudio, type SpeechAudioOptions } from './speech-audio.js';
-export type { EngineEnv, EngineEnvOptions, LazyRegistry } from './engine-env.js';
+export type { EngineEnv, EngineEnvOptions } from './engine-env.js';
 export { detectSpeech, resolveVadOptions, vadProbabilities, type VadOptions, type ResolvedVadOptions } from './vad/detect-speech.js';
 export { speechRegions, speechSeconds, type RegionOptions } from './vad/regions.js';
 export { VAD_ENGINES, VAD_ENGINE_IDS, SILERO_VAD_MODEL, isVadEngineId, type VadEngineId, type VadEngineOptions } from './vad/registry.js';

@@ -8,8 +8,8 @@
  * naming what to install), AssetError `empty_transcript` (no speech / no words).
  */
 import { AssetError, EngineUnavailableError, getLocale, resolveContext, subContext, ValidationError, type PartialContext, type ResolvedEngine, type StageContext } from '@dub/core';
-import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
-import { withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
+import { createEngineEnv, runOnSpeech, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
+import type { AudioInput, SpeechAudio, SpeechAudioOptions } from '../speech-audio.js';
 import { resolveVadOptions, runVad, type VadOptions } from '../vad/detect-speech.js';
 import type { SpeechDetection } from '../vad/types.js';
 import { resolveWhisperOptions, type WhisperOptions } from '../whisper/options.js';
@@ -143,12 +143,7 @@ export async function runTranscribe(audio: SpeechAudio, o: ResolvedTranscribeOpt
 export async function transcribe(input: AudioInput, options: TranscribeOptions, context: PartialContext = {}): Promise<Transcription> {
   const ctx = resolveContext(context);
   const o = resolveTranscribeOptions(options);
-  const { env, release } = createEngineEnv(o.env, ctx.logger);
-  try {
-    return await withSpeechAudio(input, o.audio, ctx, (audio) => runTranscribe(audio, o, env, ctx));
-  } finally {
-    await release();
-  }
+  return runOnSpeech(input, o, ctx, (audio, env) => runTranscribe(audio, o, env, ctx));
 }
 
 /** Engines that can transcribe `locale` here, best first (empty: provide source_srt or install one). */

@@ -10,8 +10,8 @@ import { mkdir } from 'node:fs/promises';
 import { getLocale, reportProgress, resolveContext, subContext, throwIfAborted, ValidationError, type PartialContext, type StageContext } from '@dub/core';
 import { writeWav } from '@dub/media';
 import type { AsrSegment } from '../asr/types.js';
-import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
-import { SPEECH_SAMPLE_RATE, withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
+import { runOnSpeech, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
+import { SPEECH_SAMPLE_RATE, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
 import { resolveVadOptions, runVad, type VadOptions } from '../vad/detect-speech.js';
 import type { SpeechDetection } from '../vad/types.js';
 import { BIC_REFERENCE_SECONDS, partitionBic, speechFrames } from './bic.js';
@@ -411,10 +411,5 @@ async function toLines(segments: AsrSegment[], speech: SpeechDetection, audio: S
 export async function diarize(input: AudioInput, options: DiarizeOptions = {}, context: PartialContext = {}): Promise<Diarization> {
   const ctx = resolveContext(context);
   const o = resolveDiarizeOptions(options);
-  const { env, release } = createEngineEnv(o.env, ctx.logger);
-  try {
-    return await withSpeechAudio(input, o.audio, ctx, (audio) => runDiarize(audio, o, env, ctx));
-  } finally {
-    await release();
-  }
+  return runOnSpeech(input, o, ctx, (audio, env) => runDiarize(audio, o, env, ctx));
 }

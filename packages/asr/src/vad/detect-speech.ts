@@ -5,8 +5,8 @@
  * that cannot run throws the registry's error naming `npx dub models fetch`).
  */
 import { ValidationError, resolveContext, reportProgress, throwIfAborted, type PartialContext, type StageContext } from '@dub/core';
-import { createEngineEnv, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
-import { SPEECH_SAMPLE_RATE, withSpeechAudio, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
+import { runOnSpeech, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
+import { SPEECH_SAMPLE_RATE, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
 import { speechRegions, type RegionOptions } from './regions.js';
 import { VAD_ENGINES, type VadEngineId } from './registry.js';
 import type { SpeechDetection, VadEngine } from './types.js';
@@ -84,10 +84,5 @@ export async function runVad(audio: SpeechAudio, o: ResolvedVadOptions, env: Eng
 export async function detectSpeech(input: AudioInput, options: VadOptions = {}, context: PartialContext = {}): Promise<SpeechDetection> {
   const ctx = resolveContext(context);
   const o = resolveVadOptions(options);
-  const { env, release } = createEngineEnv(o.env, ctx.logger);
-  try {
-    return await withSpeechAudio(input, o.audio, ctx, (audio) => runVad(audio, o, env, ctx));
-  } finally {
-    await release();
-  }
+  return runOnSpeech(input, o, ctx, (audio, env) => runVad(audio, o, env, ctx));
 }
