@@ -40,11 +40,25 @@ export const RATE_RATIO_THRESHOLDS = Object.freeze({ ratio: 1.25, limit: 1.6 });
  */
 export const PLACEMENT_DEFAULTS = Object.freeze({ speedCap: 1.25, speedLimit: 1.6 });
 
+/**
+ * Turns (issue 26, item 3): lines of one speaker less than `pause` seconds apart (no other
+ * speaker's line between them) form a turn. Inside a turn time moves between lines: a long line
+ * borrows from a short neighbour, so the turn's fastest line is as slow as the turn allows (never
+ * slower than the speaker's pace), while the turn starts where the speaker starts and ends where
+ * they end or within the silence after (before the next speaker's line), and each line starts and
+ * ends within `shift` seconds of its own words (the last line's end may take all of the silence
+ * after). `pause` is the issue's short pause; `shift` about two words at 4 syllables a second.
+ * Both fixed when the design was made, never fitted to any recording.
+ */
+export const TURN_DEFAULTS = Object.freeze({ pause: 0.3, shift: 1.0 });
+
 export const PLACEMENT_RESOLUTIONS = [
   /** Within its slot at a speed up to the cap (or slowed down / padded when short). */
   'fits',
   /** Ran into the silence after its slot. */
   'used_gap_after',
+  /** Took time from a neighbour in its turn (or the silence after the turn): `turn.borrowed_ms` says how much. */
+  'borrowed',
   /** Voice-over: also started earlier, within the voice-over delay. */
   'used_gap_before',
   /** A shorter translation fitted. */
@@ -78,7 +92,33 @@ export const ShorteningSchema = Type.Object({
   budget_chars: Type.Optional(Type.Integer({ minimum: 0 })),
   chars_before: Type.Integer({ minimum: 0 }),
   chars_after: Type.Optional(Type.Integer({ minimum: 0 })),
+  /**
+   * How the engine was asked: `length_budget` (one translation within budget_chars: an LLM) or
+   * `n_best` (the engine's alternative translations, the best-ranked within the budget taken, else
+   * the shortest); absent when nothing was asked.
+   */
+  method: Type.Optional(Type.Union([Type.Literal('length_budget'), Type.Literal('n_best')])),
+  /** n_best: how many distinct alternatives the engine gave. */
+  candidates: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** Seconds of the line at its speaker's pace before and with the shorter text (what placement compared). */
+  seconds_before: Type.Optional(Type.Number({ minimum: 0 })),
+  seconds_after: Type.Optional(Type.Number({ minimum: 0 })),
   reason: Type.String(),
+});
+
+/** The turn a line belongs to (TURN_DEFAULTS) and the time it took from or gave to its neighbours. */
+export const LineTurnSchema = Type.Object({
+  /** 1-based, in time order over the version's lines. */
+  id: Type.Integer({ minimum: 1 }),
+  /** The line's place in its turn (0-based) and the turn's count of lines. */
+  index: Type.Integer({ minimum: 0 }),
+  lines: Type.Integer({ minimum: 1 }),
+  /** The turn's source span: its first line's start and last line's end, and where its room ends (the next other line's start, or the end of the video). */
+  start: Type.Number(),
+  end: Type.Number(),
+  room_end: Type.Number(),
+  /** Placed length minus slot length (ms): positive when the line took time from a neighbour or the silence after, negative when it gave. */
+  borrowed_ms: Type.Integer(),
 });
 
 export const QualitySegmentSchema = Type.Object({
@@ -128,6 +168,8 @@ export const QualitySegmentSchema = Type.Object({
   /** Milliseconds cut off at the end of the video. */
   truncated_ms: Type.Integer({ minimum: 0 }),
   shortening: Type.Union([ShorteningSchema, Type.Null()]),
+  /** The turn the line belongs to (absent in older reports and when placed line by line: DUB_PLACEMENT_TURNS=off). */
+  turn: Type.Optional(LineTurnSchema),
   /** The next line in time and the silence between them (negative: they overlap by that much). */
   next: Type.Union([Type.Object({ id: Type.String(), gap_ms: Type.Integer(), source_overlap: Type.Boolean() }), Type.Null()]),
   loudness: Type.Object({ rms_dbfs: Nullable(Type.Number()), measured_on: Type.Literal('speech_track') }),
@@ -202,7 +244,9 @@ export const QualityReportSchema = Type.Object({
     /** Voice-over delay of the speech in the mix (0 for replace). */
     voice_over_delay_s: Type.Number({ minimum: 0 }),
     /** Whether a line can be re-translated shorter here, by which engine, or why not. */
-    shortening: Type.Object({ engine: Type.String(), possible: Type.Boolean(), reason: Type.String() }),
+    shortening: Type.Object({ engine: Type.String(), possible: Type.Boolean(), reason: Type.String(), method: Type.Optional(Type.Union([Type.Literal('length_budget'), Type.Literal('n_best')])) }),
+    /** TURN_DEFAULTS when lines were placed by turns (absent in older reports and with DUB_PLACEMENT_TURNS=off). */
+    turns: Type.Optional(Type.Object({ pause_s: Type.Number(), shift_s: Type.Number() })),
   }),
   segments: Type.Array(QualitySegmentSchema),
   /** EBU R128 of the dubbed audio track as delivered (result.m4a). */
