@@ -8,6 +8,7 @@ import fs from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { LOCALES } from '@dub/core';
+import { m2m100Files, m2m100Installed } from './engines/m2m100/files.js';
 import { m2m100Code, M2M100_LANGUAGES } from './engines/m2m100/languages.js';
 import { parseSpmModel } from './engines/m2m100/sentencepiece.js';
 import { M2M100Tokenizer } from './engines/m2m100/tokenizer.js';
@@ -57,5 +58,29 @@ describe('M2M100 tokenizer (SentencePiece BPE + vocab.json)', () => {
     const missing = LOCALES.filter((l) => !m2m100Code(l.code)).map((l) => l.code);
     expect(missing).toEqual(['yue-CN']);
     expect([m2m100Code('fil-PH'), m2m100Code('nb-NO'), m2m100Code('zh-CN'), m2m100Code('pt-BR'), m2m100Code('es-MX')]).toEqual(['tl', 'no', 'zh', 'pt', 'es']);
+  });
+});
+
+/**
+ * The reference implementation's own tokenizer tests, transformers'
+ * tests/models/m2m_100/test_tokenization_m2m_100.py (M2M100TokenizerIntegrationTest, checkpoint
+ * facebook/m2m100_418M): language ids, and source ids of published sentences.
+ */
+describe('M2M100 tokenizer against transformers\' published ids', () => {
+  it('language ids: ar 128006, en 128022, fr 128028, mr 128063, ro 128076', () => {
+    const id = (c: string) => 128_004 + M2M100_LANGUAGES.indexOf(c as (typeof M2M100_LANGUAGES)[number]);
+    expect(['ar', 'en', 'fr', 'mr', 'ro'].map(id)).toEqual([128006, 128022, 128028, 128063, 128076]);
+  });
+
+  const real = m2m100Installed();
+  it.skipIf(!real)(`with the real m2m100-418m files: the published source ids and decoding${real ? '' : ' [skipped: m2m100-418m is not installed here (npx dub models fetch m2m100-418m)]'}`, async () => {
+    const f = m2m100Files();
+    const t = await M2M100Tokenizer.load(f.spm, f.vocab);
+    expect(t.langOffset).toBe(128_004);
+    expect(t.encode('In my opinion, there are two levels of response from the French government.', 'en')).toEqual([128022, 593, 1949, 115781, 4, 71586, 4234, 60633, 126233, 432, 123808, 15592, 1197, 117132, 120618, 5, 2]);
+    expect(t.encode('A test', 'en')).toEqual([128022, 58, 4183, 2]);
+    const generated = [128028, 5364, 82, 8642, 4, 294, 47, 8, 14028, 136, 3286, 9706, 6, 90797, 6, 144012, 162, 88128, 30061, 5, 2];
+    expect(t.decode(generated)).toBe(t.decode(generated.slice(1)));
+    expect(t.decode(generated)).not.toContain('</s>');
   });
 });
