@@ -15,7 +15,7 @@ import { expectSignature, type Signature } from '../../../test/support/signature
 import { beamSearch, logSoftmax, topK, type BeamDecoder } from './engines/m2m100/beam-search.js';
 import { M2M100Sessions } from './engines/m2m100/model.js';
 import { M2M100Tokenizer } from './engines/m2m100/tokenizer.js';
-import { createM2M100Translator, translateNBest, type M2M100Options } from './engines/m2m100/translator.js';
+import { createM2M100Translator, m2m100Installed, translateNBest, type M2M100Options } from './engines/m2m100/translator.js';
 import { translatorConformance } from './testing/conformance.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -192,4 +192,17 @@ describe('m2m100 nbest() (the optional Translator.nbest shape)', () => {
     expect(nb[2]!.texts.length).toBe(3);
     expect(new Set(nb[2]!.texts).size).toBe(3);
   });
+});
+
+const real = m2m100Installed();
+describe('m2m100 on the real weights (where installed)', () => {
+  it.skipIf(!real)(`translates en-US -> fr-FR and de-DE -> es-ES plausibly, n-best distinct${real ? '' : ' [skipped: m2m100-418m is not installed here (npx dub models fetch m2m100-418m)]'}`, async () => {
+    const t = createM2M100Translator({ sessions });
+    const [fr] = await t.translate({ sourceLocale: 'en-US', targetLocale: 'fr-FR', segments: [{ id: 'a', text: 'Thank you very much.' }] });
+    expect(fr!.text.toLowerCase()).toContain('merci');
+    const [es] = await t.translate({ sourceLocale: 'de-DE', targetLocale: 'es-ES', segments: [{ id: 'a', text: 'Guten Morgen!' }] });
+    expect(es!.text.toLowerCase()).toMatch(/buen/);
+    const nb = await t.nBest('The weather is nice today.', 'en-US', 'it-IT', 3);
+    expect(new Set(nb.map((h) => h.text)).size).toBe(3);
+  }, 120_000);
 });
