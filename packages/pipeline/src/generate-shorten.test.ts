@@ -60,7 +60,10 @@ const llmConfig = () => loadTranslateConfig({ DUB_TRANSLATE_ENGINE: 'openai-comp
 /** A translator with only an n-best (as an offline model exposes it): `texts` best first. */
 function nbestTranslator(texts: string[], calls: number[] = []): Translator {
   return {
+    id: 'm2m100',
+    label: 'M2M100',
     engine: 'm2m100',
+    dispose: async () => {},
     lengthBudget: false,
     supports: async () => ({ supported: true }),
     translate: async (r) => r.segments.map((s) => ({ id: s.id, text: texts[0]! })),
@@ -142,7 +145,7 @@ describe('shorter lines', () => {
   });
 
   it('an engine that neither takes a budget nor ranks alternatives: nothing asked, and the record says why', async () => {
-    const plain: Translator = { engine: 'apertium', lengthBudget: false, supports: async () => ({ supported: true }), translate: async (r) => r.segments.map((s) => ({ id: s.id, text: LONG })) };
+    const plain: Translator = { id: 'apertium', label: 'Apertium', engine: 'apertium', dispose: async () => {}, lengthBudget: false, supports: async () => ({ supported: true }), translate: async (r) => r.segments.map((s) => ({ id: s.id, text: LONG })) };
     const shortener = shortenerOf(plain, script, cache, ctx);
     expect(shortener.possible).toBe(false);
     expect(shortener.method).toBeUndefined();

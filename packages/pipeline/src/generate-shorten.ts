@@ -66,7 +66,7 @@ function refuse(engine: string, reason: string): Shortener {
 export function shortenerOf(translator: Translator, script: VersionScript, cache: ArtifactCache, ctx: StageContext): Shortener {
   const source = script.source_locale;
   const target = script.target_locale;
-  const engine = translator.engine;
+  const engine = translator.id;
   if (translator.lengthBudget) {
     return {
       engine,

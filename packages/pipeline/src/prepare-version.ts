@@ -127,7 +127,7 @@ export async function prepareVersion(job: PrepareVersionJob, rt: JobRuntime, opt
     } else {
       const config = opts.translate ?? loadTranslateConfig(process.env);
       const translator = await translatorForPair(config, job.source_locale, target);
-      engine = translator.engine;
+      engine = translator.id;
       const chosen = engineForPair(config, job.source_locale, target);
       const explicit = chosen.from !== 'DUB_TRANSLATE_ENGINE' || process.env.DUB_TRANSLATE_ENGINE !== undefined;
       // the offline model's decoder (the larger file) identifies the weights that ran

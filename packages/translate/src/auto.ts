@@ -31,6 +31,9 @@ export interface AutoChoice {
 }
 
 export class AutoTranslator implements Translator {
+  readonly id = 'auto';
+  readonly label = 'auto (apertium or M2M100 per pair)';
+  /** @deprecated `id`. */
   readonly engine = 'auto';
   readonly lengthBudget = false;
   private apertium: Promise<ApertiumTranslator> | undefined;
@@ -77,6 +80,13 @@ export class AutoTranslator implements Translator {
   async translate(request: TranslateRequest, ctx?: Partial<StageContext>): Promise<TranslatedSegment[]> {
     const c = await this.choose(request.sourceLocale, request.targetLocale);
     return c.translator.translate(request, ctx);
+  }
+
+  /** The engines it created. */
+  async dispose(): Promise<void> {
+    const made = [this.apertium, this.m2m100];
+    this.apertium = this.m2m100 = undefined;
+    for (const t of made) await (await t?.catch(() => undefined))?.dispose();
   }
 }
 

@@ -73,7 +73,14 @@ export interface BatchCall {
 const PRECEDING = 3;
 
 export abstract class BaseTranslator implements Translator {
-  abstract readonly engine: string;
+  abstract readonly id: string;
+  abstract readonly label: string;
+  /** @deprecated `id`. */
+  get engine(): string {
+    return this.id;
+  }
+  /** Nothing held by default (a service; M2M100's sessions are in a cache shared across translators). */
+  async dispose(): Promise<void> {}
   /** Engines that honour SourceSegment.maxChars override this. */
   readonly lengthBudget: boolean = false;
   /**

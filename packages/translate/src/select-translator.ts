@@ -21,9 +21,9 @@ export async function pairEngine(config: TranslateConfig, sourceLocale: string, 
   return { engine, from, auto: false, translator, support: await translator.supports(sourceLocale, targetLocale) };
 }
 
-export async function translatorForPair(config: TranslateConfig, sourceLocale: string, targetLocale: string): Promise<Translator & { engine: ConcreteEngineId }> {
+export async function translatorForPair(config: TranslateConfig, sourceLocale: string, targetLocale: string): Promise<Translator & { id: ConcreteEngineId }> {
   const p = await pairEngine(config, sourceLocale, targetLocale);
-  if (p.support.supported) return p.translator as Translator & { engine: ConcreteEngineId };
+  if (p.support.supported) return p.translator as Translator & { id: ConcreteEngineId };
   const setting = pairVariable(sourceLocale, targetLocale);
   const engine = p.auto ? 'auto' : p.engine;
   throw new VersionError(

@@ -2,7 +2,7 @@
  * The translation contract: a batch of timed, speaker-attributed segments in, one translation per
  * segment out (same ids, same order). Engines implement it through BaseTranslator.
  */
-import type { Glossary, StageContext } from '@dub/core';
+import type { Engine, Glossary, StageContext } from '@dub/core';
 
 export interface SourceSegment {
   /** Unique within the request; the translation carries the same id. */
@@ -43,8 +43,9 @@ export interface PairSupport {
   fix?: string;
 }
 
-export interface Translator {
-  /** Engine id, e.g. "apertium". */
+/** A translation engine: `id` is its registry id ("apertium", "m2m100", `auto`'s "auto"). */
+export interface Translator extends Engine {
+  /** @deprecated The same as `id` (what translators called their id before the Engine contract). */
   readonly engine: string;
   /**
    * Whether the engine writes to a per-segment character budget (`maxChars`): an LLM does; rule-

@@ -36,7 +36,8 @@ interface ResolvedApertium {
 const SYSTEM_MODES_DIR = '/usr/share/apertium/modes';
 
 export class ApertiumTranslator extends BaseTranslator {
-  readonly engine = 'apertium';
+  readonly id = 'apertium';
+  readonly label = 'Apertium';
   private readonly cfg: ResolvedApertium;
   private modes: Promise<ApertiumMode[]> | undefined;
 

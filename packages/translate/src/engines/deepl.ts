@@ -74,7 +74,8 @@ export function deeplPlainText(xml: string): string {
 }
 
 export class DeeplTranslator extends BaseTranslator {
-  readonly engine = 'deepl';
+  readonly id = 'deepl';
+  readonly label = 'DeepL';
   /** Glossary terms go as `<keep>` tags DeepL does not translate. */
   override readonly glossaryHandling = 'engine' as const;
   private readonly cfg: { apiKey: string | undefined; baseUrl: string; formality: string | undefined };

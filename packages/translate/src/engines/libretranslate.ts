@@ -20,7 +20,8 @@ export function libreLang(locale: string): string {
 }
 
 export class LibreTranslateTranslator extends BaseTranslator {
-  readonly engine = 'libretranslate';
+  readonly id = 'libretranslate';
+  readonly label = 'LibreTranslate';
   private readonly cfg: { baseUrl: string | undefined; apiKey: string | undefined };
   private langs: Promise<{ code: string; targets?: string[] }[] | undefined> | undefined;
 

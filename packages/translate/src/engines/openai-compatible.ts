@@ -20,7 +20,8 @@ export interface OpenAiCompatibleOptions extends BaseTranslatorOptions {
 }
 
 export class OpenAiCompatibleTranslator extends BaseTranslator {
-  readonly engine = 'openai-compatible';
+  readonly id = 'openai-compatible';
+  readonly label = 'OpenAI-compatible service';
   /** The prompt gives every segment a character budget (max_chars), SourceSegment.maxChars when set. */
   override readonly lengthBudget = true;
   /** The batch's glossary terms go in the prompt (openai-prompt.ts). */

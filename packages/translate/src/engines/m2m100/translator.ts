@@ -71,7 +71,8 @@ const tokenizers = new Map<string, Promise<M2M100Tokenizer>>();
 
 
 export class M2M100Translator extends BaseTranslator {
-  readonly engine = 'm2m100';
+  readonly id = 'm2m100';
+  readonly label = 'M2M100 418M (q8, ONNX Runtime)';
   private loaded: Promise<Loaded> | undefined;
 
   constructor(private readonly opts: M2M100Options = {}) {
