@@ -45,7 +45,7 @@ describe('loadTranslateConfig', () => {
   });
 
   it('rejects unknown engines and bad numbers naming the variable', () => {
-    expect(() => loadTranslateConfig({ DUB_TRANSLATE_ENGINE: 'google' })).toThrow(/DUB_TRANSLATE_ENGINE must be one of/);
+    expect(() => loadTranslateConfig({ DUB_TRANSLATE_ENGINE: 'google' })).toThrow(/DUB_TRANSLATE_ENGINE="google" is not an engine: auto, apertium/);
     expect(() => loadTranslateConfig({ DUB_TRANSLATE_ENGINE_EN_DE: 'bing' })).toThrow(/DUB_TRANSLATE_ENGINE_EN_DE/);
     expect(() => loadTranslateConfig({ DUB_TRANSLATE_ATTEMPTS: '0' })).toThrow(/DUB_TRANSLATE_ATTEMPTS/);
   });

@@ -7,8 +7,8 @@
  * engines, apertium or M2M100, chosen per pair by auto.ts).
  */
 import path from 'node:path';
-import { ValidationError, languageOf, parseDevice, type DeviceChoice } from '@dub/core';
-import { ENGINE_IDS, type EngineId } from './engine-ids.js';
+import { engineChoiceOf, ValidationError, languageOf, parseDevice, type DeviceChoice } from '@dub/core';
+import { ENGINE_IDS, type ConcreteEngineId, type EngineId } from './engine-ids.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -29,13 +29,11 @@ export interface TranslateConfig {
   m2m100: { model: string; modelsDir: string | undefined; device: DeviceChoice; threads: number; beams: number | undefined };
 }
 
-function engineVar(env: Env, name: string, def: EngineId): EngineId {
-  const raw = env[name]?.trim();
-  if (!raw) return def;
-  if (!(ENGINE_IDS as readonly string[]).includes(raw)) {
-    throw new ValidationError(`${name} must be one of ${ENGINE_IDS.join(', ')}, got "${raw}"`, { field: name });
-  }
-  return raw as EngineId;
+const CONCRETE_IDS = ENGINE_IDS.filter((id): id is ConcreteEngineId => id !== 'auto');
+
+/** The engine a variable names (unset: auto); an unknown one is @dub/core's one "is not an engine" error. */
+function engineVar(env: Env, name: string): EngineId {
+  return engineChoiceOf(name, env[name], CONCRETE_IDS);
 }
 
 function numVar(env: Env, name: string, def: number | undefined, check: (n: number) => boolean, what: string): number | undefined {
@@ -57,10 +55,10 @@ export function loadTranslateConfig(env: Env): TranslateConfig {
   const pairEngines: Record<string, EngineId> = {};
   for (const name of Object.keys(env)) {
     const m = PAIR_VAR.exec(name);
-    if (m && env[name]?.trim()) pairEngines[`${m[1]!.toLowerCase()}_${m[2]!.toLowerCase()}`] = engineVar(env, name, 'auto');
+    if (m && env[name]?.trim()) pairEngines[`${m[1]!.toLowerCase()}_${m[2]!.toLowerCase()}`] = engineVar(env, name);
   }
   return {
-    defaultEngine: engineVar(env, 'DUB_TRANSLATE_ENGINE', 'auto'),
+    defaultEngine: engineVar(env, 'DUB_TRANSLATE_ENGINE'),
     pairEngines,
     timeoutMs: numVar(env, 'DUB_TRANSLATE_TIMEOUT_MS', undefined, (n) => Number.isInteger(n) && n > 0, 'a positive integer'),
     attempts: numVar(env, 'DUB_TRANSLATE_ATTEMPTS', 4, (n) => Number.isInteger(n) && n >= 1, 'an integer >= 1')!,
