@@ -7,7 +7,8 @@
  * | real_face | every 2nd frame | 256 px (full range) | longest side 640 | full resolution | veryfast |
  * | real_face_turbo | every 4th frame | 128 px (short range) | longest side 360 | half resolution | superfast |
  */
-import { ValidationError, type DeviceChoice, type LipsModel } from '@dub/core';
+import { engineChoiceOf, ValidationError, type DeviceChoice, type LipsModel } from '@dub/core';
+import { LIPS_ENGINE_IDS, type LipsEngineId } from './engine-ids.js';
 import { type SessionCache } from '@dub/onnx';
 import type { MediaToolOptions } from '@dub/media';
 import type { BlazeFaceRange } from './face/blazeface.js';
@@ -16,7 +17,7 @@ import type { VisemeWarpOptions } from './engines/viseme-warp.js';
 import type { Wav2LipOptions } from './engines/wav2lip.js';
 import type { LipsEncodeOptions } from './types.js';
 
-export type LipsEngineId = 'wav2lip' | 'viseme-warp';
+export type { LipsEngineId };
 
 export interface LipsProfile {
   detectEvery: number;
@@ -88,8 +89,7 @@ export function resolveLipsOptions(o: LipsOptions = {}): ResolvedLipsOptions {
   const model = o.model ?? 'real_face';
   const profile = LIPS_PROFILES[model];
   if (!profile) throw new ValidationError(`unknown lips model "${String(model)}" (known: ${Object.keys(LIPS_PROFILES).join(', ')})`, { field: 'lips_model' });
-  const engine = o.engine ?? 'auto';
-  if (!['auto', 'wav2lip', 'viseme-warp'].includes(engine)) throw new ValidationError(`unknown lips engine "${engine}"`, { field: 'engine' });
+  const engine = engineChoiceOf('engine', o.engine, LIPS_ENGINE_IDS);
   const detectEvery = o.detectEvery ?? profile.detectEvery;
   if (!(Number.isInteger(detectEvery) && detectEvery >= 1)) throw new ValidationError(`detectEvery must be an integer >= 1, got ${detectEvery}`, { field: 'detectEvery' });
   const workScale = o.workScale ?? profile.workScale;

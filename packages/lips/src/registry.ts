@@ -7,7 +7,7 @@ import path from 'node:path';
 import { DubError, defineEngineRegistry, isModelAvailable, type EngineHost, type EngineRegistry } from '@dub/core';
 import type { VisemeWarpOptions } from './engines/viseme-warp.js';
 import type { Wav2LipOptions } from './engines/wav2lip.js';
-import type { LipsEngineId } from './options.js';
+import { LIPS_ENGINE_IDS, type LipsEngineId } from './engine-ids.js';
 import type { LipsEngine } from './types.js';
 
 export interface LipsEngineConfig {
@@ -23,6 +23,7 @@ export interface LipsEngineHost extends EngineHost {
 export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngineHost> = defineEngineRegistry<LipsEngine, LipsEngineConfig, LipsEngineHost>({
   stage: 'lips',
   envVar: 'DUB_LIPS_ENGINE',
+  ids: LIPS_ENGINE_IDS,
   entries: [
     {
       id: 'wav2lip',
@@ -53,7 +54,7 @@ export const LIPS_ENGINES: EngineRegistry<LipsEngine, LipsEngineConfig, LipsEngi
   ],
 });
 
-export const LIPS_ENGINE_IDS = LIPS_ENGINES.ids as readonly LipsEngineId[];
+export { isLipsEngineId, LIPS_ENGINE_IDS } from './engine-ids.js';
 
 /** The engine that runs where no lips model is installed: classical, no weights. */
 export const OFFLINE_LIPS_ENGINE: LipsEngineId = 'viseme-warp';
@@ -61,10 +62,6 @@ export const OFFLINE_LIPS_ENGINE: LipsEngineId = 'viseme-warp';
 /** The registry host of resolved lips options: their model folders and Wav2Lip options. */
 export function lipsEngineHost(o: { modelsDir?: string | undefined; searchDirs?: string[] | undefined; wav2lip?: Wav2LipOptions | undefined }): LipsEngineHost {
   return { models: { ...(o.modelsDir ? { modelsDir: o.modelsDir } : {}), ...(o.searchDirs ? { searchDirs: o.searchDirs } : {}) }, ...(o.wav2lip ? { wav2lip: o.wav2lip } : {}) };
-}
-
-export function isLipsEngineId(id: string): id is LipsEngineId {
-  return LIPS_ENGINES.has(id);
 }
 
 /** Whether the Wav2Lip model resolves with these options. */

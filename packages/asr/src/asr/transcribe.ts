@@ -7,7 +7,7 @@
  * Errors: AssetError `unsupported_source_language` (no engine for the locale and no source_srt,
  * naming what to install), AssetError `empty_transcript` (no speech / no words).
  */
-import { AssetError, EngineUnavailableError, getLocale, resolveContext, subContext, ValidationError, type PartialContext, type ResolvedEngine, type StageContext } from '@dub/core';
+import { AssetError, engineChoiceOf, EngineUnavailableError, getLocale, resolveContext, subContext, ValidationError, type PartialContext, type ResolvedEngine, type StageContext } from '@dub/core';
 import { createEngineEnv, runOnSpeech, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
 import type { AudioInput, SpeechAudio, SpeechAudioOptions } from '../speech-audio.js';
 import { resolveVadOptions, runVad, type VadOptions } from '../vad/detect-speech.js';
@@ -48,11 +48,9 @@ export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscri
   if (!o || typeof o.locale !== 'string' || !getLocale(o.locale)) throw new ValidationError(`unknown source locale ${JSON.stringify(o?.locale)}`, { field: 'locale' });
   const env: EngineEnvOptions = { ...(o.models ? { models: o.models } : {}), ...(o.sessions ? { sessions: o.sessions } : {}), ...(o.device ? { device: o.device } : {}), ...(o.threads !== undefined ? { threads: o.threads } : {}) };
   const audio: SpeechAudioOptions = { ...(o.tmpDir ? { tmpDir: o.tmpDir } : {}), ...(o.ffmpegPath ? { ffmpegPath: o.ffmpegPath } : {}), ...(o.ffprobePath ? { ffprobePath: o.ffprobePath } : {}) };
-  const engine = o.engine ?? 'auto';
-  if (engine !== 'auto' && !ASR_ENGINES.has(engine)) throw new ValidationError(`unknown speech recognition engine "${String(engine)}" (known: auto, ${ASR_ENGINE_IDS.join(', ')})`, { field: 'engine' });
   return {
     locale: o.locale,
-    engine,
+    engine: engineChoiceOf('engine', o.engine, ASR_ENGINE_IDS),
     sourceSrt: o.sourceSrt !== undefined && o.sourceSrt.trim() !== '' ? o.sourceSrt : undefined,
     speech: o.speech,
     vad: { ...o.vad, ...env, ...audio },

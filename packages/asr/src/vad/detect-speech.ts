@@ -4,11 +4,11 @@
  * from VAD_ENGINES (`auto`: Silero when its model resolves, else the energy VAD; an explicit one
  * that cannot run throws the registry's error naming `npx dub models fetch`).
  */
-import { ValidationError, resolveContext, reportProgress, throwIfAborted, type PartialContext, type StageContext } from '@dub/core';
+import { engineChoiceOf, resolveContext, reportProgress, throwIfAborted, type PartialContext, type StageContext } from '@dub/core';
 import { runOnSpeech, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
 import { SPEECH_SAMPLE_RATE, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
 import { speechRegions, type RegionOptions } from './regions.js';
-import { VAD_ENGINES, type VadEngineId } from './registry.js';
+import { VAD_ENGINE_IDS, VAD_ENGINES, type VadEngineId } from './registry.js';
 import type { SpeechDetection, VadEngine } from './types.js';
 
 export interface VadOptions extends EngineEnvOptions, SpeechAudioOptions, Partial<RegionOptions> {
@@ -28,7 +28,7 @@ export interface ResolvedVadOptions extends RegionOptions {
 export function resolveVadOptions(o: VadOptions = {}): ResolvedVadOptions {
   const threshold = o.threshold ?? 0.5;
   const r: ResolvedVadOptions = {
-    engine: o.engine ?? 'auto',
+    engine: engineChoiceOf('engine', o.engine, VAD_ENGINE_IDS),
     windowSeconds: o.windowSeconds ?? 30,
     threshold,
     negThreshold: o.negThreshold ?? Math.max(0.01, threshold - 0.15),
@@ -40,7 +40,6 @@ export function resolveVadOptions(o: VadOptions = {}): ResolvedVadOptions {
   };
   if (!(r.threshold > 0 && r.threshold < 1) || !(r.negThreshold > 0 && r.negThreshold <= r.threshold)) throw new RangeError(`VAD thresholds must satisfy 0 < negThreshold <= threshold < 1`);
   if (!(r.windowSeconds > 0)) throw new RangeError('windowSeconds must be > 0');
-  if (r.engine !== 'auto' && !VAD_ENGINES.has(r.engine)) throw new ValidationError(`unknown VAD engine "${String(r.engine)}" (known: auto, ${VAD_ENGINES.ids.join(', ')})`, { field: 'engine' });
   return r;
 }
 
