@@ -20,6 +20,7 @@ import { beamSearch, type Hypothesis } from './beam-search.js';
 import { M2M100_FILES, M2M100_MODEL_ID, m2m100Files, m2m100Installed } from './files.js';
 import { M2M100_GAPS, m2m100Code } from './languages.js';
 import { M2M100Sessions } from './model.js';
+import type { NBestTranslation } from './nbest.js';
 import { EOS_ID, M2M100Tokenizer } from './tokenizer.js';
 
 
@@ -44,18 +45,8 @@ export interface M2M100Options extends BaseTranslatorOptions {
   logger?: Logger;
 }
 
-/** One translation of the n-best list. */
-export interface NBestTranslation {
-  text: string;
-  /** The beam score: sum of token log-probabilities / generated length (length_penalty 1.0). */
-  score: number;
-  /** Sum of token log-probabilities. */
-  logprob: number;
-  /** Ids generated (without the language token and </s>). */
-  tokens: number[];
-  /** false where it was cut at the length limit instead of ending with </s>. */
-  finished: boolean;
-}
+export type { NBestTranslation };
+
 
 interface Loaded {
   tokenizer: M2M100Tokenizer;
