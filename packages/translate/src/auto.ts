@@ -14,11 +14,9 @@
  * translation record names that engine (translatorForPair returns it, not this chooser).
  */
 import type { StageContext } from '@dub/core';
-import type { TranslateConfig } from './config.js';
 import type { ConcreteEngineId } from './engine-ids.js';
 import type { ApertiumTranslator } from './engines/apertium.js';
 import type { M2M100Translator } from './engines/m2m100/translator.js';
-import { TRANSLATE_ENGINES, TRANSLATE_HOST } from './registry.js';
 import type { PairSupport, TranslateRequest, TranslatedSegment, Translator } from './types.js';
 
 export interface AutoChoice {
@@ -39,13 +37,14 @@ export class AutoTranslator implements Translator {
   private apertium: Promise<ApertiumTranslator> | undefined;
   private m2m100: Promise<M2M100Translator> | undefined;
 
-  constructor(private readonly config: TranslateConfig) {}
+  /** `create` builds an engine of TRANSLATE_ENGINES (registry.ts, which imports this module on first use) from the configuration. */
+  constructor(private readonly create: (id: 'apertium' | 'm2m100') => Promise<Translator>) {}
 
   private getApertium(): Promise<ApertiumTranslator> {
-    return (this.apertium ??= TRANSLATE_ENGINES.create('apertium', this.config, TRANSLATE_HOST) as Promise<ApertiumTranslator>);
+    return (this.apertium ??= this.create('apertium') as Promise<ApertiumTranslator>);
   }
   private getM2M100(): Promise<M2M100Translator> {
-    return (this.m2m100 ??= TRANSLATE_ENGINES.create('m2m100', this.config, TRANSLATE_HOST) as Promise<M2M100Translator>);
+    return (this.m2m100 ??= this.create('m2m100') as Promise<M2M100Translator>);
   }
 
   async choose(sourceLocale: string, targetLocale: string): Promise<AutoChoice> {
@@ -90,6 +89,6 @@ export class AutoTranslator implements Translator {
   }
 }
 
-export function createAutoTranslator(config: TranslateConfig): AutoTranslator {
-  return new AutoTranslator(config);
+export function createAutoTranslator(create: (id: 'apertium' | 'm2m100') => Promise<Translator>): AutoTranslator {
+  return new AutoTranslator(create);
 }

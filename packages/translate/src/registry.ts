@@ -50,6 +50,6 @@ export const TRANSLATE_HOST: EngineHost = Object.freeze({ models: {} });
 
 /** Build engine `id` from the configuration (`auto`: the per-pair chooser of auto.ts). */
 export async function createTranslator(id: EngineId, config: TranslateConfig): Promise<Translator> {
-  if (id === 'auto') return (await import('./auto.js')).createAutoTranslator(config);
+  if (id === 'auto') return (await import('./auto.js')).createAutoTranslator((engine) => TRANSLATE_ENGINES.create(engine, config, TRANSLATE_HOST));
   return TRANSLATE_ENGINES.create(id, config, TRANSLATE_HOST);
 }

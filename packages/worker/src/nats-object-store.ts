@@ -10,7 +10,6 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { NotFoundError, checkBlobKey, writeStreamToFile, type BlobStat, type BlobStore } from '@dub/core';
 import { closeNats } from './nats-connection.js';
-import type { BlobStoreSpec } from './store-spec.js';
 
 export interface NatsObjectBlobStoreOptions {
   servers: string[];
@@ -33,7 +32,8 @@ class ByteRange extends Transform {
 }
 
 export class NatsObjectBlobStore implements BlobStore {
-  readonly spec: BlobStoreSpec;
+  /** Its BlobStoreSpec (store-spec.ts, which imports this module on first use). */
+  readonly spec: { kind: 'nats'; servers: string[]; bucket: string };
 
   private constructor(
     private readonly os: ObjectStore,
