@@ -63,3 +63,22 @@ export function withRates(report: QualityReport, pace: PacePlan, segments: reado
     summary: { ...report.summary, flagged: lines.filter((s) => s.flags.length > 0).length, rate: lines.filter((s) => s.flags.includes('rate')).length },
   };
 }
+
+/**
+ * The report's turns (issue 26, item 3): per line the turn it was placed in and the time it took
+ * from its neighbours or the silence after the turn (`borrowed_ms`, negative when it gave), and
+ * the turn settings under `placement.turns`. A report of lines placed one by one is unchanged.
+ */
+export function withTurns(report: QualityReport, segments: readonly PlacedSegment[], turns: { pause: number; shift: number } | false): QualityReport {
+  if (!turns) return report;
+  const placed = new Map(segments.map((s) => [s.slot.segment.id, s.placement]));
+  return {
+    ...report,
+    placement: { ...report.placement, turns: { pause_s: turns.pause, shift_s: turns.shift } },
+    segments: report.segments.map((seg) => {
+      const t = placed.get(seg.id)?.turn;
+      if (!t) return seg;
+      return { ...seg, turn: { id: t.id, index: t.index, lines: t.lines, start: r3(t.start), end: r3(t.end), room_end: r3(t.roomEnd), borrowed_ms: Math.round(t.borrowed * 1000) } };
+    }),
+  };
+}

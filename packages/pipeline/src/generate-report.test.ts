@@ -133,7 +133,10 @@ describe('the quality report of a generation', () => {
     expect(validate(QualityReportSchema, report)).toBeTruthy();
     expect(report).toMatchObject({ schema: QUALITY_REPORT_SCHEMA, asset_id: ASSET, version_id: VERSION, generation: 1, source_locale: 'en-US', target_locale: 'es-ES', mode: 'no_lips', voice_over: false });
     expect(report.thresholds).toEqual({ speed_factor: 1.25, overflow_ms: 0, wer: 0.3, similarity: null, similarity_engine: 'mfcc', rate_ratio: 1.25, rate_ratio_limit: 1.6 });
-    expect(report.placement).toMatchObject({ speed_cap: 1.25, speed_limit: 1.6, voice_over_delay_s: 0, shortening: { engine: 'apertium', possible: false } });
+    expect(report.placement).toMatchObject({ speed_cap: 1.25, speed_limit: 1.6, voice_over_delay_s: 0, shortening: { engine: 'apertium', possible: false }, turns: { pause_s: 0.3, shift_s: 1 } });
+    // placed by turns: each line its turn (three speakers' turns here) and the time it took or gave
+    expect(report.segments.map((s) => [s.turn?.id, s.turn?.lines])).toEqual([[1, 1], [2, 1], [3, 1]]);
+    for (const s of report.segments) expect(Math.abs(s.turn!.borrowed_ms - Math.round((s.placed.end - s.placed.start - (s.slot.end - s.slot.start)) * 1000)), s.id).toBeLessThanOrEqual(1);
     const [a, b, c] = report.segments;
     expect(report.segments.map((s) => s.id)).toEqual(['seg-0001', 'seg-0002', 'seg-0003']);
 

@@ -18,6 +18,7 @@ import {
   recordTermsOf,
   PLACEMENT_DEFAULTS,
   reportProgress,
+  TURN_DEFAULTS,
   throwIfAborted,
   ValidationError,
   type EngineRecord,
@@ -42,7 +43,7 @@ import { planVoices, type VoicePlan } from './generate-voices.js';
 import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './generate-segments.js';
 import { placeLines, type Placement } from './generate-placement.js';
 import type { Shortening } from './generate-quality.js';
-import { shortenerFor, type Shortener } from './generate-shorten.js';
+import { shortenerFor, shortenLine, type LineLength, type Shortener } from './generate-shorten.js';
 import { engineHost } from './engine-choice.js';
 import { mapConcurrent } from './concurrent.js';
 import { linePace, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan, type SpeakerPace } from './generate-pace.js';
@@ -142,6 +143,8 @@ export interface SynthesisResult {
   utterances: Map<string, StageResult<UtteranceArtifact>>;
   segments: PlacedSegment[];
   shortener: Shortener;
+  /** TURN_DEFAULTS when lines were placed by turns, false when line by line. */
+  turns: { pause: number; shift: number } | false;
   speedCap: number;
   speedLimit: number;
   /** The time-stretch filter lines are fitted with: rubberband when this ffmpeg has it, else atempo (for the engine record). */
@@ -293,45 +296,37 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       spokenText.set(slot.segment.id, slot.segment.target_text);
     }
 
-    // Placement: a shorter translation only where the engine writes to a length budget.
+    // Placement (by turns unless DUB_PLACEMENT_TURNS=off): a shorter translation where the engine writes to a length budget or ranks alternatives.
     const shortener = await shortenerFor(script, opts.translate, cache, synthCtx);
     const shortenings = new Map<string, Shortening>();
     const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
+    const turns = placementTurns(opts);
+    // line by line (turns off) speeds are counted from the line's length at its pace, as before turns
+    const speakerRateOf = (slot: SegmentSlot): number | null => (turns ? rateToMatch(plan.speakers[slot.segment.speaker]) : null);
     const placements = await placeLines(
-      // a line's natural length: at its pace (its length at the default rate / the rate input)
-      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, natural: utterances.get(s.segment.id)!.value.natural / (paceOf(s)?.pace ?? 1) })),
+      // a line's natural length: at its pace (its length at the default rate / the rate input); and at its speaker's rate, which speeds are counted from
+      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, speaker: s.segment.speaker, ...lineLength(utterances.get(s.segment.id)!.value.natural, paceOf(s), speakerRateOf(s)) })),
       {
         limit,
         speedCap,
         speedLimit,
         earlyStart: voiceOver ? voiceOverDelay : 0,
+        turns,
         shorten: async (line, room) => {
           const slot = bySegment.get(line.id)!;
-          const before = slot.segment.target_text;
-          const budget = Math.max(1, Math.floor((before.length * speedCap * room) / Math.max(1e-3, line.natural)));
-          const asked = await shortener.shorten(slot.segment, budget, room);
-          if (asked.text === undefined) {
-            shortenings.set(line.id, { engine: shortener.engine, attempted: asked.attempted, applied: false, ...(asked.attempted ? { budget_chars: budget } : {}), chars_before: before.length, reason: asked.reason });
-            return undefined;
-          }
-          const u = await utter(asked.text, voiceOf(slot), slot);
-          const shorterPace = await paceOfLine(slot, asked.text, u);
-          const natural = u.value.natural / shorterPace.pace;
-          const applied = natural < line.natural;
-          shortenings.set(line.id, {
-            engine: shortener.engine,
-            attempted: true,
-            applied,
-            budget_chars: budget,
-            chars_before: before.length,
-            chars_after: asked.text.length,
-            reason: applied ? `re-translated within ${budget} characters: ${before.length} -> ${asked.text.length}` : `the re-translation (${asked.text.length} characters) is not shorter to speak`,
+          let spoken: { u: StageResult<UtteranceArtifact>; pace: LinePace } | undefined;
+          const r = await shortenLine(shortener, slot.segment, { natural: line.natural, ...(line.atSpeakerRate !== undefined ? { atSpeakerRate: line.atSpeakerRate } : {}) }, room, speedCap, async (text) => {
+            const u = await utter(text, voiceOf(slot), slot);
+            const pace = await paceOfLine(slot, text, u);
+            spoken = { u, pace };
+            return lineLength(u.value.natural, pace, speakerRateOf(slot));
           });
-          if (!applied) return undefined;
-          utterances.set(line.id, u);
-          spokenText.set(line.id, asked.text);
-          linePaces.set(line.id, { speaker: slot.segment.speaker, pace: shorterPace });
-          return natural;
+          shortenings.set(line.id, r.record);
+          if (r.text === undefined || !r.length || !spoken) return undefined;
+          utterances.set(line.id, spoken.u);
+          spokenText.set(line.id, r.text);
+          linePaces.set(line.id, { speaker: slot.segment.speaker, pace: spoken.pace });
+          return r.length;
         },
       },
     );
@@ -373,7 +368,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       allCached &&= placed.result.cached;
       reportProgress(synthCtx, 'synthesis', 0.4 + (0.6 * ++fittedCount) / Math.max(1, toFit.length));
       const p = placed.placement;
-      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
+      if (p.resolution !== 'fits' && p.resolution !== 'used_gap_after' && p.resolution !== 'borrowed') synthCtx.logger.warn({ segment: p.id, resolution: p.resolution, slot: [p.slotStart, p.slotEnd], placed: [p.start, p.end], natural: p.natural }, 'line longer than its slot');
     });
     await runner.done('synthesis', allCached && slots.length > 0, (performance.now() - t0) / 1000);
     reportProgress(synthCtx, 'synthesis', 1);
@@ -400,6 +395,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       utterances,
       segments,
       shortener,
+      turns,
       speedCap,
       speedLimit,
       stretcher,
@@ -448,6 +444,25 @@ async function speakerRates(
     ),
   );
   return r.value;
+}
+
+/**
+ * A line's lengths for placement: at its pace (its default-rate length / the rate input) and, when
+ * both rates are measured, at its speaker's rate (its default-rate length x its rate / the
+ * speaker's): placement counts speeds from the latter, so a line is given the time it needs to be
+ * spoken at its speaker's rate, also where the engine's range held its pace short of that rate
+ * (clamped) or the pace's 0.05 steps rounded it.
+ */
+export function lineLength(defaultSeconds: number, lp: LinePace | undefined, speakerRate: number | null): LineLength {
+  const natural = defaultSeconds / (lp?.pace ?? 1);
+  if (!lp || lp.reason || !lp.voiceRate || !speakerRate || !(speakerRate > 0)) return { natural };
+  return { natural, atSpeakerRate: (defaultSeconds * lp.voiceRate) / speakerRate };
+}
+
+/** Turn placement (TURN_DEFAULTS) unless options.placement.turns is false or DUB_PLACEMENT_TURNS=off. */
+export function placementTurns(opts: GenerateVersionOptions): { pause: number; shift: number } | false {
+  const on = opts.placement?.turns ?? process.env.DUB_PLACEMENT_TURNS !== 'off';
+  return on ? { ...TURN_DEFAULTS } : false;
 }
 
 /** The speaker's rate a line's pace is matched to: none when it was measured over spans with their pauses (no speech track, no words). */

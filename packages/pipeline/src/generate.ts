@@ -5,9 +5,10 @@
  *   script + transcript -> voices (library voice, or each speaker's matched voice, anonymized;
  *      a segment whose speaker has no voice fails the job naming the segment)
  *   -> per segment: the line at speed 1 (`utterance`, keyed by text and voice: its natural length)
- *   -> placement of every line (generate-placement.ts: speed cap, the silence after and, in
- *      voice-over, before, a shorter translation where the engine takes a length budget, past the
- *      cap, then delaying the next line; never two lines at once unless the source overlapped)
+ *   -> placement of every line (generate-placement.ts: by turns, a speaker's lines less than
+ *      0.3 s apart sharing the turn's time and the silence after it; a shorter translation where
+ *      the engine takes a length budget or gives an n-best, past the cap, then delaying the next
+ *      line; never two lines at once unless the source overlapped)
  *   -> per segment: synthesis fitted to its placed time (one artifact per segment, keyed by text,
  *      voice and time, so editing one line re-synthesizes only that line and what it moves)
  *   -> speech timeline (exact sample offsets) -> mix: replace (separated background) or
@@ -56,7 +57,7 @@ import { artifactLineCache, buildQualityReport, measureQuality, measureQualityLi
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { collectRedubState, markGenerationRunning, readRedubState, writeRedubState, type LoudnessNormalization, type MixState, type RedubCollection } from './redub-state.js';
-import { withRates } from './generate-rates.js';
+import { withRates, withTurns } from './generate-rates.js';
 import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { translationLabel } from './prepare-version.js';
 import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
@@ -74,7 +75,8 @@ export interface GenerateVersionOptions {
   /** Voice conversion after synthesis (default auto: OpenVoice V2 when installed, else none). */
   voiceConversion?: 'openvoice' | 'none';
   /** Placement of lines: speed cap and limit (defaults PLACEMENT_DEFAULTS: 1.25, 1.6). */
-  placement?: { speedCap?: number; speedLimit?: number };
+  /** turns: place a speaker's lines by turns (TURN_DEFAULTS; default true unless DUB_PLACEMENT_TURNS=off; generate-placement.ts). */
+  placement?: { speedCap?: number; speedLimit?: number; turns?: boolean };
   /** Translation configuration, for a shorter line where the engine takes a length budget (default: loadTranslateConfig(process.env)). */
   translate?: TranslateConfig;
   /** Engines of the quality measurements: back-transcription (ASR, auto by default) and speaker similarity (DUB_SPEAKER_ENGINE by default). */
@@ -384,13 +386,13 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
     await runner.done('publish', false, (performance.now() - t1) / 1000);
     const report = validate<QualityReport>(
       QualityReportSchema,
-      withRates(buildQualityReport({
+      withTurns(withRates(buildQualityReport({
         job,
         sourceLocale: script.source_locale,
         voiceOverDelay: voiceOver ? voiceOverDelay : 0,
         speedCap,
         speedLimit,
-        shortening: { engine: shortener.engine, possible: shortener.possible, reason: shortener.reason },
+        shortening: { engine: shortener.engine, possible: shortener.possible, reason: shortener.reason, ...(shortener.method ? { method: shortener.method } : {}) },
         lines: qualityLines(segments, utterances),
         measured: quality.measured,
         similarityEngine: quality.similarityEngine,
@@ -400,7 +402,7 @@ export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, o
         voiceSources: voices.value.sources,
         normalization,
         now: new Date(),
-      }), synth.pace, segments),
+      }), synth.pace, segments), segments, synth.turns),
       'quality report',
     );
     await rt.store.put(reportKey, Buffer.from(JSON.stringify(report, null, 2)));

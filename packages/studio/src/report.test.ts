@@ -37,6 +37,10 @@ describe('segmentFigures', () => {
       ['similarity', 'voice', '0.62', false],
     ]);
     expect(f[1]!.title).toBe("The dubbed line is spoken at 1.31 times S1's pace (6.8 against 5.2 syllables a second, pauses excluded; flagged above 1.25x).");
+    // a line placed by turns: the turn next to the time past its slot, and what it borrowed
+    const t = segmentFigures(seg({ overflow_ms: 400, resolution: 'borrowed', turn: { id: 3, index: 0, lines: 2, start: 4, end: 7.5, room_end: 8, borrowed_ms: 400 }, flags: ['overflow'] }), th);
+    expect(t.find((x) => x.flag === 'overflow')).toMatchObject({ value: '0.40 s, turn 3', flagged: true });
+    expect(t.find((x) => x.flag === 'overflow')!.title).toMatch(/\(borrowed; .*Line 1 of 2 of turn 3 \(4.00-7.50 s, room to 8.00 s\); it took 0.40 s from its neighbours/);
     const n = segmentFigures(seg({ rate_ratio: null }), th);
     expect(n[1]).toMatchObject({ flag: 'rate', value: 'n/a', flagged: false });
     expect(segmentFigures(seg({}), th).map((x) => x.flag)).toEqual(['speed', 'overflow', 'wer', 'similarity']);

@@ -1,7 +1,8 @@
 /**
  * The quality report of a generation as the studio shows it (GET /v1/versions/{id}/report,
  * schema `dub.quality-report/1`): per segment the speed factor, the rate ratio next to it (the
- * dubbed line's articulation rate over its speaker's; reports that have it), the time past its slot, the
+ * dubbed line's articulation rate over its speaker's; reports that have it), the time past its slot
+ * (with the turn the line was placed in and the time it borrowed, in reports placed by turns), the
  * back-transcription word error rate and the speaker similarity, each marked when the report
  * flags it; for the version, the summary counts. The types are @dub/core's (type-only imports,
  * erased: the page loads no @dub/core code).
@@ -44,9 +45,9 @@ export function segmentFigures(s: ReportSegment, th: QualityReportView['threshol
     {
       flag: 'overflow',
       label: 'over',
-      value: `${(s.overflow_ms / 1000).toFixed(2)} s`,
+      value: `${(s.overflow_ms / 1000).toFixed(2)} s${s.turn ? `, turn ${s.turn.id}` : ''}`,
       flagged: f.has('overflow'),
-      title: `The dubbed line runs ${s.overflow_ms} ms past the end of its segment (${s.resolution.replace(/_/g, ' ')}; flagged above ${th.overflow_ms} ms).`,
+      title: `The dubbed line runs ${s.overflow_ms} ms past the end of its segment (${s.resolution.replace(/_/g, ' ')}; flagged above ${th.overflow_ms} ms).${s.turn ? ` ${turnText(s.turn)}` : ''}`,
     },
     {
       flag: 'wer',
@@ -70,6 +71,13 @@ export function segmentFigures(s: ReportSegment, th: QualityReportView['threshol
     },
   ];
   return out;
+}
+
+/** Where a line placed by turns sits in its turn and what it took from or gave to its neighbours. */
+function turnText(t: NonNullable<ReportSegment['turn']>): string {
+  const b = t.borrowed_ms;
+  const moved = b > 0 ? `took ${(b / 1000).toFixed(2)} s from its neighbours or the silence after the turn` : b < 0 ? `gave ${(-b / 1000).toFixed(2)} s to its neighbours` : 'kept its own time';
+  return `Line ${t.index + 1} of ${t.lines} of turn ${t.id} (${t.start.toFixed(2)}-${t.end.toFixed(2)} s, room to ${t.room_end.toFixed(2)} s); it ${moved}.`;
 }
 
 /** The rate ratio: the dubbed line's syllables a second over its speaker's, pauses excluded. */
