@@ -204,8 +204,8 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     // Without given tracks: is there a background to separate, and where does the model run?
     const planned = hasGiven
       ? undefined
-      : // v2: the plan carries the speech regions (plan.speech) outside which the background is the mix
-        await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { v: 2, mix: audio.key, vad: vadIdentity }, async (_out, ctx) => {
+      : // v2: the plan carries the speech regions (plan.speech) outside which the background is the mix; v3: with too few gaps the pauses between words may rule a background out
+        await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { v: 3, mix: audio.key, vad: vadIdentity }, async (_out, ctx) => {
           const r = await stages.planSeparation(await files.path(audio.files['mix.wav']!), env, ctx, vadEngine.id);
           ctx.logger.info({ mode: r.plan.mode, reason: r.plan.reason, measurement: r.plan.measurement }, 'separation plan');
           return r;

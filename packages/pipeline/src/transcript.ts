@@ -79,6 +79,8 @@ export function separationRecord(engine: string, plan: SeparationPlan | undefine
       gap_to_speech_db: plan.measurement.gapToSpeechDb,
       gap_flatness: plan.measurement.gapFlatness,
       gap_flux_db: plan.measurement.gapFlux,
+      // the pauses between words, which decide when the gaps are too short (plans made before them lack them)
+      ...(plan.measurement.quietLevelDb !== undefined ? { quiet_level_db: plan.measurement.quietLevelDb, quiet_to_speech_db: plan.measurement.quietToSpeechDb, quiet_flatness: plan.measurement.quietFlatness } : {}),
     },
   };
 }

@@ -2,7 +2,9 @@
  * planSeparation on real recordings (../shared/media), with the speech regions of the
  * two-speaker call's ground-truth RTTM (no VAD in this package): the clean call has no background,
  * the call over music-coffee at 10 dB speech-to-music has one (the model runs on spans around
- * the speech, the speech-free stretch is background as it is), music alone has no speech. The
+ * the speech, the speech-free stretch is background as it is), music alone has no speech; with
+ * no gaps to measure, the pauses between words decide (quiet: no model; music under them: the
+ * model everywhere). The
  * thresholds were fitted on these and on jfk.wav; the pipeline test checks held-out recordings.
  */
 import fsp from 'node:fs/promises';
@@ -117,6 +119,23 @@ describeWithMedia(['two-speakers-call.wav', 'music-coffee.wav'], 'planSeparation
     expect(plan.background).toBe(true);
     expect(plan.mode).toBe('full');
     expect(plan.spans).toEqual([{ start: 0, end: 30 }]);
+  });
+
+  it('too few gaps to measure: quiet pauses between words rule a background out, music under them does not', async () => {
+    // speech everywhere as far as the regions say: no gap frames, the quietest tenth of the speech frames decides
+    const everywhere = [{ start: 0, end: 30 }];
+    const clean = await planSeparation(call, everywhere);
+    expect(clean.measurement.gapSeconds).toBe(0);
+    expect(clean.mode).toBe('none');
+    expect(clean.background).toBe(false);
+    expect(clean.measurement.quietToSpeechDb!).toBeLessThan(clean.thresholds.levelDb);
+    expect(clean.reason).toMatch(/quietest 10% of the speech/);
+    const { audio } = withMusic(10, 0);
+    const music = await planSeparation(audio, everywhere);
+    expect(music.measurement.gapSeconds).toBe(0);
+    expect(music.mode).toBe('full');
+    expect(music.measurement.quietToSpeechDb!).toBeGreaterThan(music.thresholds.levelDb);
+    expect(music.reason).toMatch(/does not rule a background out: the model runs everywhere/);
   });
 
   it('music only: no speech, the mix is the background', async () => {

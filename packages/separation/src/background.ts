@@ -87,6 +87,16 @@ export interface BackgroundMeasurement {
   gapFlatness: number | null;
   /** Median change of the band energies between consecutive gap frames, dB (null with fewer than two). */
   gapFlux: number | null;
+  /**
+   * The energy (dBFS) under which the quietest tenth of the speech frames lie (their 10th
+   * percentile): the pauses between words and syllables. A background that runs under the speech
+   * is at most this loud there. Decides when the gaps are too short to measure (`minGapSeconds`).
+   */
+  quietLevelDb: number | null;
+  /** quietLevelDb - speechLevelDb (null when either is missing). */
+  quietToSpeechDb: number | null;
+  /** Median spectral flatness of the quietest tenth of the speech frames above the floor (null when none are). */
+  quietFlatness: number | null;
 }
 
 /** Where the model runs: `none` (no background, or no speech), `spans`, or `full`. */
@@ -123,6 +133,8 @@ interface FrameStats {
 }
 
 const BANDS = 12;
+/** The share of the quietest frames whose loudest bounds a background running through the audio (`quietLevelDb`). */
+const QUIET_SHARE = 0.1;
 
 const EPS = 1e-12;
 const DIGITAL_SILENCE_DB = -100;
@@ -253,6 +265,7 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
   // Frame classes: speech (overlaps a region), gap (farther than margin from every region), neither.
   const { frameSeconds, db, flatness } = stats;
   const speechDb: number[] = [];
+  const speechFrames: number[] = [];
   const gapDb: number[] = [];
   const gapFlat: number[] = [];
   const gapFluxes: number[] = [];
@@ -269,7 +282,10 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
       nearSpeech = true;
       if (speech[k]!.start < b && speech[k]!.end > a) inSpeech = true;
     }
-    if (inSpeech) speechDb.push(db[f]!);
+    if (inSpeech) {
+      speechDb.push(db[f]!);
+      speechFrames.push(f);
+    }
     else if (!nearSpeech) {
       gapDb.push(db[f]!);
       if (db[f]! > t.floorDb) {
@@ -286,6 +302,14 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
   const gapFlux = median(gapFluxes);
   const gapToSpeechDb = speechLevelDb !== null && gapLevelDb !== null ? gapLevelDb - speechLevelDb : null;
   const gapSeconds = gapDb.length * frameSeconds;
+  // The quietest tenth of the speech frames (the pauses between words and syllables): a background
+  // that runs under the speech is at most as loud as they are. Frames outside speech are left
+  // out, so that a silent lead-in cannot pass for quiet pauses.
+  const order = speechFrames.slice().sort((x, y) => db[x]! - db[y]!);
+  const quiet = order.slice(0, Math.ceil(order.length * QUIET_SHARE));
+  const quietLevelDb = quiet.length ? db[quiet[quiet.length - 1]!]! : null;
+  const quietFlatness = median(quiet.filter((f) => db[f]! > t.floorDb).map((f) => flatness[f]!));
+  const quietToSpeechDb = speechLevelDb !== null && quietLevelDb !== null ? quietLevelDb - speechLevelDb : null;
   const measurement: BackgroundMeasurement = {
     duration: r3(duration),
     speechSeconds: r3(speechSeconds),
@@ -295,6 +319,9 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
     gapToSpeechDb: r2(gapToSpeechDb),
     gapFlatness: gapFlatness === null ? null : Math.round(gapFlatness * 1e4) / 1e4,
     gapFlux: r2(gapFlux),
+    quietLevelDb: r2(quietLevelDb),
+    quietToSpeechDb: r2(quietToSpeechDb),
+    quietFlatness: quietFlatness === null ? null : Math.round(quietFlatness * 1e4) / 1e4,
   };
   const spanSource = options.spanRegions ? checkRegions(options.spanRegions) : speech;
   const speechRegions = mergeSpans([...speech, ...spanSource], 0, duration).map((s) => ({ start: r3(s.start), end: r3(s.end) }));
@@ -315,7 +342,19 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
     return plan('none', true, null, 'no speech was detected: the whole mix is background, the speech track is silence', []);
   }
   if (gapSeconds < t.minGapSeconds || gapLevelDb === null) {
-    return plan('full', true, null, `only ${gapSeconds.toFixed(1)} s without speech (< ${t.minGapSeconds} s): the background cannot be measured, the model runs everywhere`, all);
+    // Too little without speech to measure the gaps: the pauses between words decide when they
+    // are quiet enough to rule a background out; else the model runs everywhere, as it would.
+    const few = `only ${gapSeconds.toFixed(1)} s without speech (< ${t.minGapSeconds} s) to measure the background in`;
+    if (quietLevelDb !== null && quietToSpeechDb !== null) {
+      const quietKind = quietFlatness !== null && quietFlatness >= t.noiseFlatness ? 'noise' : 'music';
+      const quietLimit = quietKind === 'noise' ? t.noiseLevelDb : t.levelDb;
+      const measured = `the quietest ${100 * QUIET_SHARE}% of the speech (the pauses between words) ${quietLevelDb <= t.floorDb ? `at ${quietLevelDb.toFixed(1)} dBFS (floor ${t.floorDb})` : `${quietToSpeechDb.toFixed(1)} dB under the speech (${quietKind === 'noise' ? 'broadband' : 'tonal'}, flatness ${quietFlatness?.toFixed(2) ?? 'n/a'}; limit ${quietLimit} dB)`}`;
+      if (quietLevelDb <= t.floorDb || quietToSpeechDb <= quietLimit) {
+        return plan('none', false, null, `no background to separate: ${few}, ${measured}, so any background running under the speech is under the limit; no model runs, the speech track is the source, the background is the source outside speech`, []);
+      }
+      return plan('full', true, null, `${few}, and ${measured} does not rule a background out: the model runs everywhere`, all);
+    }
+    return plan('full', true, null, `${few}: the background cannot be measured, the model runs everywhere`, all);
   }
   const kind: 'music' | 'noise' = gapFlatness !== null && gapFlatness >= t.noiseFlatness ? 'noise' : 'music';
   const limit = kind === 'noise' ? t.noiseLevelDb : t.levelDb;
