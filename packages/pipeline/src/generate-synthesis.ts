@@ -44,7 +44,7 @@ import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './ge
 import { placeLines, type Placement } from './generate-placement.js';
 import type { Shortening } from './generate-quality.js';
 import { shortenerFor, shortenLine, type LineLength, type Shortener } from './generate-shorten.js';
-import { engineHost } from './engine-choice.js';
+import { engineHost, resolveEngine } from './engine-choice.js';
 import { mapConcurrent } from './concurrent.js';
 import { linePace, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan, type SpeakerPace } from './generate-pace.js';
 
@@ -65,7 +65,7 @@ export interface VoiceConversionChoice {
   reason: string;
   models: ModelIdentity[];
 }
-import type { GenerateVersionOptions } from './generate.js';
+import type { GenerateVersionOptions } from './generate-options.js';
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
 export const STAGE_VERSION = 1;
@@ -188,7 +188,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   ), job.locale);
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
-  const resolved: VoiceConversionChoice = await VOICE_CONVERSION_ENGINES.resolve(opts.voiceConversion ?? 'auto', job.locale, engineHost(rt.config.modelsDir));
+  const resolved: VoiceConversionChoice = await resolveEngine('voiceConversion', opts.voiceConversion ?? 'auto', job.locale, engineHost(rt.config.modelsDir));
   // A cloning engine already speaks in each speaker's voice: auto converts nothing after it.
   const conversion: VoiceConversionChoice =
     engineId === 'chatterbox' && resolved.id === 'openvoice' && resolved.selected === 'auto' ? { id: 'none', selected: 'auto', reason: 'auto: Chatterbox clones each speaker\'s voice itself; no voice conversion after it', models: [] } : resolved;
@@ -510,7 +510,7 @@ function createEngine(id: TtsEngineId, config: TtsEngineConfig | undefined, rt: 
 
 /** The TTS engine of a generate: the registry's choice on this host's models and device. */
 async function resolveTts(choice: string, locale: string, rt: JobRuntime): Promise<TtsEngineChoice> {
-  const r = await TTS_ENGINES.resolve(choice, locale, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
+  const r = await resolveEngine('tts', choice, locale, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
   return { id: r.id as TtsEngineId, selected: r.selected, reason: r.reason, models: r.models, ...(r.record.passed_over ? { passedOver: r.record.passed_over } : {}) };
 }
 

@@ -48,9 +48,7 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, streamStarts, type MediaToolOptions } from '@dub/media';
-import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget, type MixResult } from '@dub/mix';
-import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
-import type { TranslateConfig } from '@dub/translate';
+import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type MixResult } from '@dub/mix';
 import { ArtifactCache, keyedFiles, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { artifactLineCache, buildQualityReport, measureQuality, measureQualityLines, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type MeasuredLines, type QualityEnv, type QualityLine, type QualityLinesInput, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
@@ -60,35 +58,11 @@ import { collectRedubState, markGenerationRunning, readRedubState, writeRedubSta
 import { withRates, withTurns } from './generate-rates.js';
 import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { translationLabel } from './prepare-version.js';
-import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf, type EngineChoice } from './engine-choice.js';
-import { LIPS_ENGINES, type LipsOptions } from '@dub/lips';
+import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf } from './engine-choice.js';
+import { LIPS_ENGINES } from '@dub/lips';
+import type { GenerateVersionOptions } from './generate-options.js';
 
-export interface GenerateVersionOptions {
-  /** TTS engine (default espeak-ng) and its options. */
-  tts?: { engine?: TtsEngineId; config?: TtsEngineConfig };
-  /** Loudness target of the dubbed track (default -16 LUFS, -1.5 dBTP). */
-  loudness?: Partial<LoudnessTarget>;
-  /** Voice-over ducking and delay (defaults: 12 dB, 0.3 s). */
-  voiceOver?: { duckDb?: number; delaySeconds?: number };
-  /** Lips options for with_lips (engine, model files, encoding); the job's lips_model picks the profile. */
-  lips?: LipsOptions;
-  /** Voice conversion after synthesis (default auto: OpenVoice V2 when installed, else none). */
-  voiceConversion?: 'openvoice' | 'none';
-  /** Placement of lines: speed cap and limit (defaults PLACEMENT_DEFAULTS: 1.25, 1.6). */
-  /** turns: place a speaker's lines by turns (TURN_DEFAULTS; default true unless DUB_PLACEMENT_TURNS=off; generate-placement.ts). */
-  placement?: { speedCap?: number; speedLimit?: number; turns?: boolean };
-  /** Translation configuration, for a shorter line where the engine takes a length budget (default: loadTranslateConfig(process.env)). */
-  translate?: TranslateConfig;
-  /** Engines of the quality measurements: back-transcription (ASR, auto by default) and speaker similarity (DUB_SPEAKER_ENGINE by default). */
-  quality?: { asr?: EngineChoice['asr']; speaker?: EngineChoice['speaker'] };
-  /** The dubbed track's AAC chunks (defaults encodeAudioChunked's: 256 AAC frames, 5.5 s at 48 kHz; whole encode when over half are new). */
-  audio?: { chunkFrames?: number; wholeEncodeFraction?: number };
-  /**
-   * Lines synthesized and fitted at once (default linesAtOnce: the cores, at most 4, for espeak-ng; 1 for model engines). The outputs do not depend on it.
-   * speakerPace: each speaker's lines at their articulation rate (default: true unless DUB_SPEAKER_PACE=off; generate-pace.ts).
-   */
-  synthesis?: { linesAtOnce?: number; speakerPace?: boolean };
-}
+export type { GenerateVersionOptions };
 
 export interface GenerateVersionResult {
   resultVideoKey: string;

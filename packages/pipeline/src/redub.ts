@@ -20,7 +20,7 @@ import { encodeWav, readWav, type MediaToolOptions } from '@dub/media';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { synthesizeLines, type SynthesisResult } from './generate-synthesis.js';
-import type { GenerateVersionOptions } from './generate.js';
+import type { GenerateVersionOptions } from './generate-options.js';
 
 /** Longest text a re-dub or preview speaks (characters). */
 export const REDUB_MAX_TEXT = 2000;
