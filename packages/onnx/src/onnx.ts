@@ -49,6 +49,25 @@ export interface OnnxModel {
   run(feeds: Record<string, ortTypes.Tensor>): Promise<Record<string, ortTypes.Tensor>>;
 }
 
+/** A fixed size the model declares for dimension `i` of its input or output `name` (its session's metadata); undefined where symbolic or not declared. */
+export function declaredDim(model: OnnxModel, io: 'input' | 'output', name: string, i: number): number | undefined {
+  const all = (model.session as unknown as Record<string, unknown>)[io === 'input' ? 'inputMetadata' : 'outputMetadata'];
+  const meta = Array.isArray(all) ? (all as { name: string; shape?: readonly unknown[] }[]).find((m) => m.name === name) : undefined;
+  const d = meta?.shape?.[i];
+  return typeof d === 'number' && d > 0 ? d : undefined;
+}
+
+/**
+ * The KV cache of a merged decoder (Hugging Face optimum exports: Whisper, M2M100): its layers
+ * (the past_key_values.N.decoder.key inputs) and the heads and head size its first key declares
+ * (undefined where symbolic: the caller falls back to what it knows of the model).
+ */
+export function kvCacheLayout(decoder: OnnxModel): { layers: number; heads: number | undefined; headDim: number | undefined } {
+  const layers = decoder.inputNames.filter((n) => /^past_key_values\.\d+\.decoder\.key$/.test(n)).length;
+  const key = 'past_key_values.0.decoder.key';
+  return { layers, heads: declaredDim(decoder, 'input', key, 1), headDim: declaredDim(decoder, 'input', key, 3) };
+}
+
 function describeFeeds(feeds: Record<string, ortTypes.Tensor>): string {
   return Object.entries(feeds).map(([k, t]) => `${k}: ${t.type}[${t.dims.join(',')}]`).join(', ');
 }

@@ -7,7 +7,7 @@
  * encoder keys/values; later calls feed one token and the cache, which grows by one per step.
  */
 import { ModelError } from '@dub/core';
-import { ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { declaredDim, kvCacheLayout, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 
 type Tensor = ReturnType<typeof tensorF32>;
 
@@ -17,39 +17,23 @@ export interface DecoderLayout {
   headDim: number;
 }
 
-function numericDim(shape: readonly unknown[] | undefined, i: number): number | undefined {
-  const d = shape?.[i];
-  return typeof d === 'number' && d > 0 ? d : undefined;
-}
-
-interface IoMeta {
-  name: string;
-  shape?: readonly unknown[];
-}
-
-function metadata(model: OnnxModel, which: 'inputMetadata' | 'outputMetadata'): IoMeta[] {
-  const m = (model.session as unknown as Record<string, unknown>)[which];
-  return Array.isArray(m) ? (m as IoMeta[]) : [];
-}
-
 /** Layers, heads and head size read from the decoder's past_key_values inputs. */
 export function decoderLayout(decoder: OnnxModel, fallback?: Partial<DecoderLayout>): DecoderLayout {
-  const layers = decoder.inputNames.filter((n) => /^past_key_values\.\d+\.decoder\.key$/.test(n)).length;
+  const kv = kvCacheLayout(decoder);
+  const layers = kv.layers;
   for (const need of ['input_ids', 'encoder_hidden_states', 'use_cache_branch']) {
     if (!decoder.inputNames.includes(need)) throw new ModelError(`${decoder.path} is not a merged Whisper decoder: no input "${need}" (inputs: ${decoder.inputNames.join(', ')})`);
   }
   if (!layers) throw new ModelError(`${decoder.path}: no past_key_values.N.decoder.key inputs (not a merged decoder with KV cache)`);
-  const meta = metadata(decoder, 'inputMetadata').find((m) => m.name === 'past_key_values.0.decoder.key');
-  const heads = numericDim(meta?.shape, 1) ?? fallback?.heads;
-  const headDim = numericDim(meta?.shape, 3) ?? fallback?.headDim;
+  const heads = kv.heads ?? fallback?.heads;
+  const headDim = kv.headDim ?? fallback?.headDim;
   if (!heads || !headDim) throw new ModelError(`${decoder.path}: cannot tell the attention heads / head size from the model's inputs; pass them in options`);
   return { layers, heads, headDim };
 }
 
 /** Mel bins the encoder expects (input_features [1, nMels, 3000]). */
 export function encoderMels(encoder: OnnxModel): number | undefined {
-  const meta = metadata(encoder, 'inputMetadata').find((m) => m.name === 'input_features');
-  return numericDim(meta?.shape, 1);
+  return declaredDim(encoder, 'input', 'input_features', 1);
 }
 
 export class WhisperSessions {

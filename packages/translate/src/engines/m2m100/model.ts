@@ -12,7 +12,7 @@
  * other ONNX engines do.
  */
 import { ModelError } from '@dub/core';
-import { ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { kvCacheLayout, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 import type { BeamDecoder } from './beam-search.js';
 import { PAD_ID } from './tokenizer.js';
 
@@ -24,15 +24,6 @@ export interface M2M100Layout {
   headDim: number;
 }
 
-interface IoMeta {
-  name: string;
-  shape?: readonly unknown[];
-}
-function metadata(model: OnnxModel, which: 'inputMetadata' | 'outputMetadata'): IoMeta[] {
-  const m = (model.session as unknown as Record<string, unknown>)[which];
-  return Array.isArray(m) ? (m as IoMeta[]) : [];
-}
-const dimAt = (shape: readonly unknown[] | undefined, i: number) => (typeof shape?.[i] === 'number' && (shape[i] as number) > 0 ? (shape[i] as number) : undefined);
 
 /** The inputs and outputs both sessions must have (the export's signature). */
 export const ENCODER_IO = { inputs: ['input_ids', 'attention_mask'], outputs: ['last_hidden_state'] } as const;
@@ -40,10 +31,9 @@ export const DECODER_IO = { inputs: ['encoder_attention_mask', 'input_ids', 'enc
 
 /** Layers, heads and head size read from the decoder's past_key_values inputs (fallback: M2M100 418M's 12 x 16 x 64). */
 export function m2m100Layout(decoder: OnnxModel, fallback: Partial<M2M100Layout> = {}): M2M100Layout {
-  const layers = decoder.inputNames.filter((n) => /^past_key_values\.\d+\.decoder\.key$/.test(n)).length;
+  const { layers, heads, headDim } = kvCacheLayout(decoder);
   if (!layers) throw new ModelError(`${decoder.path}: no past_key_values.N.decoder.key inputs (not a merged decoder with KV cache)`);
-  const meta = metadata(decoder, 'inputMetadata').find((m) => m.name === 'past_key_values.0.decoder.key');
-  return { layers, heads: dimAt(meta?.shape, 1) ?? fallback.heads ?? 16, headDim: dimAt(meta?.shape, 3) ?? fallback.headDim ?? 64 };
+  return { layers, heads: heads ?? fallback.heads ?? 16, headDim: headDim ?? fallback.headDim ?? 64 };
 }
 
 export class M2M100Sessions {
