@@ -5,6 +5,7 @@ import { SessionCache } from '@dub/onnx';
 import os from 'node:os';
 import path from 'node:path';
 import { warmup } from './warmup.js';
+import { asrEngineIdentity, resolveEngine } from './engine-choice.js';
 
 /** The files of the HTDemucs model `auto` takes on the CPU (htdemucs-int8 where set-up made it, else htdemucs): its split parts, or the whole graph. */
 async function htdemucsFiles(): Promise<string[]> {
@@ -17,22 +18,37 @@ async function htdemucsFiles(): Promise<string[]> {
 
 describe('warmup', () => {
   const store = new FsBlobStore(path.join(os.tmpdir(), 'dub-warmup-test-blobs'));
+  /** The speech models auto warms as well, where installed: Whisper (encoder and decoder) and Kokoro. */
+  async function speechModelFiles(): Promise<string[]> {
+    const asr = await asrEngineIdentity('en-US', undefined);
+    const tts = await resolveEngine('tts', 'auto', 'en-US', { models: {}, device: 'cpu' });
+    return [...(asr.engine === 'whisper' ? (asr.model ?? []).map((m) => m.file).filter((f) => f.endsWith('.onnx')) : []), ...(tts.id === 'kokoro' ? tts.models.map((m) => m.file) : [])];
+  }
   it('loads the default models into the thread session cache when config.warmup is set', async () => {
     const sessions = new SessionCache();
     await warmup({ store, config: { ...loadConfig({}), warmup: true }, sessions, logger: silentLogger });
     const providers = Object.entries(Object.fromEntries(sessions.providers));
     // The HTDemucs model auto takes (int8 on the CPU where scripts/fetch-npm-models.sh made it), whole or as its consecutive parts
     const htdemucs = await htdemucsFiles();
-    expect(providers.map(([file]) => file).filter((f) => path.basename(f) !== 'silero_vad_v5.onnx').sort()).toEqual(htdemucs.sort());
+    const speech = await speechModelFiles();
+    expect(providers.map(([file]) => file).filter((f) => path.basename(f) !== 'silero_vad_v5.onnx' && !speech.includes(f)).sort()).toEqual(htdemucs.sort());
     expect(providers.map(([file]) => path.basename(file))).toContain('silero_vad_v5.onnx');
-    expect(providers.length).toBe(htdemucs.length + 1);
+    // Whisper and Kokoro where npm ci and set-up installed them (the models every job runs)
+    for (const f of speech) expect(providers.map(([file]) => file)).toContain(f);
+    expect(providers.length).toBe(htdemucs.length + 1 + speech.length);
     expect(providers.every(([, p]) => p === 'cpu')).toBe(true);
     await sessions.disposeAll();
   });
   afterEach(() => {
     vi.unstubAllEnvs();
   });
+  /** The tests below count the prepare models alone: no speech recognition or voice model to warm. */
+  const withoutSpeechModels = () => {
+    vi.stubEnv('DUB_ASR_ENGINE', 'pocketsphinx');
+    vi.stubEnv('DUB_TTS_ENGINE', 'espeak-ng');
+  };
   it('loads no Silero model when DUB_VAD_ENGINE=energy: only the separation model the stages will use', async () => {
+    withoutSpeechModels();
     vi.stubEnv('DUB_VAD_ENGINE', 'energy');
     vi.stubEnv('DUB_SEPARATION_ENGINE', '');
     const sessions = new SessionCache();
@@ -43,6 +59,7 @@ describe('warmup', () => {
     await sessions.disposeAll();
   });
   it('loads only Silero when DUB_SEPARATION_ENGINE=none', async () => {
+    withoutSpeechModels();
     vi.stubEnv('DUB_SEPARATION_ENGINE', 'none');
     vi.stubEnv('DUB_VAD_ENGINE', 'silero');
     const sessions = new SessionCache();
@@ -51,6 +68,7 @@ describe('warmup', () => {
     await sessions.disposeAll();
   });
   it('loads nothing when neither configured engine has a model (energy VAD, separation none)', async () => {
+    withoutSpeechModels();
     vi.stubEnv('DUB_SEPARATION_ENGINE', 'none');
     vi.stubEnv('DUB_VAD_ENGINE', 'energy');
     const sessions = new SessionCache();

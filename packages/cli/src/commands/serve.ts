@@ -18,8 +18,11 @@ import type { NatsEventFeed, NatsJobQueue } from '@dub/worker';
 
 export const summary = 'run the HTTP API (embedded queue and worker, or --nats to enqueue into NATS)';
 
-const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH|s3://BUCKET/PREFIX] [--public-url URL] [--concurrency N] [--drain-timeout MS] [engine flags]
+const USAGE = `usage: dub serve [--port 8080] [--host 127.0.0.1] [--data-dir DIR] [--nats URL] [--blobs nats|fs:PATH|s3://BUCKET/PREFIX] [--public-url URL] [--concurrency N] [--warmup] [--drain-timeout MS] [engine flags]
 
+  --warmup             embedded: load and run once the models every job runs when the worker thread
+                       starts (HTDemucs, Silero VAD, Whisper, Kokoro), so the first upload pays no model
+                       load (also DUB_WARMUP=1; default: they load on first use)
   --drain-timeout MS   on SIGTERM/SIGINT, how long requests and job publishes in progress (and, embedded,
                        running jobs) may take before they are given up (default 30000; jobs not
                        published stay in the outbox; embedded jobs not finished run again at the next start)
@@ -37,6 +40,7 @@ export async function run(argv: string[]): Promise<number> {
     'public-url': { type: 'string' },
     concurrency: { type: 'string' },
     'drain-timeout': { type: 'string', default: '30000' },
+    warmup: { type: 'boolean' },
     help: { type: 'boolean', short: 'h' },
   });
   if (!args) return 0;
@@ -83,7 +87,10 @@ export async function run(argv: string[]): Promise<number> {
     const rt = worker.createEmbeddedRuntime({
       dataDir,
       store,
-      config: { ...config, dataDir },
+      // --warmup (or DUB_WARMUP=1): the embedded worker's threads load and run once the models every
+      // job runs (HTDemucs, Silero, Whisper, Kokoro) at start, as `dub worker` does, so the first
+      // upload pays no model load; off by default (models load on first use).
+      config: { ...config, dataDir, ...(values.warmup ? { warmup: true } : {}) },
       logger,
       ...(values.concurrency ? { concurrency: Number(values.concurrency) } : {}),
       drainTimeoutMs,

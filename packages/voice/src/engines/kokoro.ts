@@ -248,12 +248,15 @@ export class KokoroEngine implements TtsEngine {
     return joinPieces(pieces, KOKORO_SAMPLE_RATE, request.voice.timbre);
   }
 
+  /**
+   * Drops this engine's voices; its own sessions are released, a shared session cache keeps the
+   * model (one file for every language) for the next job of the worker thread, which would
+   * otherwise load it again and pay ONNX Runtime's first run again (the cache's owner releases it).
+   */
   async dispose(): Promise<void> {
-    const p = this.loaded;
     this.loaded = undefined;
     this.voiceData.clear();
     if (this.ownSessions) await this.sessions.disposeAll();
-    else if (p) await p.then((l) => this.sessions.release(l.model.path), () => undefined);
   }
 }
 
