@@ -22,7 +22,7 @@ describe('warmup', () => {
   async function speechModelFiles(): Promise<string[]> {
     const asr = await asrEngineIdentity('en-US', undefined);
     const tts = await resolveEngine('tts', 'auto', 'en-US', { models: {}, device: 'cpu' });
-    return [...(asr.engine === 'whisper' ? (asr.model ?? []).map((m) => m.file).filter((f) => f.endsWith('.onnx')) : []), ...(tts.id === 'kokoro' ? tts.models.map((m) => m.file) : [])];
+    return [...(asr.engine === 'whisper' ? asr.models.map((m) => m.file).filter((f) => f.endsWith('.onnx')) : []), ...(tts.id === 'kokoro' ? tts.models.map((m) => m.file) : [])];
   }
   it('loads the default models into the thread session cache when config.warmup is set', async () => {
     const sessions = new SessionCache();
