@@ -9,7 +9,7 @@
  * never replaced by another one. An unknown value is refused when the handlers are created.
  */
 import { ASR_ENGINE_IDS, embeddingWindowOf, SPEAKER_EMBEDDING_KIND, SPEAKER_ENGINE_IDS, VAD_ENGINE_IDS, WESPEAKER_MODEL, type AsrEngineId, type EmbeddingEngineId, type SpeakerEngineId, type VadEngineId } from '@dub/asr';
-import { engineChoiceOf, modelPolicyFromEnv, recordTerms, type EngineHost, type EngineRecord, type ModelIdentity, type ModelPolicy, type RecordTerms, type ResolvedEngine } from '@dub/core';
+import { engineChoiceOf, modelPolicyFromEnv, type EngineHost, type ModelPolicy, type ResolvedEngine } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from '@dub/lips';
 import { SEPARATION_ENGINE_IDS, type SeparationEngineId } from '@dub/separation/engine-ids';
 import { TTS_ENGINE_IDS, VOICE_CONVERSION_IDS, type TtsEngineId } from '@dub/voice';
@@ -101,12 +101,6 @@ export interface SpeakerEngine extends StageEngine {
   embedding: EmbeddingEngineId;
   /** The Kaldi fbank window the embedding model takes (its manifest entry's `fbank.window`). */
   window?: string;
-  /** @deprecated models[0]: its model file (none for the MFCC statistics). */
-  model?: ModelIdentity;
-  /** @deprecated record.label. */
-  label: string;
-  /** @deprecated recordTerms(record). */
-  terms: RecordTerms;
 }
 
 /**
@@ -117,7 +111,7 @@ export interface SpeakerEngine extends StageEngine {
 export async function speakerEngineOf(choice: EngineChoice['speaker'], modelsDir: string | undefined): Promise<SpeakerEngine> {
   const r = await resolveEngine('speakers', choice, undefined, engineHost(modelsDir) as EngineHostOf<'speakers'>);
   const id = r.id as SpeakerEngineId;
-  return { ...r, id, label: r.record.label ?? id, embedding: SPEAKER_EMBEDDING_KIND[id], ...(r.models[0] ? { model: r.models[0], window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}), terms: recordTerms(r.record) };
+  return { ...r, id, embedding: SPEAKER_EMBEDDING_KIND[id], ...(r.models[0] ? { window: embeddingWindowOf(WESPEAKER_MODEL.id) } : {}) };
 }
 
 /** What a job needs the model policy to check: its source locale, target locales and mode. */
@@ -170,10 +164,6 @@ export function generateOptionsOf(choice: EngineChoice): EngineGenerateOptions {
 export interface AsrEngineChoice extends StageEngine {
   /** @deprecated id. */
   engine: string;
-  /** @deprecated record.label ("Whisper base", "pocketsphinx (en-US)"; "none" where no engine speaks the locale). */
-  label: string;
-  /** @deprecated models (Whisper: encoder, decoder, tokenizer), null where there are none. */
-  model: ModelIdentity[] | null;
 }
 
 /**
@@ -198,5 +188,5 @@ export async function asrEngineIdentity(locale: string, modelsDir: string | unde
     const reason = `auto: no engine here speaks ${locale}`;
     r = { id: 'none', selected: 'auto', reason, models: [], record: { id: 'none', label: 'none', selected: 'auto', reason } };
   }
-  return { ...r, engine: r.id, label: r.record.label ?? r.id, model: r.models.length ? r.models : null };
+  return { ...r, engine: r.id };
 }

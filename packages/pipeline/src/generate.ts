@@ -536,8 +536,8 @@ async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 't
   let asrModel: unknown = null;
   try {
     const id = await asrEngineIdentity(q.job.locale, modelsDir, asrChoice);
-    asrModel = id.model?.map((m) => [m.model, m.sha256]) ?? null;
-    asr = id.engine === 'none' ? { engine: null, reason: await noBackTranscriberReason(q.job.locale) } : { engine: id.engine, model: asrModel };
+    asrModel = id.models.length ? id.models.map((m) => [m.model, m.sha256]) : null;
+    asr = id.id === 'none' ? { engine: null, reason: await noBackTranscriberReason(q.job.locale) } : { engine: id.id, model: asrModel };
   } catch (e) {
     asr = { engine: null, reason: `${asrChoice}: ${(e as Error).message.split('\n')[0]}` };
   }
@@ -564,7 +564,7 @@ async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 't
       lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, key: l.fitted.file, file: await q.local(l.fitted.file) } } : l))),
       references: localRefs,
       asr,
-      similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.model ? { modelFile: speaker.model.file } : {}), model: speaker.model?.sha256 ?? null, notApplicable },
+      similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.models[0] ? { modelFile: speaker.models[0].file } : {}), model: speaker.models[0]?.sha256 ?? null, notApplicable },
       lineCache: { store: artifactLineCache(lineCache, ctx), referenceKeys: references, sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0 },
     };
   };
@@ -601,7 +601,7 @@ async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStage
     lines: q.segments.map((s) => [s.slot.segment.id, s.result?.key ?? null, s.spokenText, s.slot.segment.speaker, round6(s.placement.start), round6(s.placement.end)]),
     references,
     asr: [asr.engine, asrModel],
-    speaker: [speaker.id, speaker.model?.sha256 ?? null],
+    speaker: [speaker.id, speaker.models[0]?.sha256 ?? null],
     notApplicable,
   };
   const r = await runner.run<QualityMeasurements>('quality', inputs, async (_out, ctx) => {

