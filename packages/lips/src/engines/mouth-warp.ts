@@ -11,7 +11,7 @@
  * the mouth box, so pixels outside it never change. Negative amounts close the mouth instead.
  */
 import type { FaceFrame } from '../face/mouth-region.js';
-import { clipRect, createImage, sampleBilinear, type RgbImage } from '../image/rgb-image.js';
+import { clipRect, createImage, sampleBilinear, type Rect, type RgbImage } from '../image/rgb-image.js';
 import { featherWeight, smoothstep } from '../image/feather.js';
 
 export const WARP = Object.freeze({ jawDrop: 0.2, rampAbove: 0.1, rampBelow: 0.25, chin: 0.55, halfWidth: 0.7, innerHalfWidth: 0.36, darken: 0.7 });
@@ -26,15 +26,110 @@ export function warpMouth(frame: RgbImage, face: FaceFrame, amount: number, work
   if (Math.abs(amount) < 0.01) return false;
   const box = clipRect(face.mouth, frame.width, frame.height);
   if (box.w < 4 || box.h < 4) return false;
+  const s = Math.min(1, Math.max(0.25, workScale));
+  return s === 1 ? warpFull(frame, face, amount, box) : warpScaled(frame, face, amount, box, s);
+}
+
+/** The warp's geometry for one face and amount (see the file's comment). */
+function geometry(face: FaceFrame, amount: number) {
   const d = face.eyeDistance;
   const { x: mx, y: my } = face.mouthCenter;
   const drop = WARP.jawDrop * d * Math.max(-1, Math.min(1, amount));
-  const open = Math.max(0, amount);
-  const y0 = my - WARP.rampAbove * d;
-  const y1 = my + WARP.rampBelow * d;
-  const yChin = my + WARP.chin * d;
-  const yEnd = face.mouth.y + face.mouth.h;
-  const s = Math.min(1, Math.max(0.25, workScale));
+  return { d, mx, my, drop, open: Math.max(0, amount), y0: my - WARP.rampAbove * d, y1: my + WARP.rampBelow * d, yChin: my + WARP.chin * d, yEnd: face.mouth.y + face.mouth.h };
+}
+
+/**
+ * Full resolution: every output pixel of the mouth box is its own patch sample, at the pixel's
+ * centre horizontally, so the bilinear sample is a blend of two source rows of the same column.
+ * The same arithmetic as the general path, with the per-column and per-row terms computed once.
+ */
+function warpFull(frame: RgbImage, face: FaceFrame, amount: number, box: Rect): boolean {
+  const { d, mx, my, drop, open, y0, y1, yChin, yEnd } = geometry(face, amount);
+  const { data, width, height } = frame;
+  const pw = box.w;
+  const ph = box.h;
+  const m = face.mouth;
+  const hx = m.x + m.w / 2;
+  const hy = m.y + m.h / 2;
+  // per column: the horizontal falloff, the inner-mouth weight, the ellipse's dx²
+  const wxs = new Float64Array(pw);
+  const inner = new Float64Array(pw);
+  const dx2 = new Float64Array(pw);
+  for (let i = 0; i < pw; i++) {
+    const x = box.x + ((i + 0.5) * box.w) / pw;
+    const ax = Math.abs(x - mx) / (WARP.halfWidth * d);
+    wxs[i] = ax < 1 ? Math.cos((ax * Math.PI) / 2) ** 2 : 0;
+    const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
+    inner[i] = ai < 1 ? 1 - smoothstep(0.6, 1, ai) : -1;
+    const dx = (x - hx) / (m.w / 2);
+    dx2[i] = dx * dx;
+  }
+  // the patch (sampled from the unchanged frame) and its weights, then the composite
+  const patch = new Uint8Array(pw * ph * 3);
+  const alpha = new Float32Array(pw * ph);
+  const lastRow = height - 1;
+  for (let j = 0; j < ph; j++) {
+    const y = box.y + ((j + 0.5) * box.h) / ph;
+    const g = y < yChin ? smoothstep(y0, y1, y) : 1 - smoothstep(yChin, yEnd, y);
+    const dyc = (y - hy) / (m.h / 2);
+    const dy2 = dyc * dyc;
+    for (let i = 0; i < pw; i++) {
+      const k = j * pw + i;
+      const a = 1 - smoothstep(1 - 0.35, 1, Math.sqrt(dx2[i]! + dy2));
+      alpha[k] = a;
+      if (a <= 0) continue; // never composited
+      const wx = wxs[i]!;
+      const sy = y - drop * wx * g;
+      let dark = 0;
+      if (open > 0 && inner[i]! >= 0) {
+        const gapTop = my + 0.03 * d;
+        const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
+        const mid = (gapTop + gapBottom) / 2;
+        const half = (gapBottom - gapTop) / 2;
+        if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * inner[i]!;
+      }
+      // sampleBilinear at (pixel centre, sy): the rows around sy, clamped to the frame
+      let fy = sy - 0.5;
+      if (fy < 0) fy = 0;
+      if (fy > lastRow) fy = lastRow;
+      const r0 = Math.floor(fy);
+      const r1 = r0 + 1 < height ? r0 + 1 : r0;
+      const ay = fy - r0;
+      const col = (box.x + i) * 3;
+      const o0 = r0 * width * 3 + col;
+      const o1 = r1 * width * 3 + col;
+      for (let c = 0; c < 3; c++) {
+        const p = data[o0 + c]!;
+        const q = data[o1 + c]!;
+        const v = p * (1 - ay) + q * ay; // sampleBilinear's blend with a zero horizontal weight
+        patch[k * 3 + c] = v + (INNER[c]! - v) * dark + 0.5;
+      }
+    }
+  }
+  let changed = false;
+  for (let j = 0; j < ph; j++) {
+    const row = ((box.y + j) * width + box.x) * 3;
+    for (let i = 0; i < pw; i++) {
+      const k = j * pw + i;
+      const a = alpha[k]!;
+      if (a <= 0) continue;
+      const o = row + i * 3;
+      for (let c = 0; c < 3; c++) {
+        const src = data[o + c]!;
+        const nv = Math.round(src + (patch[k * 3 + c]! - src) * a);
+        if (nv !== src) {
+          data[o + c] = nv;
+          changed = true;
+        }
+      }
+    }
+  }
+  return changed;
+}
+
+/** Below full resolution: the patch at `s` of the box's size, scaled back bilinearly. */
+function warpScaled(frame: RgbImage, face: FaceFrame, amount: number, box: Rect, s: number): boolean {
+  const { d, mx, my, drop, open, y0, y1, yChin, yEnd } = geometry(face, amount);
   const pw = Math.max(2, Math.round(box.w * s));
   const ph = Math.max(2, Math.round(box.h * s));
   const patch = createImage(pw, ph);

@@ -66,23 +66,79 @@ export function cropResize(img: RgbImage, rect: Rect, width: number, height: num
   const sx = rect.w / width;
   const sy = rect.h / height;
   const super2 = sx > 2 || sy > 2;
+  // The sample positions of each output column and row (1 per axis, or 2 with the 2x2 grid) with
+  // their source pixels and weights, computed once per axis: the same values and arithmetic as
+  // sampleBilinear at every sample, without the per-pixel clamping and flooring.
+  const xs = axisSamples(width, rect.x, sx, super2 ? [-sx / 4, sx / 4] : [0], img.width, 3);
+  const ys = axisSamples(height, rect.y, sy, super2 ? [-sy / 4, sy / 4] : [0], img.height, img.width * 3);
+  const data = img.data;
+  const od = out.data;
   let o = 0;
+  if (!super2) {
+    for (let j = 0; j < height; j++) {
+      const r0 = ys.i0[j]!;
+      const r1 = ys.i1[j]!;
+      const ay = ys.w[j]!;
+      for (let i = 0; i < width; i++) {
+        const c0 = xs.i0[i]!;
+        const c1 = xs.i1[i]!;
+        const ax = xs.w[i]!;
+        for (let c = 0; c < 3; c++) {
+          const a = data[r0 + c0 + c]!;
+          const b = data[r0 + c1 + c]!;
+          const d = data[r1 + c0 + c]!;
+          const e = data[r1 + c1 + c]!;
+          od[o++] = (a + (b - a) * ax) * (1 - ay) + (d + (e - d) * ax) * ay + 0.5;
+        }
+      }
+    }
+    return out;
+  }
+  const sample = (r0: number, r1: number, ay: number, c0: number, c1: number, ax: number, c: number): number => {
+    const a = data[r0 + c0 + c]!;
+    const b = data[r0 + c1 + c]!;
+    const d = data[r1 + c0 + c]!;
+    const e = data[r1 + c1 + c]!;
+    return (a + (b - a) * ax) * (1 - ay) + (d + (e - d) * ax) * ay;
+  };
   for (let j = 0; j < height; j++) {
+    const [ra0, ra1, aya, rb0, rb1, ayb] = [ys.i0[2 * j]!, ys.i1[2 * j]!, ys.w[2 * j]!, ys.i0[2 * j + 1]!, ys.i1[2 * j + 1]!, ys.w[2 * j + 1]!];
     for (let i = 0; i < width; i++) {
-      const cx = rect.x + (i + 0.5) * sx;
-      const cy = rect.y + (j + 0.5) * sy;
+      const [ca0, ca1, axa, cb0, cb1, axb] = [xs.i0[2 * i]!, xs.i1[2 * i]!, xs.w[2 * i]!, xs.i0[2 * i + 1]!, xs.i1[2 * i + 1]!, xs.w[2 * i + 1]!];
       for (let c = 0; c < 3; c++) {
-        let v: number;
-        if (super2) {
-          const qx = sx / 4;
-          const qy = sy / 4;
-          v = (sampleBilinear(img, cx - qx, cy - qy, c) + sampleBilinear(img, cx + qx, cy - qy, c) + sampleBilinear(img, cx - qx, cy + qy, c) + sampleBilinear(img, cx + qx, cy + qy, c)) / 4;
-        } else v = sampleBilinear(img, cx, cy, c);
-        out.data[o++] = v + 0.5;
+        od[o++] = (sample(ra0, ra1, aya, ca0, ca1, axa, c) + sample(ra0, ra1, aya, cb0, cb1, axb, c) + sample(rb0, rb1, ayb, ca0, ca1, axa, c) + sample(rb0, rb1, ayb, cb0, cb1, axb, c)) / 4 + 0.5;
       }
     }
   }
   return out;
+}
+
+/**
+ * For output index k along one axis and each offset, the sample position start + (k + 0.5) * step
+ * + offset as sampleBilinear clamps and splits it: the two source pixels (times `stride`, ready
+ * to index the data) and the weight of the second.
+ */
+function axisSamples(n: number, start: number, step: number, offsets: readonly number[], size: number, stride: number): { i0: Int32Array; i1: Int32Array; w: Float64Array } {
+  const m = n * offsets.length;
+  const i0 = new Int32Array(m);
+  const i1 = new Int32Array(m);
+  const w = new Float64Array(m);
+  let k = 0;
+  for (let i = 0; i < n; i++) {
+    const centre = start + (i + 0.5) * step;
+    for (const off of offsets) {
+      let f = (off === 0 ? centre : centre + off) - 0.5;
+      if (f < 0) f = 0;
+      if (f > size - 1) f = size - 1;
+      const p0 = Math.floor(f);
+      const p1 = p0 + 1 < size ? p0 + 1 : p0;
+      i0[k] = p0 * stride;
+      i1[k] = p1 * stride;
+      w[k] = f - p0;
+      k++;
+    }
+  }
+  return { i0, i1, w };
 }
 
 /** Intersection of `r` with the image bounds, in whole pixels (empty: w or h is 0). */

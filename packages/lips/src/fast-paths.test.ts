@@ -1,0 +1,148 @@
+/**
+ * The per-pixel work of face detection (cropResize, under letterboxTensor) and of viseme-warp
+ * (warpMouth at full resolution) runs on precomputed per-row and per-column terms; these are the
+ * implementations they replaced, kept here as references: every output byte must be the same.
+ */
+import { describe, expect, it } from 'vitest';
+import { WARP, warpMouth } from './engines/mouth-warp.js';
+import { frameOf } from './face/mouth-region.js';
+import type { FaceFrame } from './face/mouth-region.js';
+import { featherWeight, smoothstep } from './image/feather.js';
+import { clipRect, cloneImage, createImage, cropResize, sampleBilinear, type Rect, type RgbImage } from './image/rgb-image.js';
+
+/** A deterministic noise image with smooth structure (gradients + noise). */
+function image(width: number, height: number, seed: number): RgbImage {
+  const img = createImage(width, height);
+  let s = seed >>> 0;
+  const rnd = (): number => ((s = (s * 1664525 + 1013904223) >>> 0) / 2 ** 32);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) for (let c = 0; c < 3; c++) img.data[(y * width + x) * 3 + c] = Math.min(255, ((x * (c + 1) + y * 2) % 200) + rnd() * 55);
+  return img;
+}
+
+function cropResizeReference(img: RgbImage, rect: Rect, width: number, height: number): RgbImage {
+  const out = createImage(width, height);
+  const sx = rect.w / width;
+  const sy = rect.h / height;
+  const super2 = sx > 2 || sy > 2;
+  let o = 0;
+  for (let j = 0; j < height; j++) {
+    for (let i = 0; i < width; i++) {
+      const cx = rect.x + (i + 0.5) * sx;
+      const cy = rect.y + (j + 0.5) * sy;
+      for (let c = 0; c < 3; c++) {
+        let v: number;
+        if (super2) {
+          const qx = sx / 4;
+          const qy = sy / 4;
+          v = (sampleBilinear(img, cx - qx, cy - qy, c) + sampleBilinear(img, cx + qx, cy - qy, c) + sampleBilinear(img, cx - qx, cy + qy, c) + sampleBilinear(img, cx + qx, cy + qy, c)) / 4;
+        } else v = sampleBilinear(img, cx, cy, c);
+        out.data[o++] = v + 0.5;
+      }
+    }
+  }
+  return out;
+}
+
+const INNER = [52, 24, 26];
+function warpMouthReference(frame: RgbImage, face: FaceFrame, amount: number): boolean {
+  if (Math.abs(amount) < 0.01) return false;
+  const box = clipRect(face.mouth, frame.width, frame.height);
+  if (box.w < 4 || box.h < 4) return false;
+  const d = face.eyeDistance;
+  const { x: mx, y: my } = face.mouthCenter;
+  const drop = WARP.jawDrop * d * Math.max(-1, Math.min(1, amount));
+  const open = Math.max(0, amount);
+  const y0 = my - WARP.rampAbove * d;
+  const y1 = my + WARP.rampBelow * d;
+  const yChin = my + WARP.chin * d;
+  const yEnd = face.mouth.y + face.mouth.h;
+  const pw = box.w;
+  const ph = box.h;
+  const patch = createImage(pw, ph);
+  const alpha = new Float32Array(pw * ph);
+  for (let j = 0; j < ph; j++) {
+    const y = box.y + ((j + 0.5) * box.h) / ph;
+    const g = y < yChin ? smoothstep(y0, y1, y) : 1 - smoothstep(yChin, yEnd, y);
+    for (let i = 0; i < pw; i++) {
+      const x = box.x + ((i + 0.5) * box.w) / pw;
+      const k = j * pw + i;
+      const ax = Math.abs(x - mx) / (WARP.halfWidth * d);
+      const wx = ax < 1 ? Math.cos((ax * Math.PI) / 2) ** 2 : 0;
+      const sy = y - drop * wx * g;
+      let dark = 0;
+      if (open > 0) {
+        const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
+        if (ai < 1) {
+          const gapTop = my + 0.03 * d;
+          const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
+          const mid = (gapTop + gapBottom) / 2;
+          const half = (gapBottom - gapTop) / 2;
+          if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * (1 - smoothstep(0.6, 1, ai));
+        }
+      }
+      for (let c = 0; c < 3; c++) {
+        const v = sampleBilinear(frame, x, sy, c);
+        patch.data[k * 3 + c] = v + (INNER[c]! - v) * dark + 0.5;
+      }
+      alpha[k] = featherWeight(face.mouth, 0.35, x, y);
+    }
+  }
+  let changed = false;
+  const { data, width } = frame;
+  for (let y = box.y; y < box.y + box.h; y++) {
+    for (let x = box.x; x < box.x + box.w; x++) {
+      const u = ((x + 0.5 - box.x) * pw) / box.w;
+      const v = ((y + 0.5 - box.y) * ph) / box.h;
+      const a = alpha[Math.min(ph - 1, Math.floor(v)) * pw + Math.min(pw - 1, Math.floor(u))]!;
+      if (a <= 0) continue;
+      const o = (y * width + x) * 3;
+      for (let c = 0; c < 3; c++) {
+        const p = patch.data[(Math.floor(v) * pw + Math.floor(u)) * 3 + c]!;
+        const nv = Math.round(data[o + c]! + (p - data[o + c]!) * a);
+        if (nv !== data[o + c]) {
+          data[o + c] = nv;
+          changed = true;
+        }
+      }
+    }
+  }
+  return changed;
+}
+
+describe('fast paths give the bytes of the reference implementations', () => {
+  it('cropResize: up- and downscaling, 2x2 grid, regions reaching outside the image', () => {
+    const img = image(173, 131, 7);
+    const rects: Rect[] = [
+      { x: 0, y: 0, w: 173, h: 131 },
+      { x: 10.3, y: 5.7, w: 60.2, h: 48.9 },
+      { x: -40, y: -25.5, w: 260, h: 260 },
+      { x: 120.25, y: 90.5, w: 90, h: 30 },
+      { x: 50, y: 40, w: 7.5, h: 9.25 },
+    ];
+    for (const r of rects) {
+      for (const [w, h] of [[256, 256], [128, 128], [96, 96], [31, 17], [300, 200]] as const) {
+        expect(Buffer.from(cropResize(img, r, w, h).data).equals(Buffer.from(cropResizeReference(img, r, w, h).data))).toBe(true);
+      }
+    }
+  });
+
+  it('warpMouth at full resolution: opening, closing, faces at the edges, tiny amounts', () => {
+    const src = image(320, 240, 11);
+    let compared = 0;
+    let changedFrames = 0;
+    for (const [mx, my, eye] of [[160, 150, 60], [160.37, 149.81, 47.3], [20, 230, 50], [310, 10, 80], [150, 120, 12.6], [100, 200, 140]] as const) {
+      const face = frameOf([mx, my - eye * 0.6, eye * 2.2, mx, my, eye]);
+      for (const amount of [1, 0.63, 0.2, 0.011, 0.005, -0.4, -1, 1.7]) {
+        const a = cloneImage(src);
+        const b = cloneImage(src);
+        const changed = warpMouth(a, face, amount);
+        expect(changed).toBe(warpMouthReference(b, face, amount));
+        if (changed) changedFrames++;
+        expect(Buffer.from(a.data).equals(Buffer.from(b.data))).toBe(true);
+        compared++;
+      }
+    }
+    expect(compared).toBe(48);
+    expect(changedFrames).toBeGreaterThan(30);
+  });
+});
