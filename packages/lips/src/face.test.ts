@@ -135,7 +135,7 @@ describeWithMedia(['talking-head-480.mp4', 'talking-head-vertical.mp4'], 'face d
     const info = await videoInfo(head);
     const full = await BlazeFaceDetector.load({ range: 'full', sessions });
     const short = await BlazeFaceDetector.load({ range: 'short', sessions });
-    const track = await trackFaces(info, { detector: full, trackingDetector: short, detectEvery: 3 });
+    const track = await trackFaces(info, { detector: full, trackingDetector: short, detectEvery: 3, refine: false });
     expect(track.frameCount).toBe(90);
     expect(track.detectedFrames).toBe(30);
     expect(track.facesFound).toBe(30);
@@ -151,6 +151,24 @@ describeWithMedia(['talking-head-480.mp4', 'talking-head-vertical.mp4'], 'face d
     expect(m.mouth.x).toBeGreaterThan(100);
     expect(m.mouth.x + m.mouth.w).toBeLessThan(400);
     expect(m.mouthCenter.y).toBeGreaterThan(m.face.y + m.face.h / 2);
+  });
+
+  it('on a stride of 8 frames, refined where the face moves: within 0.1 eye distance of detecting every frame, on fewer detections', async () => {
+    const info = await videoInfo(head);
+    const full = await BlazeFaceDetector.load({ range: 'full', sessions });
+    const every = await trackFaces(info, { detector: full, detectEvery: 1, refine: false });
+    const strided = await trackFaces(info, { detector: full, detectEvery: 8 });
+    expect(strided.frameCount).toBe(90);
+    // key frames 0, 8, ..., 88 and the frames refinement added between them
+    expect(strided.detectedFrames - strided.refinedFrames!).toBe(12);
+    expect(strided.detectedFrames).toBeLessThan(every.detectedFrames / 2);
+    let sum = 0;
+    for (let i = 0; i < 90; i++) {
+      const a = every.frames[i]!;
+      const b = strided.frames[i]!;
+      sum += Math.hypot(a.mouthCenter.x - b.mouthCenter.x, a.mouthCenter.y - b.mouthCenter.y) / a.eyeDistance;
+    }
+    expect(sum / 90).toBeLessThan(0.1);
   });
 
   it('tracks the vertical clip with the turbo settings (short-range tracking, small analysis frames)', async () => {

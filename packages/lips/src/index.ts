@@ -5,12 +5,12 @@
  */
 export type { PreparedLips, LipsEngine, LipsContext, FaceTrack, DubbedSpeech, TimedWord, LipsRenderOptions, LipsRenderResult, LipsEncodeOptions, WithLimit } from './types.js';
 export { lipSync, detectFaces, type LipSyncRequest, type LipSyncResult } from './lip-sync.js';
-export { resolveLipsOptions, LIPS_PROFILES, type LipsOptions, type ResolvedLipsOptions, type LipsEngineId, type LipsProfile } from './options.js';
+export { resolveLipsOptions, detectStride, LIPS_PROFILES, type LipsOptions, type ResolvedLipsOptions, type LipsEngineId, type LipsProfile } from './options.js';
 export { LIPS_ENGINES, LIPS_ENGINE_IDS, OFFLINE_LIPS_ENGINE, isLipsEngineId, hasWav2LipModel, lipsEngineHost, type LipsEngineConfig, type LipsEngineHost } from './registry.js';
 export { BlazeFaceDetector, BLAZEFACE_MODEL_ID, BLAZEFACE_FILES, type BlazeFaceOptions, type BlazeFaceRange, type FaceDetection } from './face/blazeface.js';
 export { anchorLayers, generateAnchors, BLAZEFACE_STRIDES, type Anchor, type AnchorLayer } from './face/anchors.js';
 export { decodeDetections, weightedNms, iou, KEYPOINT, type Detection, type Point } from './face/decode.js';
-export { trackFaces, type TrackFacesOptions, type FaceDetectorLike } from './face/face-track.js';
+export { trackFaces, TRACKING, type TrackFacesOptions, type FaceDetectorLike } from './face/face-track.js';
 export { OneEuroFilter, type OneEuroOptions } from './face/one-euro.js';
 export { frameOf, paramsOf, MOUTH_BOX, type FaceFrame, type FaceParams } from './face/mouth-region.js';
 export { createImage, cloneImage, cropResize, clipRect, scaleRect, sampleBilinear, letterboxTensor, type RgbImage, type Rect, type Letterbox } from './image/rgb-image.js';

@@ -6,7 +6,7 @@ import { probe } from '@dub/media';
 import { engineLabel, silentLogger, ValidationError } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { lipSync } from './lip-sync.js';
-import { resolveLipsOptions, LIPS_PROFILES } from './options.js';
+import { detectStride, resolveLipsOptions, LIPS_PROFILES } from './options.js';
 import { LIPS_ENGINES, LIPS_ENGINE_IDS, lipsEngineHost } from './registry.js';
 import { dubbedSpeech, requireBlazeFace, TALKING_HEAD, TINY_WAV2LIP, trim } from './media.test-helper.js';
 import { describeWithMedia } from '../../../test/support/media.js';
@@ -32,12 +32,16 @@ describeWithMedia(['talking-head-480.mp4'], 'lipSync on a real talking head', ()
     it('resolves the two contract models into profiles; rejects bad values', () => {
       const rf = resolveLipsOptions();
       expect(rf.model).toBe('real_face');
-      expect(rf.detectEvery).toBe(LIPS_PROFILES.real_face.detectEvery);
+      expect(rf.detectSeconds).toBe(LIPS_PROFILES.real_face.detectSeconds);
+      expect(rf.detectEvery).toBeUndefined();
+      expect(detectStride(rf, 30)).toBe(8);
+      expect(detectStride(rf, 30000 / 1001)).toBe(7);
       const turbo = resolveLipsOptions({ model: 'real_face_turbo' });
-      expect(turbo.detectEvery).toBe(2 * rf.detectEvery);
+      expect(turbo.detectSeconds).toBe(2 * rf.detectSeconds);
       expect(turbo.workScale).toBe(0.5);
       expect(turbo.trackingRange).toBe('short');
-      expect(resolveLipsOptions({ model: 'real_face_turbo', detectEvery: 1 }).detectEvery).toBe(1);
+      expect(detectStride(resolveLipsOptions({ model: 'real_face_turbo', detectEvery: 1 }), 30)).toBe(1);
+      expect(() => resolveLipsOptions({ detectSeconds: 0 })).toThrow(ValidationError);
       expect(() => resolveLipsOptions({ model: 'fast' as never })).toThrow(ValidationError);
       expect(() => resolveLipsOptions({ workScale: 2 })).toThrow(ValidationError);
       expect(LIPS_ENGINE_IDS).toEqual(['wav2lip', 'viseme-warp']);
@@ -84,7 +88,9 @@ describeWithMedia(['talking-head-480.mp4'], 'lipSync on a real talking head', ()
       const fast = await lipSync({ video: clip, speech: { file: speech }, output: path.join(dir, 'turbo.mp4') }, { model: 'real_face_turbo', sessions, tmpDir: dir });
       expect(fast.engine).toBe('viseme-warp');
       expect(fast.frames).toBe(90);
-      expect(fast.detectedFrames).toBe(Math.ceil(90 / LIPS_PROFILES.real_face_turbo.detectEvery));
+      // key frames every 0.5 s (15 frames), and the frames refinement added where the face moved
+      expect(fast.detectedFrames).toBeGreaterThanOrEqual(Math.ceil(90 / 15));
+      expect(fast.detectedFrames).toBeLessThan(45);
       expect(fast.changedFrames).toBeGreaterThan(30);
       const info = await probe(path.join(dir, 'turbo.mp4'));
       expect(info.audio).toHaveLength(0);

@@ -14,7 +14,7 @@ import { mux, retimeLike, type MuxAudioTrack } from '@dub/media';
 import { BlazeFaceDetector } from './face/blazeface.js';
 import { trackFaces } from './face/face-track.js';
 import { LIPS_ENGINES, lipsEngineHost } from './registry.js';
-import { resolveLipsOptions, type LipsEngineId, type LipsOptions, type ResolvedLipsOptions } from './options.js';
+import { detectStride, resolveLipsOptions, type LipsEngineId, type LipsOptions, type ResolvedLipsOptions } from './options.js';
 import { videoInfo } from './video/video-info.js';
 import { speechFromPictureStart } from './audio/picture-start.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsRenderResult } from './types.js';
@@ -58,7 +58,7 @@ export async function detectFaces(video: string, options: LipsOptions = {}, cont
   const o = resolveLipsOptions(options);
   const ctx = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
   const info = await videoInfo(video, o.media, ctx);
-  return withDetectors(o, async (detector, trackingDetector) => trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, ctx));
+  return withDetectors(o, async (detector, trackingDetector) => trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: detectStride(o, info.fps), analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, ctx));
 }
 
 async function withDetectors<T>(o: ResolvedLipsOptions, fn: (full: BlazeFaceDetector, tracking: BlazeFaceDetector) => Promise<T>): Promise<T> {
@@ -87,7 +87,7 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
     const faces =
       req.faces ??
       (await withDetectors(o, (detector, trackingDetector) =>
-        trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: o.detectEvery, analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
+        trackFaces(info, { ...o.media, detector, trackingDetector, detectEvery: detectStride(o, info.fps), analysisMaxSide: o.analysisMaxSide, smoothing: o.smoothing }, trackCtx),
       ));
     const t1 = performance.now();
     // the speech heard with each frame: from the picture's first frame on the timeline

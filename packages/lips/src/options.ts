@@ -2,10 +2,10 @@
  * Lips options: partial and public (`LipsOptions`), resolved once into a complete internal form.
  * The contract's two lips models are two profiles of the same engines:
  *
- * | profile | detection | detector input when tracking | frames seen by the detector | mouth patch | x264 preset |
+ * | profile | key frames detected | detector input when tracking | frames seen by the detector | mouth patch | x264 preset |
  * |---|---|---|---|---|---|
- * | real_face | every 2nd frame | 256 px (full range) | longest side 640 | full resolution | veryfast |
- * | real_face_turbo | every 4th frame | 128 px (short range) | longest side 360 | half resolution | superfast |
+ * | real_face | every 0.25 s, refined where the face moves | 256 px (full range) | longest side 640 | full resolution | veryfast |
+ * | real_face_turbo | every 0.5 s, refined where the face moves | 128 px (short range) | longest side 360 | half resolution | superfast |
  */
 import { engineChoiceOf, ValidationError, type DeviceChoice, type LipsModel } from '@dub/core';
 import { LIPS_ENGINE_IDS, type LipsEngineId } from './engine-ids.js';
@@ -20,7 +20,8 @@ import type { LipsEncodeOptions } from './types.js';
 export type { LipsEngineId };
 
 export interface LipsProfile {
-  detectEvery: number;
+  /** Seconds between key-frame detections (face-track.ts refines between them where the face moves). */
+  detectSeconds: number;
   trackingRange: BlazeFaceRange;
   analysisMaxSide: number;
   workScale: number;
@@ -28,8 +29,8 @@ export interface LipsProfile {
 }
 
 export const LIPS_PROFILES: Readonly<Record<LipsModel, Readonly<LipsProfile>>> = Object.freeze({
-  real_face: Object.freeze({ detectEvery: 2, trackingRange: 'full', analysisMaxSide: 640, workScale: 1, preset: 'veryfast' }),
-  real_face_turbo: Object.freeze({ detectEvery: 4, trackingRange: 'short', analysisMaxSide: 360, workScale: 0.5, preset: 'superfast' }),
+  real_face: Object.freeze({ detectSeconds: 0.25, trackingRange: 'full', analysisMaxSide: 640, workScale: 1, preset: 'veryfast' }),
+  real_face_turbo: Object.freeze({ detectSeconds: 0.5, trackingRange: 'short', analysisMaxSide: 360, workScale: 0.5, preset: 'superfast' }),
 });
 
 export interface LipsOptions {
@@ -37,7 +38,8 @@ export interface LipsOptions {
   model?: LipsModel;
   /** `auto` (default): wav2lip when its model resolves, else viseme-warp. */
   engine?: LipsEngineId | 'auto';
-  /** Override the profile's values. */
+  /** Override the profile's values: key frames every `detectSeconds`, or every `detectEvery` frames. */
+  detectSeconds?: number;
   detectEvery?: number;
   analysisMaxSide?: number;
   workScale?: number;
@@ -66,7 +68,9 @@ export interface LipsOptions {
 export interface ResolvedLipsOptions {
   model: LipsModel;
   engine: LipsEngineId | 'auto';
-  detectEvery: number;
+  detectSeconds: number;
+  /** Frames between key frames when given; else from `detectSeconds` and the video's rate (`detectStride`). */
+  detectEvery: number | undefined;
   analysisMaxSide: number;
   workScale: number;
   trackingRange: BlazeFaceRange;
@@ -90,14 +94,17 @@ export function resolveLipsOptions(o: LipsOptions = {}): ResolvedLipsOptions {
   const profile = LIPS_PROFILES[model];
   if (!profile) throw new ValidationError(`unknown lips model "${String(model)}" (known: ${Object.keys(LIPS_PROFILES).join(', ')})`, { field: 'lips_model' });
   const engine = engineChoiceOf('engine', o.engine, LIPS_ENGINE_IDS);
-  const detectEvery = o.detectEvery ?? profile.detectEvery;
-  if (!(Number.isInteger(detectEvery) && detectEvery >= 1)) throw new ValidationError(`detectEvery must be an integer >= 1, got ${detectEvery}`, { field: 'detectEvery' });
+  const detectEvery = o.detectEvery;
+  if (detectEvery !== undefined && !(Number.isInteger(detectEvery) && detectEvery >= 1)) throw new ValidationError(`detectEvery must be an integer >= 1, got ${detectEvery}`, { field: 'detectEvery' });
+  const detectSeconds = o.detectSeconds ?? profile.detectSeconds;
+  if (!(detectSeconds > 0 && detectSeconds <= 10)) throw new ValidationError(`detectSeconds must be in (0, 10], got ${detectSeconds}`, { field: 'detectSeconds' });
   const workScale = o.workScale ?? profile.workScale;
   if (!(workScale > 0 && workScale <= 1)) throw new ValidationError(`workScale must be in (0, 1], got ${workScale}`, { field: 'workScale' });
   const shared = { ...(o.modelsDir ? { modelsDir: o.modelsDir } : {}), ...(o.searchDirs ? { searchDirs: o.searchDirs } : {}), ...(o.sessions ? { sessions: o.sessions } : {}), device: o.device ?? 'cpu' };
   return {
     model,
     engine,
+    detectSeconds,
     detectEvery,
     analysisMaxSide: o.analysisMaxSide ?? profile.analysisMaxSide,
     workScale,
@@ -116,4 +123,9 @@ export function resolveLipsOptions(o: LipsOptions = {}): ResolvedLipsOptions {
     media: o.media ?? {},
     tmpDir: o.tmpDir,
   };
+}
+
+/** Frames between key-frame detections for a video at `fps`: `detectEvery`, else `detectSeconds` of frames (at least 1). */
+export function detectStride(o: Pick<ResolvedLipsOptions, 'detectEvery' | 'detectSeconds'>, fps: number): number {
+  return o.detectEvery ?? Math.max(1, Math.round((fps > 0 ? fps : 25) * o.detectSeconds));
 }

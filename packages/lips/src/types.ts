@@ -26,6 +26,8 @@ export interface FaceTrack {
   detectedFrames: number;
   facesFound: number;
   detectionMs: number;
+  /** Of the detected frames, those between key frames (intervals where the face moved, appeared or scored low). */
+  refinedFrames?: number;
 }
 
 /** A word of the dubbed speech with its time in the video (seconds). */

@@ -96,10 +96,11 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
     engineModel: modelId ? { model: modelId.model, sha256: modelId.sha256 } : null,
   };
   // The face track depends on the source video and the profile only: tracked once, reused by every generate.
+  // v2: key frames on a stride in seconds, refined where the face moves (face-track.ts)
   const resolved = resolveLipsOptions({ ...extra, ...where, model });
   const faces = await runner.run<FaceTrack>(
     'faces',
-    { v: 1, source: input.sourceIdentity, model, detectEvery: resolved.detectEvery, analysisMaxSide: resolved.analysisMaxSide, trackingRange: resolved.trackingRange, minFaceScore: resolved.minFaceScore, smoothing: resolved.smoothing },
+    { v: 2, source: input.sourceIdentity, model, detectSeconds: resolved.detectSeconds, detectEvery: resolved.detectEvery ?? null, analysisMaxSide: resolved.analysisMaxSide, trackingRange: resolved.trackingRange, minFaceScore: resolved.minFaceScore, smoothing: resolved.smoothing },
     async (_out, ctx: StageContext) =>
       detectFaces(await input.local(input.sourceKey), { ...extra, ...where, model, sessions: sessionCacheOf(rt.sessions), device: rt.config.device, media: input.media }, { ...ctx, ...(rt.withLimit ? { withLimit: <T>(name: string, fn: () => Promise<T>) => rt.withLimit!(name, fn) } : {}) }),
   );
