@@ -4,7 +4,8 @@
  * @dub/separation and @dub/asr on first use. Each takes files and returns plain data; none
  * knows about blobs, jobs or events.
  */
-import { copyFile } from 'node:fs/promises';
+import { copyFile, mkdtemp } from 'node:fs/promises';
+import path from 'node:path';
 import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/core';
 import type { VadEngineId } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
@@ -145,13 +146,13 @@ export const defaultStages: PrepareStages = {
   },
   async detectSpeech(speech, env, ctx, engine) {
     const { detectSpeech } = await import('@dub/asr');
-    const d = await detectSpeech(speech, { ...asrEnv(env), ...vadChoice(engine) }, ctx);
+    const d = await detectSpeech(await speechAt16k(speech, env, ctx), { ...asrEnv(env), ...vadChoice(engine) }, ctx);
     return { engine: d.engine, duration: d.duration, frameSeconds: d.frameSeconds, regions: d.regions.map((r) => ({ start: r.start, end: r.end, probability: r.probability })) };
   },
   async transcribe(speech, request, env, ctx) {
     const { transcribe } = await import('@dub/asr');
     const t = await transcribe(
-      speech,
+      await speechAt16k(speech, env, ctx),
       {
         locale: request.locale,
         ...(request.sourceSrt !== undefined ? { sourceSrt: request.sourceSrt } : {}),
@@ -166,7 +167,7 @@ export const defaultStages: PrepareStages = {
   async diarize(speech, request, env, ctx) {
     const { diarize } = await import('@dub/asr');
     const d = await diarize(
-      speech,
+      await speechAt16k(speech, env, ctx),
       {
         locale: request.locale,
         segments: request.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words.map((w) => ({ ...w, confidence: w.confidence ?? 1 })) })),
@@ -192,6 +193,40 @@ export const defaultStages: PrepareStages = {
     };
   },
 };
+
+/** Per prepare (its StageEnv), the 16 kHz copy of each speech file the stages read. */
+const speech16 = new WeakMap<StageEnv, Map<string, Promise<string>>>();
+
+/**
+ * `file` as @dub/asr reads a file it is given: a 16 kHz mono pcm16 WAV, made by ffmpeg with the
+ * same call @dub/asr makes (openSpeechAudio), once per prepare: the VAD, the transcription and
+ * the speakers read the same speech track, which each converted again before. A file already in
+ * that form is used as it is (as @dub/asr would).
+ */
+async function speechAt16k(file: string, env: StageEnv, ctx: PartialContext): Promise<string> {
+  let made = speech16.get(env);
+  if (!made) speech16.set(env, (made = new Map()));
+  let p = made.get(file);
+  if (!p) {
+    const m = made;
+    p = (async () => {
+      const { extractAudio, WavReader } = await import('@dub/media');
+      const r = await WavReader.open(file).catch(() => undefined);
+      const ready = r !== undefined && r.sampleRate === SPEECH_RATE && r.channelCount === 1 && r.sampleFormat === 'pcm16';
+      await r?.close();
+      if (ready) return file;
+      const out = path.join(await mkdtemp(path.join(env.tmpDir, 'dub-speech-16k-')), 'speech.wav');
+      await extractAudio(file, out, { sampleRate: SPEECH_RATE, channels: 1, format: 'pcm16' }, ctx);
+      return out;
+    })();
+    made.set(file, p);
+    p.catch(() => m.delete(file));
+  }
+  return p;
+}
+
+/** @dub/asr's SPEECH_SAMPLE_RATE (Hz). */
+const SPEECH_RATE = 16000;
 
 /** The VAD option of an engine id or auto (an unknown id is refused by @dub/asr). */
 function vadChoice(engine: string | undefined): { engine?: 'auto' | VadEngineId } {
