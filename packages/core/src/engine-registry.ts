@@ -38,6 +38,16 @@ export interface Engine {
   dispose(): Promise<void>;
 }
 
+/** What `e` lacks of the Engine contract, one line each (empty: nothing); the stages' conformance kits check it. */
+export function engineContractProblems(e: unknown): string[] {
+  const o = (e ?? {}) as { id?: unknown; label?: unknown; dispose?: unknown };
+  const out: string[] = [];
+  if (typeof o.id !== 'string' || !o.id) out.push('id is not a non-empty string');
+  if (typeof o.label !== 'string' || !o.label.trim()) out.push('label is not a non-empty string');
+  if (typeof o.dispose !== 'function') out.push('dispose() is missing');
+  return out;
+}
+
 /** The one "unknown engine" error: `name` (an environment variable or option) holds `raw`, which is none of `ids` (nor `auto`, where `auto` is false it is not offered). */
 export function unknownEngineError(name: string, raw: string, ids: readonly string[], o: { auto?: boolean } = {}): ValidationError {
   return new ValidationError(`${name}="${raw}" is not an engine: ${o.auto === false ? '' : 'auto, '}${ids.join(', ')}`, { field: name });

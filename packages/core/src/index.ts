@@ -79,7 +79,7 @@ export {
   modelEngineRecord, modelIdentity, type ModelIdentity, recordTerms, type RecordTerms, uncleared
 } from './engines.js';
 export {
-  defineEngineRegistry, type Engine, engineChoiceOf, type EngineEntry, type EngineHost, engineLabel,
+  defineEngineRegistry, type Engine, engineChoiceOf, engineContractProblems, type EngineEntry, type EngineHost, engineLabel,
   type EngineLabel, type EngineModel, engineRecordOf, type EngineRegistry, type EngineRegistryOptions,
   type EngineSupport, type EngineTerms, type EngineWeights, entryTerms, modelEntry, modelSupport, policyOf,
   recordTermsOf, type ResolvedEngine, unknownEngineError

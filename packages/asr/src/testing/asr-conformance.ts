@@ -3,7 +3,7 @@
  * their segment and in order, confidences in [0, 1], no filler tokens, and AbortSignal honoured.
  */
 import { describe, expect, it } from 'vitest';
-import { AbortedError, resolveContext } from '@dub/core';
+import { AbortedError, engineContractProblems, resolveContext } from '@dub/core';
 import type { SpeechAudio } from '../speech-audio.js';
 import type { SpeechRegion } from '../vad/types.js';
 import type { AsrEngine } from '../asr/types.js';
@@ -19,6 +19,7 @@ export interface AsrConformanceOptions {
 
 export function asrConformance(name: string, create: () => Promise<AsrEngine>, o: AsrConformanceOptions): void {
   describe(`ASR engine conformance: ${name}`, () => {
+    it('is an Engine: id, label, dispose()', async () => expect(engineContractProblems(await create())).toEqual([]));
     it('returns well-formed timed segments and words', async () => {
       const e = await create();
       const audio = await o.audio();

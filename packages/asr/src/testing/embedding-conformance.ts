@@ -3,6 +3,7 @@
  * deterministic, and different voices give different vectors.
  */
 import { describe, expect, it } from 'vitest';
+import { engineContractProblems } from '@dub/core';
 import type { SpeakerEmbeddingEngine } from '../speakers/types.js';
 
 export interface EmbeddingConformanceOptions {
@@ -12,6 +13,7 @@ export interface EmbeddingConformanceOptions {
 
 export function embeddingConformance(name: string, create: () => Promise<SpeakerEmbeddingEngine>, o: EmbeddingConformanceOptions): void {
   describe(`speaker embedding conformance: ${name}`, () => {
+    it('is an Engine: id, label, dispose()', async () => expect(engineContractProblems(await create())).toEqual([]));
     it('gives finite vectors of one dimension, deterministically', async () => {
       const e = await create();
       const [a, b] = await o.voices();

@@ -3,6 +3,7 @@
  * Runs inside vitest (import from '@dub/asr/testing').
  */
 import { describe, expect, it } from 'vitest';
+import { engineContractProblems } from '@dub/core';
 import type { VadEngine } from '../vad/types.js';
 
 function tone(seconds: number, freq: number, amp: number): Float32Array {
@@ -18,6 +19,7 @@ export interface VadConformanceOptions {
 
 export function vadConformance(name: string, create: () => Promise<VadEngine>, o: VadConformanceOptions): void {
   describe(`VAD engine conformance: ${name}`, () => {
+    it('is an Engine: id, label, dispose()', async () => expect(engineContractProblems(await create())).toEqual([]));
     it('gives one probability in [0, 1] per frame', async () => {
       const e = await create();
       const n = e.frameSamples * 10;

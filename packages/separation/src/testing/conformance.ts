@@ -13,7 +13,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Progress } from '@dub/core';
+import { engineContractProblems, type Progress } from '@dub/core';
 import { readWav } from '@dub/media';
 import type { SeparationEngine } from '../types.js';
 import { loadMixFixture, makeSpeechMusicMix, type LoadedMixFixture, type MixFixture } from './fixtures.js';
@@ -60,6 +60,8 @@ export function separationConformance(name: string, createEngine: () => Promise<
       await engine?.dispose();
       if (dir) await fs.rm(dir, { recursive: true, force: true });
     });
+
+    it('is an Engine: id, label, dispose()', () => expect(engineContractProblems(engine)).toEqual([]));
 
     it('separates audio in memory into speech and background', async () => {
       const progress: Progress[] = [];

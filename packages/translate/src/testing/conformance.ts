@@ -4,7 +4,7 @@
  * engine's wire format) for one locale pair it supports.
  */
 import { describe, expect, it } from 'vitest';
-import type { Progress } from '@dub/core';
+import { engineContractProblems, type Progress } from '@dub/core';
 import type { Translator } from '../types.js';
 
 export interface ConformanceSubject {
@@ -26,6 +26,8 @@ export function translatorConformance(name: string, opts: ConformanceOptions): v
   describe(`translator conformance: ${name}`, () => {
     const segs = (n: number) =>
       Array.from({ length: n }, (_, i) => ({ id: `seg-${String(i + 1).padStart(4, '0')}`, text: opts.lines[i % opts.lines.length]!, speaker: i % 2 ? 'B' : 'A', duration: 1.5 + (i % 3) }));
+
+    it('is an Engine: id, label, dispose()', async () => expect(engineContractProblems((await opts.create({ maxBatchSegments: 2 })).translator)).toEqual([]));
 
     it('supports its pair', async () => {
       const s = await opts.create({ maxBatchSegments: 2 });

@@ -2,7 +2,7 @@
  * The checks every TtsEngine must pass. Framework-free: each check throws on failure, so a test
  * file runs them as `for (const c of TTS_CONFORMANCE_CHECKS) it(c.name, () => c.run(engine, opts))`.
  */
-import { AbortedError, isDubError, resolveContext } from '@dub/core';
+import { AbortedError, engineContractProblems, isDubError, resolveContext } from '@dub/core';
 import type { PlanarAudio } from '@dub/media';
 import { DEFAULT_VOICE, type SynthesisRequest, type TtsEngine } from '../types.js';
 import { medianPitch } from '../analysis/pitch.js';
@@ -34,6 +34,13 @@ function check(audio: PlanarAudio, engine: TtsEngine): Float32Array {
 const ctx = resolveContext();
 
 export const TTS_CONFORMANCE_CHECKS: readonly ConformanceCheck[] = [
+  {
+    name: 'is an Engine: id, label, dispose()',
+    async run(engine) {
+      const problems = engineContractProblems(engine);
+      if (problems.length) fail(problems.join('; '));
+    },
+  },
   {
     name: 'speaks text as finite mono audio at the declared rate',
     async run(engine, opts) {
