@@ -7,7 +7,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { AbortedError, isDubError, resolveContext } from '@dub/core';
+import { AbortedError, engineContractProblems, isDubError, resolveContext } from '@dub/core';
 import { readFrames } from '../video/frame-reader.js';
 import { videoInfo, type VideoInfo } from '../video/video-info.js';
 import { clipRect, scaleRect } from '../image/rgb-image.js';
@@ -71,6 +71,15 @@ function diffStats(a: Uint8Array, b: Uint8Array, width: number, height: number, 
 }
 
 export const LIPS_CONFORMANCE_CHECKS: readonly LipsConformanceCheck[] = [
+  {
+    name: 'is an Engine: id, label, dispose()',
+    async run(make) {
+      const engine = await make();
+      const problems = engineContractProblems(engine);
+      await engine.dispose?.();
+      if (problems.length) fail(problems.join('; '));
+    },
+  },
   {
     name: 'keeps frame count, size and frame rate',
     async run(make, fx) {
