@@ -127,7 +127,7 @@ describe('dub CLI', () => {
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--tts-engine', 'coqui'], /^dub run: DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, kokoro, chatterbox$/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--lips-engine'], /^dub run: --lips-engine needs a value/],
       [[DUB, '--from', 'en-US', '--to', 'es-ES', '--vad-engine', 'webrtc'], /^dub run: DUB_VAD_ENGINE="webrtc" is not an engine: auto, silero, energy$/],
-      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--separation-engine=spleeter'], /^dub run: DUB_SEPARATION_ENGINE="spleeter" is not an engine: auto, htdemucs, htdemucs-int8, none$/],
+      [[DUB, '--from', 'en-US', '--to', 'es-ES', '--separation-engine=spleeter'], /^dub run: DUB_SEPARATION_ENGINE="spleeter" is not an engine: auto, htdemucs, htdemucs-int8, spleeter-2stems, none$/],
     ];
     for (const [args, msg] of cases) {
       const r = dub(['run', ...args, '--out', out]);
