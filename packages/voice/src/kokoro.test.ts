@@ -175,4 +175,27 @@ describe.skipIf(SKIP_MODEL)('Kokoro-82M v1.0 int8, the real model', () => {
     expect(peak).toBeGreaterThan(0.05);
     expect(peak).toBeLessThanOrEqual(1.5);
   });
+
+  it('speaks the plain model\'s samples exactly: its ConvInteger rewrite (@dub/onnx) changes none', async () => {
+    const text = 'Hola a todos, bienvenidos.';
+    const voice = { ...DEFAULT_VOICE, model: 'em_alex' };
+    const spoken = await engine.synthesize({ text, locale: 'es-ES', speed: 1.2, voice }, ctx);
+    const tokenizer = new KokoroTokenizer(JSON.parse(fs.readFileSync(resolveModelFile(KOKORO_MODEL_ID, 'tokenizer.json', models), 'utf8')));
+    const [chunk] = kokoroChunks(await kokoroPhonemes(text, 'es-ES', ctx), tokenizer);
+    const ids = tokenizer.withPads(chunk!.ids);
+    const plain = await ort().InferenceSession.create(MODEL!, { intraOpNumThreads: 1 });
+    try {
+      const T = ort().Tensor;
+      const out = await plain.run({
+        input_ids: new T('int64', BigInt64Array.from(ids, (x) => BigInt(x)), [1, ids.length]),
+        style: new T('float32', Float32Array.from(styleRow(await engine.voice('em_alex'), chunk!.ids.length)), [1, KOKORO_STYLE_DIM]),
+        speed: new T('float32', new Float32Array([1.2]), [1]),
+      });
+      const wave = out.waveform!.data as Float32Array;
+      expect(spoken.channels[0]!.length).toBe(wave.length);
+      expect(Buffer.from(spoken.channels[0]!.buffer, spoken.channels[0]!.byteOffset, spoken.channels[0]!.byteLength).equals(Buffer.from(wave.buffer, wave.byteOffset, wave.byteLength))).toBe(true);
+    } finally {
+      await plain.release();
+    }
+  });
 });
