@@ -4,7 +4,7 @@
  * implementations they replaced, kept here as references: every output byte must be the same.
  */
 import { describe, expect, it } from 'vitest';
-import { WARP, warpMouth } from './engines/mouth-warp.js';
+import { WARP, warpMouth, warpMouthYuv } from './engines/mouth-warp.js';
 import { frameOf } from './face/mouth-region.js';
 import type { FaceFrame } from './face/mouth-region.js';
 import { featherWeight, smoothstep } from './image/feather.js';
@@ -144,5 +144,47 @@ describe('fast paths give the bytes of the reference implementations', () => {
     }
     expect(compared).toBe(48);
     expect(changedFrames).toBeGreaterThan(30);
+  });
+
+  it('warpMouthYuv: the RGB warp on the planes (within 3 levels after conversion), nothing changed outside the mouth box', () => {
+    const w = 320;
+    const h = 240;
+    const rgb = image(w, h, 5);
+    // BT.601 limited range, as ffmpeg converts rgb24 <-> yuv420p by default
+    const yuv = new Uint8Array((w * h * 3) / 2);
+    const Y = (r: number, g: number, b: number): number => 16 + (65.481 * r + 128.553 * g + 24.966 * b) / 255;
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+      const o = (y * w + x) * 3;
+      yuv[y * w + x] = Math.round(Y(rgb.data[o]!, rgb.data[o + 1]!, rgb.data[o + 2]!));
+    }
+    for (let y = 0; y < h / 2; y++) for (let x = 0; x < w / 2; x++) {
+      let r = 0, g = 0, b = 0;
+      for (const [dx, dy] of [[0, 0], [1, 0], [0, 1], [1, 1]]) {
+        const o = ((2 * y + dy!) * w + 2 * x + dx!) * 3;
+        r += rgb.data[o]! / 4; g += rgb.data[o + 1]! / 4; b += rgb.data[o + 2]! / 4;
+      }
+      yuv[w * h + y * (w / 2) + x] = Math.round(128 + (-37.797 * r - 74.203 * g + 112 * b) / 255);
+      yuv[w * h + (w * h) / 4 + y * (w / 2) + x] = Math.round(128 + (112 * r - 93.786 * g - 18.214 * b) / 255);
+    }
+    const face = frameOf([160, 100, 130, 160, 150, 60]);
+    const a = cloneImage(rgb);
+    expect(warpMouth(a, face, 0.8)).toBe(true);
+    const frame = { width: w, height: h, data: new Uint8Array(yuv) };
+    expect(warpMouthYuv(frame, face, 0.8)).toBe(true);
+    const box = clipRect(face.mouth, w, h);
+    let diff = 0;
+    let n = 0;
+    for (let y = 0; y < h; y++) for (let x = 0; x < w; x++) {
+      const inside = x >= box.x && x < box.x + box.w && y >= box.y && y < box.y + box.h;
+      const i = y * w + x;
+      if (!inside) expect(frame.data[i]).toBe(yuv[i]);
+      else {
+        const o = i * 3;
+        diff += Math.abs(frame.data[i]! - Math.round(Y(a.data[o]!, a.data[o + 1]!, a.data[o + 2]!)));
+        n++;
+      }
+    }
+    expect(diff / n).toBeLessThan(3);
+    expect(warpMouthYuv(frame, face, 0.005)).toBe(false);
   });
 });

@@ -6,6 +6,7 @@ import type { Engine, StageContext } from '@dub/core';
 import type { MediaToolOptions } from '@dub/media';
 import type { FaceFrame } from './face/mouth-region.js';
 import type { RgbImage } from './image/rgb-image.js';
+import type { YuvImage } from './engines/mouth-warp.js';
 import type { VideoInfo } from './video/video-info.js';
 
 /** Runs model work under a named concurrency limit (the worker's `gpu` limit), when given. */
@@ -84,6 +85,11 @@ export interface PreparedLips {
   /** What drives frame `i` besides its face (a mouth amount, a mel window's hash). */
   frameKey(i: number): string | Promise<string>;
   op(frame: RgbImage, face: FaceFrame, index: number): Promise<boolean> | boolean;
+  /**
+   * The same operation on a yuv420p frame (I420 planes, even sizes), when the engine has one: the
+   * frames then go from the decoder to the encoder as they are, never converted to RGB.
+   */
+  opYuv?(frame: YuvImage, face: FaceFrame, index: number): boolean;
   close(): Promise<void>;
 }
 

@@ -17,8 +17,8 @@ import type { StageRunner } from './stage-runner.js';
 
 /** Bump when the lips output changes for the same inputs. */
 // 3: the lips video keeps the source's frame times (retimeLike); 4: its speech drive starts with the picture;
-// 5: a variable frame rate drives each frame by the speech at its own time
-const LIPS_STAGE_VERSION = 5;
+// 5: a variable frame rate drives each frame by the speech at its own time; 6: viseme-warp on yuv420p frames
+const LIPS_STAGE_VERSION = 6;
 
 /**
  * The lips video's chunks as blobs of the asset (`lips-chunk/<key>/chunk.mp4`): a chunk is keyed

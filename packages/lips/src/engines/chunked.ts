@@ -14,6 +14,7 @@ import { reportProgress, throwIfAborted } from '@dub/core';
 import { runFfmpeg } from '@dub/media';
 import { readFrames } from '../video/frame-reader.js';
 import { FrameWriter } from '../video/frame-writer.js';
+import { yuvTransport } from './frame-loop.js';
 import type { VideoInfo } from '../video/video-info.js';
 import type { FaceTrack, LipsContext, LipsRenderOptions, PreparedLips } from '../types.js';
 
@@ -49,12 +50,15 @@ export async function renderChunked(
   ctx: LipsContext,
 ): Promise<ChunkedRenderResult> {
   const total = Math.max(1, faces.frameCount);
+  // an engine with a yuv420p operation gets the decoder's frames as they are (see frame-loop.ts)
+  const yuv = yuvTransport(video, prepared.opYuv);
+  const pixelFormat = yuv ? ('yuv420p' as const) : ('rgb24' as const);
   const size = opts.chunkFrames ?? Math.max(1, Math.round(video.fps * DEFAULT_CHUNK_SECONDS));
   const count = Math.ceil(total / size);
   const keys: string[] = [];
   for (let c = 0; c < count; c++) {
     const h = createHash('sha256');
-    h.update(JSON.stringify({ v: 1, identity: opts.identity, engine: prepared.identity, workScale: opts.workScale, encode: opts.encode, width: video.width, height: video.height, rate: video.rate, start: c * size, size }));
+    h.update(JSON.stringify({ v: 1, ...(yuv ? { pixelFormat } : {}), identity: opts.identity, engine: prepared.identity, workScale: opts.workScale, encode: opts.encode, width: video.width, height: video.height, rate: video.rate, start: c * size, size }));
     for (let i = c * size; i < Math.min(total, (c + 1) * size); i++) {
       const face = faces.frames[Math.min(i, faces.frames.length - 1)] ?? null;
       h.update(JSON.stringify(face));
@@ -94,19 +98,19 @@ export async function renderChunked(
       let got = 0;
       let span = 0;
       let index = renderedSpans[0]!.start;
-      for await (const frame of readFrames(video.file, { ...opts.media, width: video.width, height: video.height, spans: renderedSpans }, ctx)) {
+      for await (const frame of readFrames(video.file, { ...opts.media, width: video.width, height: video.height, spans: renderedSpans, pixelFormat }, ctx)) {
         throwIfAborted(ctx.signal);
         if (index >= renderedSpans[span]!.end) index = renderedSpans[++span]!.start;
         const c = Math.floor(index / size);
         if (c !== chunk) {
           await finish();
           chunk = c;
-          writer = FrameWriter.start(path.join(opts.tmpDir, `chunk-${String(c).padStart(5, '0')}.mp4`), { ...opts.media, width: video.width, height: video.height, rate: video.rate, crf: opts.encode.crf, preset: opts.encode.preset }, ctx);
+          writer = FrameWriter.start(path.join(opts.tmpDir, `chunk-${String(c).padStart(5, '0')}.mp4`), { ...opts.media, width: video.width, height: video.height, rate: video.rate, crf: opts.encode.crf, preset: opts.encode.preset, pixelFormat }, ctx);
         }
         const face = faces.frames[Math.min(index, faces.frames.length - 1)] ?? null;
         if (face) {
           const t0 = performance.now();
-          if (await prepared.op(frame, face, index)) changed++;
+          if (yuv ? prepared.opYuv!(frame, face, index) : await prepared.op(frame, face, index)) changed++;
           engineMs += performance.now() - t0;
         }
         await writer!.write(frame);

@@ -185,3 +185,105 @@ function warpScaled(frame: RgbImage, face: FaceFrame, amount: number, box: Rect,
   }
   return changed;
 }
+
+/** A frame as ffmpeg's yuv420p (I420): the Y plane, then U and V at half width and height. */
+export interface YuvImage {
+  readonly width: number;
+  readonly height: number;
+  readonly data: Uint8Array;
+}
+
+/** The inner-mouth colour (INNER) in BT.601 limited-range Y, U, V: ffmpeg's default for rgb24 <-> yuv420p. */
+const INNER_YUV = [44, 125, 140];
+
+/**
+ * warpMouth on a yuv420p frame, in place: the same displacement, darkening and feathered mask,
+ * computed on each plane at its own resolution (luma at full, chroma at half), so the frame is
+ * never converted to RGB and every pixel outside the mask keeps its decoded value exactly.
+ */
+export function warpMouthYuv(frame: YuvImage, face: FaceFrame, amount: number): boolean {
+  if (Math.abs(amount) < 0.01) return false;
+  const { width, height } = frame;
+  if (width % 2 || height % 2) throw new RangeError(`yuv420p frames have an even size, got ${width}x${height}`);
+  if (clipRect(face.mouth, width, height).w < 4 || clipRect(face.mouth, width, height).h < 4) return false;
+  const cw = width / 2;
+  const ch = height / 2;
+  let changed = warpPlane(frame.data, 0, width, height, 1, face, amount, INNER_YUV[0]!);
+  changed = warpPlane(frame.data, width * height, cw, ch, 2, face, amount, INNER_YUV[1]!) || changed;
+  changed = warpPlane(frame.data, width * height + cw * ch, cw, ch, 2, face, amount, INNER_YUV[2]!) || changed;
+  return changed;
+}
+
+/** One plane (`pw` x `ph` samples at `offset`, each covering `scale` x `scale` frame pixels) of warpMouthYuv. */
+function warpPlane(data: Uint8Array, offset: number, pw: number, ph: number, scale: number, face: FaceFrame, amount: number, innerValue: number): boolean {
+  const { d, mx, my, drop, open, y0, y1, yChin, yEnd } = geometry(face, amount);
+  const m = face.mouth;
+  const box = clipRect({ x: m.x / scale, y: m.y / scale, w: m.w / scale, h: m.h / scale }, pw, ph);
+  if (box.w < 1 || box.h < 1) return false;
+  const hx = m.x + m.w / 2;
+  const hy = m.y + m.h / 2;
+  const wxs = new Float64Array(box.w);
+  const inner = new Float64Array(box.w);
+  const dx2 = new Float64Array(box.w);
+  for (let i = 0; i < box.w; i++) {
+    const x = (box.x + i + 0.5) * scale;
+    const ax = Math.abs(x - mx) / (WARP.halfWidth * d);
+    wxs[i] = ax < 1 ? Math.cos((ax * Math.PI) / 2) ** 2 : 0;
+    const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
+    inner[i] = ai < 1 ? 1 - smoothstep(0.6, 1, ai) : -1;
+    const dx = (x - hx) / (m.w / 2);
+    dx2[i] = dx * dx;
+  }
+  const patch = new Uint8Array(box.w * box.h);
+  const alpha = new Float32Array(box.w * box.h);
+  const lastRow = ph - 1;
+  for (let j = 0; j < box.h; j++) {
+    const y = (box.y + j + 0.5) * scale;
+    const g = y < yChin ? smoothstep(y0, y1, y) : 1 - smoothstep(yChin, yEnd, y);
+    const dyc = (y - hy) / (m.h / 2);
+    const dy2 = dyc * dyc;
+    for (let i = 0; i < box.w; i++) {
+      const k = j * box.w + i;
+      const a = 1 - smoothstep(1 - 0.35, 1, Math.sqrt(dx2[i]! + dy2));
+      alpha[k] = a;
+      if (a <= 0) continue;
+      const wx = wxs[i]!;
+      const sy = y - drop * wx * g;
+      let dark = 0;
+      if (open > 0 && inner[i]! >= 0) {
+        const gapTop = my + 0.03 * d;
+        const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
+        const mid = (gapTop + gapBottom) / 2;
+        const half = (gapBottom - gapTop) / 2;
+        if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * inner[i]!;
+      }
+      // the plane's rows around sy (in plane samples), clamped
+      let fy = sy / scale - 0.5;
+      if (fy < 0) fy = 0;
+      if (fy > lastRow) fy = lastRow;
+      const r0 = Math.floor(fy);
+      const r1 = r0 + 1 < ph ? r0 + 1 : r0;
+      const ay = fy - r0;
+      const p = data[offset + r0 * pw + box.x + i]!;
+      const q = data[offset + r1 * pw + box.x + i]!;
+      const v = p * (1 - ay) + q * ay;
+      patch[k] = v + (innerValue - v) * dark + 0.5;
+    }
+  }
+  let changed = false;
+  for (let j = 0; j < box.h; j++) {
+    const row = offset + (box.y + j) * pw + box.x;
+    for (let i = 0; i < box.w; i++) {
+      const k = j * box.w + i;
+      const a = alpha[k]!;
+      if (a <= 0) continue;
+      const src = data[row + i]!;
+      const nv = Math.round(src + (patch[k]! - src) * a);
+      if (nv !== src) {
+        data[row + i] = nv;
+        changed = true;
+      }
+    }
+  }
+  return changed;
+}

@@ -12,7 +12,8 @@ import { frameLevels, speechWav } from '../audio/speech-envelope.js';
 import type { VideoInfo } from '../video/video-info.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
-import { warpMouth } from './mouth-warp.js';
+import { warpMouth, warpMouthYuv, type YuvImage } from './mouth-warp.js';
+import type { FaceFrame } from '../face/mouth-region.js';
 
 export interface VisemeWarpOptions {
   openness?: OpennessOptions;
@@ -50,7 +51,9 @@ export class VisemeWarpEngine implements LipsEngine {
   async render(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, output: string, opts: LipsRenderOptions, context: LipsContext): Promise<LipsRenderResult> {
     const ctx = { ...resolveContext(context), ...(context.withLimit ? { withLimit: context.withLimit } : {}) };
     const amounts = await mouthAmounts(video, speech, faces.frameCount, { ...this.opts, tmpDir: opts.tmpDir, media: opts.media }, ctx);
-    return transformFrames(video, faces, output, opts, (frame, face, i) => warpMouth(frame, face, amounts[Math.min(i, amounts.length - 1)] ?? 0, opts.workScale), ctx);
+    const at = (i: number): number => amounts[Math.min(i, amounts.length - 1)] ?? 0;
+    // at full resolution the frames stay yuv420p from decoder to encoder (warpMouthYuv)
+    return transformFrames(video, faces, output, opts, (frame, face, i) => warpMouth(frame, face, at(i), opts.workScale), ctx, opts.workScale >= 1 ? (frame, face, i) => warpMouthYuv(frame, face, at(i)) : undefined);
   }
 
   async prepare(video: VideoInfo, speech: DubbedSpeech, faces: FaceTrack, opts: LipsRenderOptions, context: LipsContext): Promise<PreparedLips> {
@@ -61,6 +64,7 @@ export class VisemeWarpEngine implements LipsEngine {
       identity: JSON.stringify({ engine: this.id, openness: this.opts.openness ?? null, visemes: this.opts.visemes ?? true }),
       frameKey: (i) => String(at(i)),
       op: (frame, face, i) => warpMouth(frame, face, at(i), opts.workScale),
+      ...(opts.workScale >= 1 ? { opYuv: (frame: YuvImage, face: FaceFrame, i: number) => warpMouthYuv(frame, face, at(i)) } : {}),
       close: async () => undefined,
     };
   }

@@ -19,20 +19,28 @@ export interface ReadFramesOptions extends MediaToolOptions {
    * are decoded and dropped inside ffmpeg, not converted or piped); ignored with `every`.
    */
   spans?: readonly { start: number; end: number }[];
+  /**
+   * rgb24 (default; frames are RgbImage) or yuv420p: the decoder's own planes (I420, even sizes
+   * only), no colour conversion, half the bytes.
+   */
+  pixelFormat?: 'rgb24' | 'yuv420p';
 }
 
 export async function* readFrames(file: string, opts: ReadFramesOptions, context: PartialContext = {}): AsyncGenerator<RgbImage> {
   const ctx = resolveContext(context);
   throwIfAborted(ctx.signal);
   const { width, height } = opts;
-  const frameBytes = width * height * 3;
+  const yuv = opts.pixelFormat === 'yuv420p';
+  if (yuv && (width % 2 || height % 2)) throw new RangeError(`yuv420p frames have an even size, got ${width}x${height}`);
+  const frameBytes = yuv ? (width * height * 3) / 2 : width * height * 3;
+  const newFrame = (): RgbImage => (yuv ? { width, height, data: new Uint8Array(frameBytes) } : createImage(width, height));
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   const filters: string[] = [];
   if ((opts.every ?? 1) > 1) filters.push(`select=not(mod(n\\,${opts.every}))`);
   else if (opts.spans) filters.push(`select=${opts.spans.length ? opts.spans.map((r) => `between(n\\,${r.start}\\,${r.end - 1})`).join('+') : '0'}`);
   filters.push(`scale=${width}:${height}:flags=bilinear`);
-  const args = ['-i', file, '-map', '0:v:0', '-an', '-sn', '-vf', filters.join(','), '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', 'rgb24', 'pipe:1'];
+  const args = ['-i', file, '-map', '0:v:0', '-an', '-sn', '-vf', filters.join(','), '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', yuv ? 'yuv420p' : 'rgb24', 'pipe:1'];
   const pipe = new PassThrough({ highWaterMark: Math.max(frameBytes * 2, 1 << 16) });
   let failure: unknown;
   const done = runFfmpeg(args, { ...opts, stage: 'decode_frames', stdout: pipe, progress: false }, { ...ctx, signal }).then(
@@ -41,7 +49,7 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
       failure = e;
     },
   );
-  let frame = createImage(width, height);
+  let frame = newFrame();
   let fill = 0;
   let finishedEarly = true;
   try {
@@ -54,7 +62,7 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
         at += n;
         if (fill === frameBytes) {
           yield frame;
-          frame = createImage(width, height);
+          frame = newFrame();
           fill = 0;
         }
       }

@@ -17,6 +17,8 @@ export interface FrameWriterOptions extends MediaToolOptions {
   /** x264 CRF (default 18) and preset (default "veryfast"). */
   crf?: number;
   preset?: string;
+  /** The frames' layout: rgb24 (default) or yuv420p (I420, written as it is). */
+  pixelFormat?: 'rgb24' | 'yuv420p';
   /** Expected frame count, for progress (optional). */
   frames?: number;
 }
@@ -34,13 +36,14 @@ export class FrameWriter {
     context: PartialContext,
   ) {
     const ctx = resolveContext(context);
-    const frameBytes = opts.width * opts.height * 3;
+    const yuv = opts.pixelFormat === 'yuv420p';
+    const frameBytes = yuv ? (opts.width * opts.height * 3) / 2 : opts.width * opts.height * 3;
     this.pipe = new PassThrough({ highWaterMark: Math.max(frameBytes * 2, 1 << 16) });
     this.pipe.on('error', () => undefined); // writes after a failure: the failure is reported instead
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, this.stop.signal]) : this.stop.signal;
     const even = opts.width % 2 === 0 && opts.height % 2 === 0;
     const args = [
-      '-f', 'rawvideo', '-pix_fmt', 'rgb24', '-s', `${opts.width}x${opts.height}`, '-framerate', opts.rate, '-i', 'pipe:0',
+      '-f', 'rawvideo', '-pix_fmt', yuv ? 'yuv420p' : 'rgb24', '-s', `${opts.width}x${opts.height}`, '-framerate', opts.rate, '-i', 'pipe:0',
       '-an', '-c:v', 'libx264', '-preset', opts.preset ?? 'veryfast', '-crf', String(opts.crf ?? 18),
       '-pix_fmt', even ? 'yuv420p' : 'yuv444p', '-r', opts.rate, '-movflags', '+faststart', output,
     ];
