@@ -8,7 +8,7 @@
  */
 import path from 'node:path';
 import { engineChoiceOf, ValidationError, languageOf, parseDevice, type DeviceChoice } from '@dub/core';
-import { ENGINE_IDS, type ConcreteEngineId, type EngineId } from './engine-ids.js';
+import { CONCRETE_ENGINE_IDS, type EngineId } from './engine-ids.js';
 
 type Env = Record<string, string | undefined>;
 
@@ -29,11 +29,9 @@ export interface TranslateConfig {
   m2m100: { model: string; modelsDir: string | undefined; device: DeviceChoice; threads: number; beams: number | undefined };
 }
 
-const CONCRETE_IDS = ENGINE_IDS.filter((id): id is ConcreteEngineId => id !== 'auto');
-
 /** The engine a variable names (unset: auto); an unknown one is @dub/core's one "is not an engine" error. */
 function engineVar(env: Env, name: string): EngineId {
-  return engineChoiceOf(name, env[name], CONCRETE_IDS);
+  return engineChoiceOf(name, env[name], CONCRETE_ENGINE_IDS);
 }
 
 function numVar(env: Env, name: string, def: number | undefined, check: (n: number) => boolean, what: string): number | undefined {

@@ -9,7 +9,7 @@
 import { ModelMissingError, defineEngineRegistry, resolveModelFile, type EngineHost, type EngineRegistry } from '@dub/core';
 import type { BaseTranslatorOptions } from './base-translator.js';
 import type { TranslateConfig } from './config.js';
-import type { EngineId } from './engine-ids.js';
+import { CONCRETE_ENGINE_IDS, type EngineId } from './engine-ids.js';
 import { M2M100_FILES, M2M100_MODEL_ID } from './engines/m2m100/files.js';
 import { M2M100_GAPS, m2m100Code } from './engines/m2m100/languages.js';
 import type { Translator } from './types.js';
@@ -20,6 +20,7 @@ const configured = (what: string) => () => ({ ok: true as const, reason: `${what
 export const TRANSLATE_ENGINES: EngineRegistry<Translator, TranslateConfig> = defineEngineRegistry<Translator, TranslateConfig>({
   stage: 'translation',
   envVar: 'DUB_TRANSLATE_ENGINE',
+  ids: CONCRETE_ENGINE_IDS,
   // `auto` is the offline default (per pair: auto.ts); the services run only when named
   preference: ['apertium', 'm2m100'],
   entries: [
