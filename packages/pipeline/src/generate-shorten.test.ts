@@ -144,6 +144,13 @@ describe('shorter lines', () => {
     expect(r.record.reason).toMatch(/none of m2m100's 2 alternatives is shorter/);
   });
 
+  it("apertium for the pair: the offline model's n-best where it is installed; here (not fetched) the reason says what would", async () => {
+    const dirs = { DUB_TRANSLATE_M2M100_MODEL: 'm2m100-not-here' };
+    const shortener = await shortenerFor(script, loadTranslateConfig({ DUB_TRANSLATE_ENGINE: 'apertium', ...dirs }), cache, ctx);
+    expect(shortener).toMatchObject({ engine: 'apertium', possible: false });
+    expect(shortener.reason).toMatch(/apertium translates at its own length.*M2M100's n-best would, where it serves the pair \(here: /);
+  });
+
   it('an engine that neither takes a budget nor ranks alternatives: nothing asked, and the record says why', async () => {
     const plain: Translator = { id: 'apertium', label: 'Apertium', engine: 'apertium', dispose: async () => {}, lengthBudget: false, supports: async () => ({ supported: true }), translate: async (r) => r.segments.map((s) => ({ id: s.id, text: LONG })) };
     const shortener = shortenerOf(plain, script, cache, ctx);

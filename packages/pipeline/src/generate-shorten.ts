@@ -6,8 +6,9 @@
  *   - `n_best`: an engine that ranks several translations (Translator.nbest: an offline model's
  *     beam search) gives its NBEST_SIZE best; the best-ranked one within the budget is taken, else
  *     the shortest, as long as it is shorter than the script's line.
- * Engines that do neither (apertium, DeepL, LibreTranslate) cannot: the shortener says so, and the
- * report records it for every line that would have needed it. Each request is a cached artifact
+ * Where the pair's engine does neither (apertium, DeepL, LibreTranslate), the offline model's
+ * n-best (M2M100) gives the shorter line when it is installed and serves the pair (the record names
+ * it); else the shortener says why not, and the report records it for every line that needed one. Each request is a cached artifact
  * (engine, pair, text, budget or n). `shortenLine` asks, speaks the shorter text, and writes the
  * report's `shortening` record: what was tried, and whether the shorter line is spoken.
  */
@@ -44,7 +45,7 @@ export interface Shortener {
 const firstLine = (e: unknown): string => String((e as Error)?.message ?? e).split('\n')[0]!;
 
 export async function shortenerFor(script: VersionScript, config: TranslateConfig | undefined, cache: ArtifactCache, ctx: StageContext): Promise<Shortener> {
-  const { engineForPair, loadTranslateConfig, translatorForPair } = await import('@dub/translate');
+  const { createTranslator, engineForPair, loadTranslateConfig, translatorForPair } = await import('@dub/translate');
   const cfg = config ?? loadTranslateConfig(process.env);
   const source = script.source_locale;
   const target = script.target_locale;
@@ -55,7 +56,21 @@ export async function shortenerFor(script: VersionScript, config: TranslateConfi
     const engine = engineForPair(cfg, source, target).engine;
     return refuse(engine, `no shorter line is possible: ${engine} cannot translate ${source} -> ${target} here (${firstLine(e)})`);
   }
-  return shortenerOf(translator, script, cache, ctx);
+  const own = shortenerOf(translator, script, cache, ctx);
+  if (own.possible || translator.id === 'm2m100') return own;
+  // The pair's engine cannot (apertium): the offline model's n-best, where it is installed and serves the pair.
+  try {
+    const m2m100 = await createTranslator('m2m100', cfg);
+    const support = await m2m100.supports(source, target);
+    if (support.supported && m2m100.nbest) {
+      const s = shortenerOf(m2m100, script, cache, ctx);
+      return { ...s, reason: `${translator.id} translates ${source} -> ${target} at its own length; ${s.reason}` };
+    }
+    await m2m100.dispose();
+    return { ...own, reason: `${own.reason}; M2M100's n-best would, where it serves the pair (here: ${support.reason ?? 'unsupported'})` };
+  } catch (e) {
+    return { ...own, reason: `${own.reason}; M2M100's n-best would, where it serves the pair (here: ${firstLine(e)})` };
+  }
 }
 
 function refuse(engine: string, reason: string): Shortener {
