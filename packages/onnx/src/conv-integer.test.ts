@@ -4,8 +4,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { convIntegerAsMatMul, convIntegerModelFile } from './conv-integer.js';
-import { SessionCache, tensorF32 } from './onnx.js';
+import { convIntegerAsMatMul, convIntegerModelFile, int8GemmExact } from './conv-integer.js';
+import { ort, SessionCache, tensorF32 } from './onnx.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // made by scripts/make-conv-integer-fixture.py: eight ConvInteger nodes on one quantized input
@@ -43,14 +43,23 @@ describe('ConvInteger as MatMulInteger', () => {
       const b = await rewritten.get(fixture, { convIntegerAsMatMul: true });
       // the rewrite was kept in the cache folder, with its record
       const kept = fs.readdirSync(path.join(tmp, 'dub', 'derived'));
-      expect(kept.some((f) => f.endsWith('.conv-as-matmul.onnx'))).toBe(true);
+      expect(kept.some((f) => /\.conv-as-matmul-[su]8\.onnx$/.test(f))).toBe(true);
+      // uint8 weights (exact on every CPU); int8 ones where this CPU's u8s8 GEMM is exact (VNNI, AMX)
+      const variants: [string, { run(f: Record<string, ReturnType<typeof tensorF32>>): Promise<Record<string, { dims: readonly number[]; data: unknown }>> }][] = [['cache', b]];
+      for (const int8Weights of int8GemmExact() ? [false, true] : [false]) {
+        const made = await convIntegerModelFile(fixture, { dir: path.join(tmp, 'variants'), int8Weights });
+        const s = await ort().InferenceSession.create(made.file!, { intraOpNumThreads: 1 });
+        variants.push([int8Weights ? 'int8 weights' : 'uint8 weights', s]);
+      }
       for (const [length, seed] of [[6, 3], [9, 5], [50, 11], [301, 13]] as const) {
         const feeds = { x: tensorF32(input(length, seed), [1, 8, length]) };
         const ya = await a.run(feeds);
-        const yb = await b.run(feeds);
-        for (const name of a.outputNames) {
-          expect(yb[name]!.dims, `${name} at length ${length}`).toEqual(ya[name]!.dims);
-          expect(Array.from(yb[name]!.data as Int32Array), `${name} at length ${length}`).toEqual(Array.from(ya[name]!.data as Int32Array));
+        for (const [variant, model] of variants) {
+          const yb = await model.run(feeds);
+          for (const name of a.outputNames) {
+            expect(yb[name]!.dims, `${variant}: ${name} at length ${length}`).toEqual(ya[name]!.dims);
+            expect(Array.from(yb[name]!.data as Int32Array), `${variant}: ${name} at length ${length}`).toEqual(Array.from(ya[name]!.data as Int32Array));
+          }
         }
       }
     } finally {

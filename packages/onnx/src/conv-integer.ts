@@ -13,10 +13,17 @@
  *   k*dilation, step = stride) -> Concat [N, L', K*C] -> MatMulInteger(., W', x_zp, w_zp')
  *   -> [N, L', O] int32 -> Transpose -> [N, O, L'] int32, the ConvInteger's output.
  *
- * W'[k*C + c, o] = W[o, c, k] - 128 as int8 and w_zp' = w_zp - 128: (w - 128) - (w_zp - 128) is
- * w - w_zp, so every int32 sum is the one ConvInteger computes, and the model's output is
- * bit-identical (checked on Kokoro in conv-integer.test.ts and packages/voice). The padded values
- * are the input's zero point, as ConvInteger pads. Nothing else of the model changes.
+ * W'[k*C + c, o] = W[o, c, k], and the padded values are the input's zero point, as ConvInteger
+ * pads: every int32 sum is the one ConvInteger computes, and the model's output is bit-identical
+ * (conv-integer.test.ts; on Kokoro, packages/voice kokoro.test.ts). Nothing else of the model
+ * changes.
+ *
+ * Weights as int8 (`int8Weights`, where `int8GemmExact()`): W' - 128 as int8 and w_zp - 128, the
+ * same differences w - w_zp, so MLAS takes its u8s8 kernels (about twice as fast again here).
+ * Those are exact only where the CPU sums u8*s8 products straight into int32 (x86 VNNI: vpdpbusd,
+ * or AMX); on AVX2/AVX-512 CPUs without VNNI MLAS's u8s8 kernel adds pairs of products in int16
+ * with saturation (vpmaddubsw: 2 x 255 x 127 > 32767), so there the weights stay uint8 (u8u8, the
+ * kernel ConvInteger itself runs).
  *
  * The model is read and written with a minimal protobuf walker: the fields it does not touch are
  * copied byte for byte. `convIntegerModelFile` keeps the rewritten model in the user's cache
@@ -280,7 +287,8 @@ export interface ConvIntegerRewrite {
  * Rewrite the model's 1-D ConvInteger nodes into MatMulInteger with constant int8 weights (see
  * the file's comment); the output of the model is unchanged, bit for bit.
  */
-export function convIntegerAsMatMul(model: Uint8Array): ConvIntegerRewrite {
+export function convIntegerAsMatMul(model: Uint8Array, opts: { int8Weights?: boolean } = {}): ConvIntegerRewrite {
+  const int8 = opts.int8Weights ?? false;
   let graphField: Field | undefined;
   for (const f of fields(model)) if (f.no === MODEL_GRAPH && f.wire === 2) graphField = f;
   if (!graphField) return { bytes: model, rewritten: 0, kept: 0 };
@@ -331,16 +339,17 @@ export function convIntegerAsMatMul(model: Uint8Array): ConvIntegerRewrite {
     }
     const p = `${prefix}${k++}_`;
     const { O, C, K, dilation, stride, pads, weight, zeroPoint } = plan;
-    // W'[k*C + c, o] = W[o, c, k] - 128 (int8), w_zp' = w_zp - 128
-    const wt = new Int8Array(K * C * O);
+    // W'[k*C + c, o] = W[o, c, k] (uint8), or W[o, c, k] - 128 with w_zp - 128 (int8: the same w - w_zp)
+    const shift = int8 ? 128 : 0;
+    const wt = new Uint8Array(K * C * O);
     for (let o = 0; o < O; o++) {
       for (let c = 0; c < C; c++) {
         const base = (o * C + c) * K;
-        for (let j = 0; j < K; j++) wt[(j * C + c) * O + o] = weight[base + j]! - 128;
+        for (let j = 0; j < K; j++) wt[(j * C + c) * O + o] = (weight[base + j]! - shift) & 0xff;
       }
     }
-    newInitializers.push(tensor(`${p}W`, INT8, [K * C, O], new Uint8Array(wt.buffer)));
-    newInitializers.push(tensor(`${p}w_zp`, INT8, [], Uint8Array.of((zeroPoint - 128) & 0xff)));
+    newInitializers.push(tensor(`${p}W`, int8 ? INT8 : UINT8, [K * C, O], wt));
+    newInitializers.push(tensor(`${p}w_zp`, int8 ? INT8 : UINT8, [], Uint8Array.of((zeroPoint - shift) & 0xff)));
     const [x, , xzp] = n.inputs as [string, string, string, string];
     const out: Writer[] = [];
     out.push(node('Transpose', [x], [`${p}xt`], `${p}transpose_in`, [{ name: 'perm', ints: [0, 2, 1] }]));
@@ -442,6 +451,27 @@ function planConv(model: Uint8Array, n: NodeInfo, initializers: Map<string, Fiel
   return { O, C, K, dilation: dil[0]!, stride: str_[0]!, pads: [pads[0]!, pads[1]!], weight: w.raw, zeroPoint: zero };
 }
 
+let exact: boolean | undefined;
+/**
+ * Whether MLAS's u8s8 integer GEMM sums exactly on this CPU: x86-64 with AVX-512 VNNI, AVX-VNNI
+ * or AMX int8 (Linux: /proc/cpuinfo's flags). Elsewhere (AVX2 alone, ARM, other systems) false:
+ * int8 weights could saturate there, so the rewrite keeps uint8 ones.
+ */
+export function int8GemmExact(): boolean {
+  if (exact === undefined) {
+    exact = false;
+    if (process.arch === 'x64' && process.platform === 'linux') {
+      try {
+        const flags = /^flags\s*:(.*)$/m.exec(fs.readFileSync('/proc/cpuinfo', 'utf8'))?.[1]?.split(/\s+/) ?? [];
+        exact = flags.includes('avx512_vnni') || flags.includes('avx_vnni') || flags.includes('amx_int8');
+      } catch {
+        exact = false;
+      }
+    }
+  }
+  return exact;
+}
+
 /** Bump when the rewrite's output changes: cached files of an older version are not used. */
 export const CONV_INTEGER_REWRITE_VERSION = 1;
 
@@ -468,12 +498,13 @@ export interface ConvIntegerModel {
  * version; otherwise made now and stored there (written whole, then renamed into place). Where
  * the folder cannot be written, the rewritten bytes are returned instead.
  */
-export async function convIntegerModelFile(file: string, opts: { dir?: string } = {}): Promise<ConvIntegerModel> {
+export async function convIntegerModelFile(file: string, opts: { dir?: string; int8Weights?: boolean } = {}): Promise<ConvIntegerModel> {
   const st = await fsp.stat(file);
   const dir = opts.dir ?? derivedModelsDir();
+  const int8 = opts.int8Weights ?? int8GemmExact();
   const id = crypto.createHash('sha256').update(`${path.resolve(file)}|${st.size}|${st.mtimeMs}|v${CONV_INTEGER_REWRITE_VERSION}`).digest('hex').slice(0, 16);
   const stem = path.basename(file).replace(/\.onnx$/i, '');
-  const target = path.join(dir, `${stem}.${id}.conv-as-matmul.onnx`);
+  const target = path.join(dir, `${stem}.${id}.conv-as-matmul-${int8 ? 's8' : 'u8'}.onnx`);
   const record = `${target}.json`;
   try {
     const r = JSON.parse(await fsp.readFile(record, 'utf8')) as { rewritten: number; kept: number };
@@ -482,7 +513,7 @@ export async function convIntegerModelFile(file: string, opts: { dir?: string } 
   } catch {
     // not made yet
   }
-  const r = convIntegerAsMatMul(new Uint8Array(await fsp.readFile(file)));
+  const r = convIntegerAsMatMul(new Uint8Array(await fsp.readFile(file)), { int8Weights: int8 });
   try {
     await fsp.mkdir(dir, { recursive: true });
     const part = `${target}.${process.pid}.part`;
@@ -490,7 +521,7 @@ export async function convIntegerModelFile(file: string, opts: { dir?: string } 
       await fsp.writeFile(part, r.bytes);
       await fsp.rename(part, target);
     }
-    await fsp.writeFile(`${record}.${process.pid}.part`, JSON.stringify({ source: path.resolve(file), size: st.size, mtimeMs: st.mtimeMs, version: CONV_INTEGER_REWRITE_VERSION, rewritten: r.rewritten, kept: r.kept }));
+    await fsp.writeFile(`${record}.${process.pid}.part`, JSON.stringify({ source: path.resolve(file), size: st.size, mtimeMs: st.mtimeMs, version: CONV_INTEGER_REWRITE_VERSION, int8Weights: int8, rewritten: r.rewritten, kept: r.kept }));
     await fsp.rename(`${record}.${process.pid}.part`, record);
   } catch {
     return r.rewritten > 0 ? { bytes: r.bytes, rewritten: r.rewritten, kept: r.kept, made: true } : { file, rewritten: 0, kept: r.kept, made: true };

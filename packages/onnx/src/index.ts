@@ -5,4 +5,4 @@
  * voice). core, srt and studio do not pull in onnxruntime-node (test/package-graph.test.ts).
  */
 export * from './onnx.js';
-export { convIntegerAsMatMul, convIntegerModelFile, derivedModelsDir, CONV_INTEGER_REWRITE_VERSION, type ConvIntegerRewrite, type ConvIntegerModel } from './conv-integer.js';
+export { convIntegerAsMatMul, convIntegerModelFile, derivedModelsDir, int8GemmExact, CONV_INTEGER_REWRITE_VERSION, type ConvIntegerRewrite, type ConvIntegerModel } from './conv-integer.js';
