@@ -70,6 +70,7 @@ export {
   type Expected, type LockEntry
 } from './model-fetch.js';
 export { Crc32, crc32 } from './crc32.js';
+export { exitIfStillRunning, retryingOnce, settlesWithin } from './async.js';
 export {
   type Commercial, COMMERCIAL_VALUES, licenseId, MODEL_POLICIES, type ModelPolicy, ModelPolicyError,
   modelPolicyFromEnv, type ModelTerms, policyAllows, termsLine, termsProblems

@@ -170,29 +170,14 @@ export class Fft {
     const n = this.size;
     const m = this.m;
     const { chirpRe: cr, chirpIm: ci, kernelRe: kr, kernelIm: ki, workRe: ar, workIm: ai } = t;
-    for (let k = 0; k < n; k++) {
-      const xr = re[k]!, xi = im[k]!;
-      const wr = cr[k]!, wi = ci[k]!;
-      ar[k] = xr * wr - xi * wi;
-      ai[k] = xr * wi + xi * wr;
-    }
+    multiply(re, im, cr, ci, ar, ai, n);
     ar.fill(0, n);
     ai.fill(0, n);
     this.radix2(ar, ai);
-    for (let k = 0; k < m; k++) {
-      const xr = ar[k]!, xi = ai[k]!;
-      const wr = kr[k]!, wi = ki[k]!;
-      ar[k] = xr * wr - xi * wi;
-      ai[k] = xr * wi + xi * wr;
-    }
+    multiply(ar, ai, kr, ki, ar, ai, m);
     // Inverse (unscaled: the kernel carries 1/m) as the forward transform of the swapped parts.
     this.radix2(ai, ar);
-    for (let k = 0; k < n; k++) {
-      const xr = ar[k]!, xi = ai[k]!;
-      const wr = cr[k]!, wi = ci[k]!;
-      re[k] = xr * wr - xi * wi;
-      im[k] = xr * wi + xi * wr;
-    }
+    multiply(ar, ai, cr, ci, re, im, n);
   }
 
   /** Forward radix-2 transform of the first m values of `re` and `im`, in place. */
@@ -286,4 +271,14 @@ export function hannWindow(size: number, periodic = true): Float64Array {
   }
   for (let i = 0; i < size; i++) w[i] = 0.5 - 0.5 * Math.cos((2 * Math.PI * i) / period);
   return w;
+}
+
+/** out_k = a_k * b_k (complex) for k < n; `out` may be `a`. */
+function multiply(ar: Float64Array, ai: Float64Array, br: Float64Array, bi: Float64Array, outR: Float64Array, outI: Float64Array, n: number): void {
+  for (let k = 0; k < n; k++) {
+    const xr = ar[k]!, xi = ai[k]!;
+    const wr = br[k]!, wi = bi[k]!;
+    outR[k] = xr * wr - xi * wi;
+    outI[k] = xr * wi + xi * wr;
+  }
 }

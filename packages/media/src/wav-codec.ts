@@ -109,6 +109,20 @@ function decodeSlow(bytes: Uint8Array, format: WavSampleFormat, channels: number
   }
 }
 
+/** Frames [start, start + frames) of planar `channels` into `dst`, interleaved, scaled by `full` and clamped to [-full, full - 1] (NaN becomes 0). */
+function interleaveInts<A extends Int16Array | Int32Array>(channels: readonly Float32Array[], dst: A, full: number, start: number, frames: number): A {
+  const ch = channels.length;
+  const max = full - 1;
+  for (let c = 0; c < ch; c++) {
+    const src = channels[c]!;
+    for (let i = 0, j = c; i < frames; i++, j += ch) {
+      const v = Math.round(src[start + i]! * full);
+      dst[j] = v > max ? max : v < -full ? -full : v;
+    }
+  }
+  return dst;
+}
+
 /** Encode frames [start, start + frames) of planar `channels` into interleaved bytes. */
 export function encodeFrames(channels: readonly Float32Array[], format: WavWriteFormat, start = 0, frames = channels[0]?.length ?? 0): Buffer {
   const ch = channels.length;
@@ -122,28 +136,10 @@ export function encodeFrames(channels: readonly Float32Array[], format: WavWrite
       }
       return toBuffer(dst);
     }
-    case 'pcm16': {
-      const dst = new Int16Array(n);
-      for (let c = 0; c < ch; c++) {
-        const src = channels[c]!;
-        for (let i = 0, j = c; i < frames; i++, j += ch) {
-          const v = Math.round(src[start + i]! * 32768);
-          dst[j] = v > 32767 ? 32767 : v < -32768 ? -32768 : v; // NaN becomes 0
-        }
-      }
-      return toBuffer(dst);
-    }
-    case 'pcm32': {
-      const dst = new Int32Array(n);
-      for (let c = 0; c < ch; c++) {
-        const src = channels[c]!;
-        for (let i = 0, j = c; i < frames; i++, j += ch) {
-          const v = Math.round(src[start + i]! * 2147483648);
-          dst[j] = v > 2147483647 ? 2147483647 : v < -2147483648 ? -2147483648 : v;
-        }
-      }
-      return toBuffer(dst);
-    }
+    case 'pcm16':
+      return toBuffer(interleaveInts(channels, new Int16Array(n), 32768, start, frames));
+    case 'pcm32':
+      return toBuffer(interleaveInts(channels, new Int32Array(n), 2147483648, start, frames));
     case 'pcm24': {
       const dst = Buffer.alloc(n * 3);
       for (let c = 0; c < ch; c++) {

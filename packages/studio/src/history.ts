@@ -27,19 +27,20 @@ export class EditHistory<T> {
 
   /** The state to go back to, given the current one (which redo then restores); undefined when there is none. */
   undo(current: T): T | undefined {
-    const prev = this.undoStack.pop();
-    if (prev === undefined) return undefined;
-    this.redoStack.push(current);
-    this.lastGroup = undefined;
-    return prev;
+    return this.move(this.undoStack, this.redoStack, current);
   }
 
   redo(current: T): T | undefined {
-    const next = this.redoStack.pop();
-    if (next === undefined) return undefined;
-    this.undoStack.push(current);
+    return this.move(this.redoStack, this.undoStack, current);
+  }
+
+  /** Takes the state on top of `from`, keeping `current` on `to` to come back to. */
+  private move(from: T[], to: T[], current: T): T | undefined {
+    const state = from.pop();
+    if (state === undefined) return undefined;
+    to.push(current);
     this.lastGroup = undefined;
-    return next;
+    return state;
   }
 
   get canUndo(): boolean {

@@ -7,7 +7,7 @@
  */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { createLogger, isDubError, loadConfig, parseDevice, ValidationError } from '@dub/core';
+import { createLogger, exitIfStillRunning, isDubError, loadConfig, parseDevice, ValidationError } from '@dub/core';
 import { WorkerDaemon } from './daemon.js';
 import { parseServers } from './nats-connection.js';
 import { parseBlobsOption } from './store-spec.js';
@@ -132,10 +132,7 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
   clearTimeout(backstop);
   // Everything the daemon opened is closed now; whatever still holds the event loop (a handlers
   // module's own socket or timer) must not keep a stopped worker alive.
-  setTimeout(() => {
-    logger.warn({ resources: process.getActiveResourcesInfo() }, 'still running 3 s after "worker stopped"; exiting');
-    process.exit(0);
-  }, 3000).unref();
+  exitIfStillRunning(logger, 'still running 3 s after "worker stopped"; exiting');
   return 0;
 }
 

@@ -7,7 +7,7 @@
  */
 import { jetstream, jetstreamManager, type Consumer, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import { millis, type NatsConnection } from '@nats-io/transport-node';
-import { FsBlobStore, JOB_TYPES, ValidationError, loadConfig, type BlobStore, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
+import { FsBlobStore, JOB_TYPES, settlesWithin, ValidationError, loadConfig, type BlobStore, parseJob, silentLogger, type DubConfig, type EmittedEvent, type Job, type JobType, type Logger, type WorkerEvent } from '@dub/core';
 import { completeEvent } from './events.js';
 import { failureEvent, toJobError } from './failure.js';
 import { DEFAULT_HANDLERS_MODULE, moduleSpecifier } from './handlers-module.js';
@@ -379,18 +379,18 @@ export class WorkerDaemon {
       await this.capabilities?.stop(this.connected ? 1000 : 0);
       this.logger.info({ jobs_in_flight: this.inFlight.size, drain_timeout_ms: this.options.drainTimeoutMs, nats_connected: this.connected }, 'stopping: no more fetching');
       const all = () => Promise.allSettled([...this.inFlight].map((f) => f.done));
-      if (!(await within(all(), this.options.drainTimeoutMs))) {
+      if (!(await settlesWithin(all(), this.options.drainTimeoutMs))) {
         this.logger.warn({ jobs: [...this.inFlight].map((f) => f.job?.job_id) }, 'drain timeout; aborting jobs in hand (they are naked)');
         for (const f of this.inFlight) f.abort.abort('worker shutting down');
         this.sink.close(); // a job waiting on an event publish (NATS unreachable) returns now
-        if (!(await within(all(), this.options.abortGraceMs + 1000))) {
+        if (!(await settlesWithin(all(), this.options.abortGraceMs + 1000))) {
           for (const f of this.inFlight) this.unacknowledged.push({ job_id: f.job?.job_id, type: f.job?.type ?? this.typeOf(f.msg), seq: f.msg.info.streamSequence, meant: 'none' });
         }
       }
       this.sink.close();
-      await within(this.fetching, this.fetchExpiresMs + 1000);
+      await settlesWithin(this.fetching, this.fetchExpiresMs + 1000);
       await this.pool.close();
-      await within(this.metricsServer?.close() ?? Promise.resolve(), 1000);
+      await settlesWithin(this.metricsServer?.close() ?? Promise.resolve(), 1000);
       const nats = await closeNats(this.nc, this.closeTimeoutMs);
       this.reportUnacknowledged(nats);
       this.logger.info({ stop_ms: Date.now() - t0, nats: nats.how }, 'worker stopped');
@@ -414,15 +414,5 @@ export class WorkerDaemon {
       ...this.unacknowledged,
       ...[...this.inFlight].map((f) => ({ job_id: f.job?.job_id, type: f.job?.type ?? this.typeOf(f.msg), seq: f.msg.info.streamSequence, meant: 'none' as const })),
     ];
-  }
-}
-
-/** Whether `p` settled within `ms` (the timer does not outlive the race). */
-async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p.then(() => true, () => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
-  } finally {
-    clearTimeout(timer);
   }
 }

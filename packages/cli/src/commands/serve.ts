@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
-import { createLogger, FsBlobStore, loadConfig, type BlobStore, type EventFeed, type JobQueue } from '@dub/core';
+import { createLogger, exitIfStillRunning, FsBlobStore, loadConfig, settlesWithin, type BlobStore, type EventFeed, type JobQueue } from '@dub/core';
 import { apiOptionsFromEnv, createApi, type PairCapability } from '@dub/api';
 import type { NatsEventFeed, NatsJobQueue } from '@dub/worker';
 
@@ -159,21 +159,9 @@ export async function run(argv: string[]): Promise<number> {
   }
   logger.info({ stop_ms: Date.now() - t0 }, 'stopped');
   // Whatever still holds the event loop now must not keep a stopped server alive.
-  setTimeout(() => {
-    logger.warn({ resources: process.getActiveResourcesInfo() }, 'still running 3 s after the stop; exiting');
-    process.exit(0);
-  }, 3000).unref();
+  exitIfStillRunning(logger, 'still running 3 s after the stop; exiting');
   return 0;
 }
 
 /** What the shutdown may take beyond the drain timeout: the event feed's stop, the connections' close. */
 const STOP_SLACK_MS = 15_000;
-
-async function settlesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([p.then(() => true, () => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), ms)))]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

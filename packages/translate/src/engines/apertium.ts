@@ -7,7 +7,7 @@
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { EngineUnavailableError, ProcessError, type DubError } from '@dub/core';
+import { EngineUnavailableError, ProcessError, retryingOnce, type DubError } from '@dub/core';
 import { runProcess } from '@dub/media';
 import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type BatchCall, type TranslateBatch } from '../base-translator.js';
 import type { PairSupport, TranslatedSegment } from '../types.js';
@@ -39,7 +39,6 @@ export class ApertiumTranslator extends BaseTranslator {
   readonly id = 'apertium';
   readonly label = 'Apertium';
   private readonly cfg: ResolvedApertium;
-  private modes: Promise<ApertiumMode[]> | undefined;
 
   constructor(opts: ApertiumOptions = {}) {
     super(resolveBaseOptions(opts, { timeoutMs: 120_000, batch: { maxSegments: 500, maxChars: 60_000 } }));
@@ -47,16 +46,7 @@ export class ApertiumTranslator extends BaseTranslator {
   }
 
   /** Installed translation modes (listed once per translator; a failed listing is retried next call). */
-  installedModes(): Promise<ApertiumMode[]> {
-    if (!this.modes) {
-      const p = this.listModes();
-      this.modes = p;
-      p.catch(() => {
-        if (this.modes === p) this.modes = undefined;
-      });
-    }
-    return this.modes;
-  }
+  readonly installedModes: () => Promise<ApertiumMode[]> = retryingOnce(() => this.listModes());
 
   private async listModes(): Promise<ApertiumMode[]> {
     try {

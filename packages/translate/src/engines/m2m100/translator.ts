@@ -11,7 +11,7 @@
  * forced_bos_token_id. `nBest()` returns the k best translations with their scores.
  */
 import fsp from 'node:fs/promises';
-import { EngineUnavailableError, ModelError, ValidationError, resolveContext, type DeviceChoice, type Logger, type StageContext } from '@dub/core';
+import { EngineUnavailableError, ModelError, ValidationError, resolveContext, retryingOnce, type DeviceChoice, type Logger, type StageContext } from '@dub/core';
 import { SessionCache } from '@dub/onnx';
 import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type BatchCall, type TranslateBatch } from '../../base-translator.js';
 import { maskTerms, unmaskTerms } from '../../glossary.js';
@@ -64,7 +64,6 @@ const tokenizers = new Map<string, Promise<M2M100Tokenizer>>();
 export class M2M100Translator extends BaseTranslator {
   readonly id = 'm2m100';
   readonly label = 'M2M100 418M (q8, ONNX Runtime)';
-  private loaded: Promise<Loaded> | undefined;
 
   constructor(private readonly opts: M2M100Options = {}) {
     super(resolveBaseOptions(opts, { timeoutMs: 600_000, batch: { maxSegments: 16, maxChars: 4000 } }));
@@ -92,16 +91,7 @@ export class M2M100Translator extends BaseTranslator {
   }
 
   /** Load tokenizer and sessions once (a failed load is retried on the next call). */
-  load(): Promise<Loaded> {
-    if (!this.loaded) {
-      const p = this.doLoad();
-      this.loaded = p;
-      p.catch(() => {
-        if (this.loaded === p) this.loaded = undefined;
-      });
-    }
-    return this.loaded;
-  }
+  readonly load: () => Promise<Loaded> = retryingOnce(() => this.doLoad());
 
   private async doLoad(): Promise<Loaded> {
     const files = m2m100Files(this.opts);
