@@ -451,7 +451,7 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
       return;
     }
     expect(rep.status, rep.text).toBe(200);
-    const report = rep.json() as unknown as { segments: { id: string; speed_factor: number; rate_ratio?: number | null; overflow_ms: number; flags: string[] }[]; summary: { segments: number; flagged: number } };
+    const report = rep.json() as unknown as { segments: { id: string; speed_factor: number; rate_ratio?: number | null; overflow_ms: number; turn?: { id: number }; flags: string[] }[]; summary: { segments: number; flagged: number } };
     await poll(() => page.locator('#report-summary').textContent()).toContain(`${report.summary.flagged} of ${report.summary.segments} lines flagged`);
     for (const q of report.segments) {
       const row = page.locator(`tr[data-segment-id="${q.id}"]`);
@@ -459,7 +459,8 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
       expect(await speed.textContent()).toBe(`${q.speed_factor.toFixed(2)}x`);
       // the rate ratio (dubbed pace / the speaker's) right after the speed
       expect(await row.locator('.figure-speed + .figure-rate .figure-value').textContent()).toBe(q.rate_ratio == null ? 'n/a' : `${q.rate_ratio.toFixed(2)}x`);
-      expect(await row.locator('.figure-overflow .figure-value').textContent()).toBe(`${(q.overflow_ms / 1000).toFixed(2)} s`);
+      // the time past the slot, with the turn the line was placed in (reports placed by turns)
+      expect(await row.locator('.figure-overflow .figure-value').textContent()).toBe(`${(q.overflow_ms / 1000).toFixed(2)} s${q.turn ? `, turn ${q.turn.id}` : ''}`);
       for (const f of ['speed', 'rate', 'overflow', 'wer', 'similarity']) expect(await row.locator(`.figure-${f}`).getAttribute('class')).toBe(`figure figure-${f}${q.flags.includes(f) ? ' flagged' : ''}`);
     }
     const flagged = report.segments.filter((q) => q.flags.length).length;
