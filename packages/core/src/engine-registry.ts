@@ -18,7 +18,7 @@
  *   support is looked at) naming the licence and the engines the policy leaves.
  */
 import { modelIdentity, type EngineRecord, type ModelIdentity } from './engines.js';
-import { DubError, EngineUnavailableError, ValidationError } from './errors.js';
+import { AbortedError, DubError, EngineUnavailableError, isDubError, ValidationError } from './errors.js';
 import { licenseId, ModelPolicyError, modelPolicyFromEnv, policyAllows, type ModelPolicy, type ModelTerms } from './licence.js';
 import { resolveModelFile, termsOf, type ResolveOptions } from './models.js';
 
@@ -46,6 +46,20 @@ export function engineContractProblems(e: unknown): string[] {
   if (typeof o.label !== 'string' || !o.label.trim()) out.push('label is not a non-empty string');
   if (typeof o.dispose !== 'function') out.push('dispose() is missing');
   return out;
+}
+
+/**
+ * For the conformance kits: what is wrong with how `run` (a call made with a signal that has
+ * fired) ends: undefined when it rejects with AbortedError (or a DubError coded `aborted`), else
+ * the problem (`what` names the call: "synthesis did not stop").
+ */
+export async function abortProblem(run: () => Promise<unknown>, what: string): Promise<string | undefined> {
+  try {
+    await run();
+  } catch (e) {
+    return e instanceof AbortedError || (isDubError(e) && e.code === 'aborted') ? undefined : `expected AbortedError, got ${String(e)}`;
+  }
+  return `${what} did not stop`;
 }
 
 /** The one "unknown engine" error: `name` (an environment variable or option) holds `raw`, which is none of `ids` (nor `auto`, where `auto` is false it is not offered). */

@@ -69,6 +69,7 @@ export {
   CheckError, checkFile, downloadVerified, hashFile, ModelLock, sha256File, type DownloadOptions,
   type Expected, type LockEntry
 } from './model-fetch.js';
+export { bpeMerge } from './bpe.js';
 export { Crc32, crc32 } from './crc32.js';
 export { exitIfStillRunning, retryingOnce, settlesWithin } from './async.js';
 export {
@@ -80,7 +81,7 @@ export {
   modelEngineRecord, modelIdentity, type ModelIdentity, recordTerms, type RecordTerms, uncleared
 } from './engines.js';
 export {
-  defineEngineRegistry, type Engine, engineChoiceOf, engineContractProblems, type EngineEntry, type EngineHost, engineLabel,
+  abortProblem, defineEngineRegistry, type Engine, engineChoiceOf, engineContractProblems, type EngineEntry, type EngineHost, engineLabel,
   type EngineLabel, type EngineModel, engineRecordOf, type EngineRegistry, type EngineRegistryOptions,
   type EngineSupport, type EngineTerms, type EngineWeights, entryTerms, modelEntry, modelSupport, policyOf,
   recordTermsOf, type ResolvedEngine, unknownEngineError

@@ -75,6 +75,26 @@ export function kvCacheLayout(decoder: OnnxModel): { layers: number; heads: numb
   return { layers, heads: declaredDim(decoder, 'input', key, 1), headDim: declaredDim(decoder, 'input', key, 3) };
 }
 
+/**
+ * The next step's past_key_values of a merged decoder from its outputs: every layer's present
+ * decoder keys and values, and the encoder ones from `encoderPast` where given (the cache branch
+ * passes them through; the caller keeps those it fed), else from the outputs (the first step).
+ */
+export function nextKvCache(out: Record<string, ortTypes.Tensor>, layers: number, encoderPast?: Record<string, ortTypes.Tensor>): Record<string, ortTypes.Tensor> {
+  const next: Record<string, ortTypes.Tensor> = {};
+  for (let l = 0; l < layers; l++) {
+    for (const kind of ['key', 'value'] as const) {
+      const dec = out[`present.${l}.decoder.${kind}`];
+      if (!dec) throw new ModelError(`decoder returned no present.${l}.decoder.${kind}`);
+      next[`past_key_values.${l}.decoder.${kind}`] = dec;
+      const enc = encoderPast?.[`past_key_values.${l}.encoder.${kind}`] ?? out[`present.${l}.encoder.${kind}`];
+      if (!enc) throw new ModelError(`decoder returned no present.${l}.encoder.${kind}`);
+      next[`past_key_values.${l}.encoder.${kind}`] = enc;
+    }
+  }
+  return next;
+}
+
 function describeFeeds(feeds: Record<string, ortTypes.Tensor>): string {
   return Object.entries(feeds).map(([k, t]) => `${k}: ${t.type}[${t.dims.join(',')}]`).join(', ');
 }

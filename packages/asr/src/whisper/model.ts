@@ -7,7 +7,7 @@
  * encoder keys/values; later calls feed one token and the cache, which grows by one per step.
  */
 import { ModelError } from '@dub/core';
-import { declaredDim, kvCacheLayout, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { declaredDim, kvCacheLayout, nextKvCache, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 
 type Tensor = ReturnType<typeof tensorF32>;
 
@@ -90,18 +90,8 @@ export class DecoderState {
     if (!logits) throw new ModelError('decoder returned no logits');
     const [, t, v] = logits.dims as number[];
     if (t !== ids.length) throw new ModelError(`decoder returned logits for ${t} positions, expected ${ids.length}`);
-    const next: Record<string, Tensor> = {};
-    for (let l = 0; l < layers; l++) {
-      for (const kind of ['key', 'value'] as const) {
-        const dec = out[`present.${l}.decoder.${kind}`];
-        if (!dec) throw new ModelError(`decoder returned no present.${l}.decoder.${kind}`);
-        next[`past_key_values.${l}.decoder.${kind}`] = dec;
-        // The cache branch passes the encoder keys/values through (or returns nothing useful): keep the first ones.
-        const enc = this.past?.[`past_key_values.${l}.encoder.${kind}`] ?? out[`present.${l}.encoder.${kind}`];
-        if (!enc) throw new ModelError(`decoder returned no present.${l}.encoder.${kind}`);
-        next[`past_key_values.${l}.encoder.${kind}`] = enc;
-      }
-    }
+    // The cache branch passes the encoder keys/values through (or returns nothing useful): keep the first ones.
+    const next = nextKvCache(out, layers, this.past);
     this.past = next;
     this.pastLength = (next['past_key_values.0.decoder.key']!.dims as number[])[2]!;
     const data = logits.data as Float32Array;

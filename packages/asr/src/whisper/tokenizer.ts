@@ -6,7 +6,7 @@
  * when the file does not list them they follow <|notimestamps|>).
  */
 import { readFileSync } from 'node:fs';
-import { ModelError } from '@dub/core';
+import { bpeMerge, ModelError } from '@dub/core';
 
 interface TokenizerJson {
   model: { type?: string; vocab: Record<string, number>; merges: Array<string | [string, string]> };
@@ -116,29 +116,7 @@ export class WhisperTokenizer {
   private bpe(word: string): string[] {
     const cached = this.bpeCache.get(word);
     if (cached) return cached;
-    let parts = [...word];
-    while (parts.length > 1) {
-      let best = -1;
-      let bestRank = Infinity;
-      for (let i = 0; i < parts.length - 1; i++) {
-        const r = this.ranks.get(`${parts[i]} ${parts[i + 1]}`);
-        if (r !== undefined && r < bestRank) {
-          bestRank = r;
-          best = i;
-        }
-      }
-      if (best < 0) break;
-      const a = parts[best]!;
-      const b = parts[best + 1]!;
-      const merged: string[] = [];
-      for (let i = 0; i < parts.length; i++) {
-        if (i < parts.length - 1 && parts[i] === a && parts[i + 1] === b) {
-          merged.push(a + b);
-          i++;
-        } else merged.push(parts[i]!);
-      }
-      parts = merged;
-    }
+    const parts = bpeMerge([...word], this.ranks);
     this.bpeCache.set(word, parts);
     return parts;
   }

@@ -13,7 +13,7 @@
  * pretending to have applied them.
  */
 import fs from 'node:fs';
-import { ModelError, ValidationError } from '@dub/core';
+import { bpeMerge, ModelError, ValidationError } from '@dub/core';
 
 /** The 23 languages of Chatterbox Multilingual (mtl_tts.py SUPPORTED_LANGUAGES). */
 export const CHATTERBOX_LANGUAGES = Object.freeze(['ar', 'da', 'de', 'el', 'en', 'es', 'fi', 'fr', 'he', 'hi', 'it', 'ja', 'ko', 'ms', 'nl', 'no', 'pl', 'pt', 'ru', 'sv', 'sw', 'tr', 'zh'] as const);
@@ -191,29 +191,7 @@ export class BpeTokenizer {
 
   /** BPE of one pre-token by merge rank (lowest rank first, all its occurrences at once). */
   private bpe(piece: string): string[] {
-    let word = Array.from(piece);
-    while (word.length > 1) {
-      let best = Infinity;
-      let pair = '';
-      for (let i = 0; i < word.length - 1; i++) {
-        const r = this.ranks.get(`${word[i]} ${word[i + 1]}`);
-        if (r !== undefined && r < best) {
-          best = r;
-          pair = `${word[i]} ${word[i + 1]}`;
-        }
-      }
-      if (best === Infinity) break;
-      const [a, b] = pair.split(' ') as [string, string];
-      const next: string[] = [];
-      for (let i = 0; i < word.length; i++) {
-        if (i < word.length - 1 && word[i] === a && word[i + 1] === b) {
-          next.push(a + b);
-          i++;
-        } else next.push(word[i]!);
-      }
-      word = next;
-    }
-    return word;
+    return bpeMerge(Array.from(piece), this.ranks);
   }
 
   private preTokenize(s: string): string[] {

@@ -12,7 +12,7 @@
  * other ONNX engines do.
  */
 import { ModelError } from '@dub/core';
-import { kvCacheLayout, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
+import { kvCacheLayout, nextKvCache, ort, tensorF32, tensorI64, type OnnxModel } from '@dub/onnx';
 import type { BeamDecoder } from './beam-search.js';
 import { PAD_ID } from './tokenizer.js';
 
@@ -173,18 +173,8 @@ export class SegmentDecoder implements BeamDecoder {
     if (!logits) throw new ModelError('decoder returned no logits');
     const [lb, lt, v] = logits.dims as number[];
     if (lb !== R || lt !== T) throw new ModelError(`decoder returned logits [${logits.dims.join(', ')}], expected [${R}, ${T}, vocab]`);
-    const next: Record<string, Tensor> = {};
-    for (let l = 0; l < layers; l++) {
-      for (const kind of ['key', 'value'] as const) {
-        const dec = out[`present.${l}.decoder.${kind}`];
-        if (!dec) throw new ModelError(`decoder returned no present.${l}.decoder.${kind}`);
-        next[`past_key_values.${l}.decoder.${kind}`] = dec;
-        // The cache branch passes the encoder keys/values through: keep the (row-picked) ones fed in.
-        const enc = this.past ? feeds[`past_key_values.${l}.encoder.${kind}`] : out[`present.${l}.encoder.${kind}`];
-        if (!enc) throw new ModelError(`decoder returned no present.${l}.encoder.${kind}`);
-        next[`past_key_values.${l}.encoder.${kind}`] = enc;
-      }
-    }
+    // The cache branch passes the encoder keys/values through: keep the (row-picked) ones fed in.
+    const next = nextKvCache(out, layers, this.past ? feeds : undefined);
     this.past = next;
     this.rows = R;
     this.pastLength = (next['past_key_values.0.decoder.key']!.dims as number[])[2]!;
