@@ -6,7 +6,7 @@
  * without running, so a job never vanishes silently; so is a job whose locales are not the
  * contract's for their roles (job-checks.ts: invalid_input on arrival, before any stage).
  */
-import { DubError, type EmittedEvent, type Job, type Logger, type Progress } from '@dub/core';
+import { DubError, type EmittedEvent, type Job, type JobRuntime, type Logger, type Progress } from '@dub/core';
 import type { JobExecutor, JobHooks } from './executor.js';
 import { failureEvent, toJobError, type JobError } from './failure.js';
 import { jobLocaleError } from './job-checks.js';
@@ -19,12 +19,11 @@ export type Outcome =
   /** Aborted by shutdown: hand the job back without counting it as a failure. */
   | { kind: 'aborted'; error: JobError };
 
-export interface AttemptContext {
+/** What a delivery needs: the executor and options, and the runtime's event and follow-up publishing. */
+export interface AttemptContext extends Pick<JobRuntime, 'emit' | 'enqueue'> {
   executor: JobExecutor;
   options: ResolvedRunnerOptions;
   logger: Logger;
-  emit(event: EmittedEvent): Promise<void>;
-  enqueue(job: Job): Promise<void>;
   signal: AbortSignal;
 }
 

@@ -4,15 +4,12 @@
  * resolved; a throwing handler gets the same event again after a short backoff (the message is
  * kept alive with `working()` meanwhile), so later events never overtake it.
  */
-import { jetstream, jetstreamManager, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { ConflictError, parseWorkerEvent, silentLogger, type EventFeed, type Logger, type Subscription, type WorkerEvent, type WorkerEventHandler } from '@dub/core';
-import { closeNats, connectNats, type CloseOutcome } from './nats-connection.js';
-import { ensureStreams, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
+import { linkNew, linkOver, StreamsClient, type StreamsClientOptions, type StreamsLink } from './nats-client.js';
 
-export interface NatsEventFeedOptions extends TopologyOptions {
-  ensure?: boolean;
-  logger?: Logger;
+export interface NatsEventFeedOptions extends StreamsClientOptions {
   /** Messages fetched per pull. Default 64. */
   batch?: number;
   /** Backoff between redeliveries to a throwing handler: base and cap. Defaults 100 ms, 5 s. */
@@ -30,34 +27,19 @@ export interface UnacknowledgedEvent {
   meant: 'ack' | 'nak' | 'term';
 }
 
-export class NatsEventFeed implements EventFeed {
+export class NatsEventFeed extends StreamsClient implements EventFeed {
   private active: { stopped: boolean; done: Promise<void> } | undefined;
   private readonly logger: Logger;
-  private up = true;
   /** Events acked, naked or termed while NATS was unreachable, since it was last reachable. */
   readonly notAcknowledged: UnacknowledgedEvent[] = [];
 
-  private constructor(
-    readonly nc: NatsConnection,
-    readonly topology: ResolvedTopology,
-    private readonly ownsConnection: boolean,
-    private readonly o: NatsEventFeedOptions,
-  ) {
+  private constructor(link: StreamsLink, private readonly o: NatsEventFeedOptions) {
+    super(link);
     this.logger = o.logger ?? silentLogger;
-    void (async () => {
-      for await (const st of nc.status()) {
-        if (st.type === 'disconnect') this.up = false;
-        else if (st.type === 'reconnect') {
-          this.up = true;
-          this.notAcknowledged.length = 0; // delivered again now
-        }
-      }
-    })().catch(() => undefined);
   }
 
-  /** Whether the connection is up (false from a disconnect until the reconnect). */
-  get connected(): boolean {
-    return this.up && !this.nc.isClosed();
+  protected override reconnected(): void {
+    this.notAcknowledged.length = 0; // delivered again now
   }
 
   private settle(m: JsMsg, event: WorkerEvent | undefined, meant: 'ack' | 'nak' | 'term'): void {
@@ -67,22 +49,13 @@ export class NatsEventFeed implements EventFeed {
     if (!this.connected) this.notAcknowledged.push({ type: event?.type ?? 'invalid', job_id: event?.job_id, seq: m.info.streamSequence, meant });
   }
 
+  /** Over an existing connection (not closed by `close()`). */
   static async open(nc: NatsConnection, o: NatsEventFeedOptions = {}): Promise<NatsEventFeed> {
-    const t = resolveTopology(o);
-    if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
-    return new NatsEventFeed(nc, t, false, o);
+    return new NatsEventFeed(await linkOver(nc, o), o);
   }
 
   static async connect(servers: string | string[], o: NatsEventFeedOptions = {}): Promise<NatsEventFeed> {
-    const nc = await connectNats(servers, { name: 'dub-events', logger: o.logger ?? silentLogger });
-    try {
-      const t = resolveTopology(o);
-      if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
-      return new NatsEventFeed(nc, t, true, o);
-    } catch (e) {
-      await closeNats(nc, 0);
-      throw e;
-    }
+    return new NatsEventFeed(await linkNew(servers, 'dub-events', o), o);
   }
 
   async subscribe(handler: WorkerEventHandler): Promise<Subscription> {
@@ -161,9 +134,6 @@ export class NatsEventFeed implements EventFeed {
       await Promise.race([this.active.done, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
       clearTimeout(timer);
     }
-    if (this.ownsConnection) this.closed = await closeNats(this.nc);
+    await this.closeConnection();
   }
-
-  /** How `close()` ended the connection (when this feed opened it). */
-  closed: CloseOutcome | undefined;
 }

@@ -5,17 +5,14 @@
 import { randomUUID } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { DubError, parseJob, type BlobStore, type EventSink, type Job, type JobQueue, type Logger, type WorkerEvent, silentLogger } from '@dub/core';
-import { closeNats, connectNats, type CloseOutcome } from './nats-connection.js';
+import { DubError, parseJob, type BlobStore, type EventSink, type Job, type JobQueue, type WorkerEvent, silentLogger } from '@dub/core';
+import { linkNew, linkOver, StreamsClient, type StreamsClientOptions, type StreamsLink } from './nats-client.js';
 import { DEFAULT_MAX_PAYLOAD_BYTES, fitJob } from './job-text.js';
-import { ensureStreams, eventSubjectOf, jobSubjectOf, resolveTopology, type ResolvedTopology, type TopologyOptions } from './nats-topology.js';
+import { ensureStreams, eventSubjectOf, jobSubjectOf, type ResolvedTopology } from './nats-topology.js';
 
-export interface NatsQueueOptions extends TopologyOptions {
-  /** Create/update streams and consumers on open. Default true. */
-  ensure?: boolean;
+export interface NatsQueueOptions extends StreamsClientOptions {
   /** How long a publish keeps retrying while NATS is unreachable. Default 30 s. */
   publishTimeoutMs?: number;
-  logger?: Logger;
   /**
    * Where a job's inline subtitle text goes when the job would not fit the server's message limit
    * (it is then sent as `source_srt_key` / `srt_key`; see job-text.ts). Without a store such a job
@@ -59,53 +56,26 @@ export async function publishWithRetry(js: JetStreamClient, subject: string, dat
   }
 }
 
-export class NatsJobQueue implements JobQueue {
+export class NatsJobQueue extends StreamsClient implements JobQueue {
   private readonly js: JetStreamClient;
   private readonly closing = new AbortController();
-  private up = true;
+  private readonly publishTimeoutMs: number;
   /** Jobs whose publish was given up by `stopPublishing()` / `close()` (their sender keeps them: the API's outbox). */
   readonly notEnqueued: string[] = [];
 
-  private constructor(
-    readonly nc: NatsConnection,
-    readonly topology: ResolvedTopology,
-    private readonly ownsConnection: boolean,
-    private readonly publishTimeoutMs: number,
-    private readonly o: NatsQueueOptions,
-  ) {
-    this.js = jetstream(nc);
-    void (async () => {
-      for await (const st of nc.status()) {
-        if (st.type === 'disconnect') this.up = false;
-        else if (st.type === 'reconnect') this.up = true;
-      }
-    })().catch(() => undefined);
+  private constructor(link: StreamsLink, private readonly o: NatsQueueOptions) {
+    super(link);
+    this.js = jetstream(link.nc);
+    this.publishTimeoutMs = o.publishTimeoutMs ?? 30_000;
   }
 
   /** Over an existing connection (not closed by `close()`). */
   static async open(nc: NatsConnection, o: NatsQueueOptions = {}): Promise<NatsJobQueue> {
-    return NatsJobQueue.build(nc, o, false);
+    return new NatsJobQueue(await linkOver(nc, o), o);
   }
 
   static async connect(servers: string | string[], o: NatsQueueOptions = {}): Promise<NatsJobQueue> {
-    const nc = await connectNats(servers, { name: 'dub-queue', logger: o.logger ?? silentLogger });
-    try {
-      return await NatsJobQueue.build(nc, o, true);
-    } catch (e) {
-      await closeNats(nc, 0);
-      throw e;
-    }
-  }
-
-  private static async build(nc: NatsConnection, o: NatsQueueOptions, owns: boolean): Promise<NatsJobQueue> {
-    const t = resolveTopology(o);
-    if (o.ensure ?? true) await ensureStreams(await jetstreamManager(nc), t);
-    return new NatsJobQueue(nc, t, owns, o.publishTimeoutMs ?? 30_000, o);
-  }
-
-  /** Whether the connection is up (false from a disconnect until the reconnect). */
-  get connected(): boolean {
-    return this.up && !this.nc.isClosed();
+    return new NatsJobQueue(await linkNew(servers, 'dub-queue', o), o);
   }
 
   /** Create/update the streams and consumers (idempotent). */
@@ -141,13 +111,10 @@ export class NatsJobQueue implements JobQueue {
     this.closing.abort();
   }
 
-  /** How `close()` ended the connection (when this queue opened it). */
-  closed: CloseOutcome | undefined;
-
   /** Stop publishing, then drain the connection when this queue opened it (closed without the drain after 2 s: NATS unreachable). */
   async close(): Promise<void> {
     this.stopPublishing();
-    if (this.ownsConnection) this.closed = await closeNats(this.nc);
+    await this.closeConnection();
   }
 }
 
