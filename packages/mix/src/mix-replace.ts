@@ -3,12 +3,11 @@
  * gone), summed at exact sample positions, loudness-normalised with a true-peak limiter.
  * Length: `durationSeconds`, default the speech timeline's.
  */
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { resolveContext, subContext, type PartialContext } from '@dub/core';
 import { renderTimeline, resample, WavReader } from '@dub/media';
 import { normalizeLoudness } from './normalize.js';
-import { dbToGain, mixInput, resolveMixOutput, type MixOutputOptions } from './options.js';
+import { dbToGain, inMixDir, mixInput, resolveMixOutput, type MixOutputOptions } from './options.js';
 import type { MixResult } from './mix-result.js';
 
 export interface MixReplaceOptions extends MixOutputOptions {
@@ -23,9 +22,7 @@ export interface MixReplaceOptions extends MixOutputOptions {
 export async function mixReplace(options: MixReplaceOptions, context: PartialContext = {}): Promise<MixResult> {
   const ctx = resolveContext(context);
   const o = resolveMixOutput(options);
-  const dir = await fsp.mkdtemp(path.join(o.tmpDir, 'dub-mix-'));
-  try {
-    const fmt = { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' as const };
+  return inMixDir(o, async (dir, fmt) => {
     const bgFile = path.join(dir, 'background.wav');
     const spFile = path.join(dir, 'speech.wav');
     const bgInput = await mixInput(options.background, fmt, bgFile, subContext(ctx, 'mix_prepare', 0, 0.1));
@@ -50,7 +47,5 @@ export async function mixReplace(options: MixReplaceOptions, context: PartialCon
     }
     const n = await normalizeLoudness(premix, o.output, { target: o.loudness, sampleRate: o.sampleRate, channels: o.channels, frames, format: o.format, previousGainDb: o.previousGainDb, gainToleranceDb: o.gainToleranceDb, media: o.media }, subContext(ctx, 'mix_loudness', 0.5, 1));
     return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated: n.inputIntegrated, gainDb: n.gainDb, exactGainDb: n.exactGainDb, gainKept: n.gainKept, ...(n.hops ? { hops: n.hops } : {}) };
-  } finally {
-    await fsp.rm(dir, { recursive: true, force: true });
-  }
+  });
 }

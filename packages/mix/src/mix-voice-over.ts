@@ -5,12 +5,11 @@
  * documentary voice-over) and mixed on top. Then loudness normalisation as in the replace mix.
  * Length: `durationSeconds`, default the original's.
  */
-import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { resolveContext, subContext, ValidationError, type PartialContext } from '@dub/core';
 import { renderTimeline, resample, WavReader, WavWriter } from '@dub/media';
 import { normalizeLoudness } from './normalize.js';
-import { dbToGain, resolveMixOutput, type MixOutputOptions } from './options.js';
+import { dbToGain, inMixDir, resolveMixOutput, type MixOutputOptions } from './options.js';
 import { DUCK_FRAME_SECONDS, duckGainsDb, gainAt, speechActivity } from './duck-envelope.js';
 import type { MixResult } from './mix-result.js';
 
@@ -39,9 +38,7 @@ export async function mixVoiceOver(options: MixVoiceOverOptions, context: Partia
   const delay = options.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds;
   if (!(duckDb >= 0 && duckDb <= 60)) throw new ValidationError(`duckDb must be within 0..60, got ${duckDb}`, { field: 'duckDb' });
   if (!(delay >= 0 && delay <= 5)) throw new ValidationError(`delaySeconds must be within 0..5, got ${delay}`, { field: 'delaySeconds' });
-  const dir = await fsp.mkdtemp(path.join(o.tmpDir, 'dub-mix-'));
-  try {
-    const fmt = { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' as const };
+  return inMixDir(o, async (dir, fmt) => {
     const origFile = path.join(dir, 'original.wav');
     const spFile = path.join(dir, 'speech.wav');
     const orig = await resample(options.original, origFile, fmt, subContext(ctx, 'mix_prepare', 0, 0.1));
@@ -96,7 +93,5 @@ export async function mixVoiceOver(options: MixVoiceOverOptions, context: Partia
     }
     const n = await normalizeLoudness(path.join(dir, 'premix.wav'), o.output, { target: o.loudness, sampleRate: o.sampleRate, channels: o.channels, frames, format: o.format, previousGainDb: o.previousGainDb, gainToleranceDb: o.gainToleranceDb, media: o.media }, subContext(ctx, 'mix_loudness', 0.5, 1));
     return { output: o.output, sampleRate: o.sampleRate, channels: o.channels, frames, durationSeconds: frames / o.sampleRate, inputIntegrated: n.inputIntegrated, gainDb: n.gainDb, exactGainDb: n.exactGainDb, gainKept: n.gainKept };
-  } finally {
-    await fsp.rm(dir, { recursive: true, force: true });
-  }
+  });
 }

@@ -1,5 +1,7 @@
 /** Options shared by both mixes: public and partial, resolved once into complete ones. */
+import fsp from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { ValidationError, type PartialContext } from '@dub/core';
 import { resample, WavFormatError, WavReader, type MediaToolOptions } from '@dub/media';
 import { STREAMING_LOUDNESS, type LoudnessTarget } from './loudness.js';
@@ -86,4 +88,17 @@ export async function mixInput(file: string, fmt: { sampleRate: number; channels
   }
   await resample(file, dest, { ...fmt, format: 'float32' }, context);
   return dest;
+}
+
+/** The format a mix works in: float32 WAV at the output's rate and channels. */
+export type MixWorkFormat = MediaToolOptions & { sampleRate: number; channels: number; format: 'float32' };
+
+/** `fn` run with a fresh temporary folder of the mix (removed after, whatever happens) and the work format of `o`. */
+export async function inMixDir<T>(o: ResolvedMixOutput, fn: (dir: string, fmt: MixWorkFormat) => Promise<T>): Promise<T> {
+  const dir = await fsp.mkdtemp(path.join(o.tmpDir, 'dub-mix-'));
+  try {
+    return await fn(dir, { ...o.media, sampleRate: o.sampleRate, channels: o.channels, format: 'float32' });
+  } finally {
+    await fsp.rm(dir, { recursive: true, force: true });
+  }
 }
