@@ -12,122 +12,95 @@ export interface AssetOptions extends Omit<CreateAssetInput, 'name' | 'locale' |
   upload_background_key?: string;
 }
 
-export interface AssetRow {
-  asset_id: string;
-  org_id: string;
-  seq: number;
-  name: string;
-  locale: string;
-  created_at: string;
-  duration: number | null;
-  error: AssetErrorObject | null;
-  source_video_key: string | null;
-  thumbnail_key: string | null;
-  transcript_key: string | null;
-  callback_url: string | null;
-  options: AssetOptions;
-}
-
-export interface DubbingRow {
-  dubbing_id: string;
-  asset_id: string;
-  seq: number;
-  locale: string;
-  created_at: string;
-  srt: string | null;
-  added: boolean;
-  /** Extension: the dubbing's own glossary terms (migration 3). */
-  glossary: Glossary | null;
-}
-
-export interface VersionRow {
-  version_id: string;
-  dubbing_id: string;
-  asset_id: string;
-  org_id: string;
-  seq: number;
-  name: string;
-  locale: string;
-  created_at: string;
-  status: VersionStatus;
-  row_version: number;
-  error: VersionErrorObject | null;
-  voice_over: boolean;
-  auto_generate: AutoGenerate;
-  copy_from_version_id: string | null;
-  script_key: string | null;
-  script_rev: number;
-  generation: number;
-  generate_mode: GenerateMode | null;
-  charged_minutes: number;
-  result_generation: number | null;
-  result_video_key: string | null;
-  result_audio_key: string | null;
-  result_generated_at: string | null;
-  result_engines: Record<string, EngineRecord> | null;
-}
-
 type Raw = Record<string, unknown>;
 
-function asset(r: Raw): AssetRow {
-  return {
-    asset_id: r.asset_id as string,
-    org_id: r.org_id as string,
-    seq: Number(r.seq),
-    name: r.name as string,
-    locale: r.locale as string,
-    created_at: r.created_at as string,
-    duration: r.duration === null ? null : Number(r.duration),
-    error: r.error_code ? ({ error_code: r.error_code, detail: r.error_detail ?? '' } as AssetErrorObject) : null,
-    source_video_key: (r.source_video_key as string) ?? null,
-    thumbnail_key: (r.thumbnail_key as string) ?? null,
-    transcript_key: (r.transcript_key as string) ?? null,
-    callback_url: (r.callback_url as string) ?? null,
-    options: (typeof r.options === 'string' ? JSON.parse(r.options) : r.options) as AssetOptions,
+/** How one field of a row is read from the raw row the driver answers (`name`: the field's column). */
+type Column<T> = (r: Raw, name: string) => T;
+/** The row a table of columns reads. */
+type RowOf<C> = { [K in keyof C]: C[K] extends Column<infer T> ? T : never };
+
+const text = <T extends string = string>(): Column<T> => (r, n) => r[n] as T;
+const textOrNull = <T extends string = string>(): Column<T | null> => (r, n) => (r[n] as T) ?? null;
+const num: Column<number> = (r, n) => Number(r[n]);
+const numOrNull: Column<number | null> = (r, n) => (r[n] === null || r[n] === undefined ? null : Number(r[n]));
+const flag: Column<boolean> = (r, n) => Boolean(r[n]);
+/** JSON the driver answers parsed (Postgres) or as text (SQLite). */
+const json = <T>(): Column<T> => (r, n) => (typeof r[n] === 'string' ? JSON.parse(r[n] as string) : r[n]) as T;
+/** JSON kept as text; null where the column is NULL. */
+const jsonTextOrNull = <T>(): Column<T | null> => (r, n) => (typeof r[n] === 'string' ? (JSON.parse(r[n] as string) as T) : null);
+/** A row's error, stored as the columns error_code and error_detail. */
+const errorObject = <T>(): Column<T | null> => (r) => (r.error_code ? ({ error_code: r.error_code, detail: r.error_detail ?? '' } as T) : null);
+
+/** The reader of a table's rows: each field read by its column. */
+function rowReader<C extends Record<string, Column<unknown>>>(columns: C): (r: Raw) => RowOf<C> {
+  const names = Object.keys(columns);
+  return (r) => {
+    const row: Record<string, unknown> = {};
+    for (const n of names) row[n] = columns[n]!(r, n);
+    return row as RowOf<C>;
   };
 }
 
-function dubbing(r: Raw): DubbingRow {
-  return {
-    dubbing_id: r.dubbing_id as string,
-    asset_id: r.asset_id as string,
-    seq: Number(r.seq),
-    locale: r.locale as string,
-    created_at: r.created_at as string,
-    srt: (r.srt as string) ?? null,
-    added: Boolean(r.added),
-    glossary: typeof r.glossary === 'string' ? (JSON.parse(r.glossary) as Glossary) : null,
-  };
-}
+/** What assets, dubbings and versions all have: their order among their parent's (seq), locale, creation time. */
+const SEQUENCED = { seq: num, locale: text(), created_at: text() };
 
-function version(r: Raw): VersionRow {
-  return {
-    version_id: r.version_id as string,
-    dubbing_id: r.dubbing_id as string,
-    asset_id: r.asset_id as string,
-    org_id: r.org_id as string,
-    seq: Number(r.seq),
-    name: r.name as string,
-    locale: r.locale as string,
-    created_at: r.created_at as string,
-    status: r.status as VersionStatus,
-    row_version: Number(r.row_version),
-    error: r.error_code ? ({ error_code: r.error_code, detail: r.error_detail ?? '' } as VersionErrorObject) : null,
-    voice_over: Boolean(r.voice_over),
-    auto_generate: r.auto_generate as AutoGenerate,
-    copy_from_version_id: (r.copy_from_version_id as string) ?? null,
-    script_key: (r.script_key as string) ?? null,
-    script_rev: Number(r.script_rev),
-    generation: Number(r.generation),
-    generate_mode: (r.generate_mode as GenerateMode) ?? null,
-    charged_minutes: Number(r.charged_minutes),
-    result_generation: r.result_generation === null || r.result_generation === undefined ? null : Number(r.result_generation),
-    result_video_key: (r.result_video_key as string) ?? null,
-    result_audio_key: (r.result_audio_key as string) ?? null,
-    result_generated_at: (r.result_generated_at as string) ?? null,
-    result_engines: typeof r.result_engines === 'string' ? (JSON.parse(r.result_engines) as Record<string, EngineRecord>) : null,
-  };
-}
+/** The row of each table is read by its columns here, and typed by them (AssetRow, DubbingRow, VersionRow). */
+const ASSET_COLUMNS = {
+  asset_id: text(),
+  org_id: text(),
+  name: text(),
+  ...SEQUENCED,
+  duration: numOrNull,
+  error: errorObject<AssetErrorObject>(),
+  source_video_key: textOrNull(),
+  thumbnail_key: textOrNull(),
+  transcript_key: textOrNull(),
+  callback_url: textOrNull(),
+  options: json<AssetOptions>(),
+};
+
+const DUBBING_COLUMNS = {
+  dubbing_id: text(),
+  asset_id: text(),
+  ...SEQUENCED,
+  srt: textOrNull(),
+  added: flag,
+  /** Extension: the dubbing's own glossary terms (migration 3). */
+  glossary: jsonTextOrNull<Glossary>(),
+};
+
+const VERSION_COLUMNS = {
+  version_id: text(),
+  dubbing_id: text(),
+  asset_id: text(),
+  org_id: text(),
+  name: text(),
+  ...SEQUENCED,
+  status: text<VersionStatus>(),
+  row_version: num,
+  error: errorObject<VersionErrorObject>(),
+  voice_over: flag,
+  auto_generate: text<AutoGenerate>(),
+  copy_from_version_id: textOrNull(),
+  script_key: textOrNull(),
+  script_rev: num,
+  generation: num,
+  generate_mode: textOrNull<GenerateMode>(),
+  charged_minutes: num,
+  result_generation: numOrNull,
+  result_video_key: textOrNull(),
+  result_audio_key: textOrNull(),
+  result_generated_at: textOrNull(),
+  result_engines: jsonTextOrNull<Record<string, EngineRecord>>(),
+};
+
+export type AssetRow = RowOf<typeof ASSET_COLUMNS>;
+export type DubbingRow = RowOf<typeof DUBBING_COLUMNS>;
+export type VersionRow = RowOf<typeof VERSION_COLUMNS>;
+
+const asset = rowReader(ASSET_COLUMNS);
+const dubbing = rowReader(DUBBING_COLUMNS);
+const version = rowReader(VERSION_COLUMNS);
 
 export async function insertAsset(q: Queryable, a: Omit<AssetRow, 'seq' | 'duration' | 'error' | 'source_video_key' | 'thumbnail_key' | 'transcript_key'>): Promise<void> {
   await q.query('INSERT INTO assets (asset_id, org_id, name, locale, created_at, callback_url, options) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
