@@ -39,11 +39,16 @@ export const SpeakerSchema = Type.Object({
 });
 export type Speaker = Static<typeof SpeakerSchema>;
 
-export const TranscriptSegmentSchema = Type.Object({
+/** What a transcript segment and a script segment both have: the id, the time (seconds) and the speaker id. */
+const SEGMENT_PLACE = {
   id: Type.String(),
   start: Type.Number({ minimum: 0 }),
   end: Type.Number({ minimum: 0 }),
   speaker: Type.String(),
+};
+
+export const TranscriptSegmentSchema = Type.Object({
+  ...SEGMENT_PLACE,
   text: Type.String(),
   words: Type.Array(WordSchema),
 });
@@ -130,10 +135,7 @@ export const TranscriptSchema = Type.Object({
 export type Transcript = Static<typeof TranscriptSchema>;
 
 export const ScriptSegmentSchema = Type.Object({
-  id: Type.String(),
-  start: Type.Number({ minimum: 0 }),
-  end: Type.Number({ minimum: 0 }),
-  speaker: Type.String(),
+  ...SEGMENT_PLACE,
   source_text: Type.String(),
   target_text: Type.String(),
   source_words: Type.Optional(Type.Array(WordSchema)),

@@ -40,7 +40,7 @@ import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
 import { planVoices, type VoicePlan } from './generate-voices.js';
-import { fitSegment, naturalSeconds, segmentSlots, type SegmentSlot } from './generate-segments.js';
+import { fitSegment, naturalSeconds, segmentSlots, type FittedSegment, type SegmentSlot } from './generate-segments.js';
 import { placeLines, type Placement } from './generate-placement.js';
 import type { Shortening } from './generate-quality.js';
 import { shortenerFor, shortenLine, type LineLength, type Shortener } from './generate-shorten.js';
@@ -77,21 +77,15 @@ export interface UtteranceArtifact {
   natural: number;
 }
 
-export interface SegmentArtifact {
+/**
+ * A fitted line as the stage cache keeps it: FittedSegment with its audio as sample rate and frame
+ * count (the samples are the artifact's file); pace and articulation optional (older artifacts).
+ */
+export interface SegmentArtifact
+  extends Omit<FittedSegment, 'audio' | 'pace' | 'syllables' | 'articulationSeconds'>,
+    Partial<Pick<FittedSegment, 'pace' | 'syllables' | 'articulationSeconds'>> {
   sampleRate: number;
   frames: number;
-  durationSeconds: number;
-  speechSeconds: number;
-  speedFactor: number;
-  speed: number;
-  tempo: number;
-  cutSeconds: number;
-  words: Word[];
-  /** The line's rate input for its speaker's pace (the fitting goes no slower than it). */
-  pace?: number;
-  /** Syllables of the spoken text (espeak-ng) and seconds of speech of the fitted line, pauses excluded: its articulation rate. */
-  syllables?: number | null;
-  articulationSeconds?: number;
 }
 
 export interface PlacedSegment {
