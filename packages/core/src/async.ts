@@ -14,15 +14,19 @@ export async function settlesWithin(p: Promise<unknown>, ms: number): Promise<bo
   }
 }
 
+/** A kept promise's getter (see retryingOnce); `forget()` drops the kept promise and returns it. */
+export type Retrying<A extends unknown[], T> = ((...args: A) => Promise<T>) & { forget(): Promise<T> | undefined };
+
 /**
- * `start` run on the first call and its promise kept for the next ones; a promise that rejects is
- * forgotten, so the call after a failure (a load, a listing) starts again.
+ * `start` run on the first call (with that call's arguments) and its promise kept for the next
+ * ones; a promise that rejects is forgotten, so the call after a failure (a load, a listing)
+ * starts again, as does the call after `forget()` (a dispose).
  */
-export function retryingOnce<T>(start: () => Promise<T>): () => Promise<T> {
+export function retryingOnce<A extends unknown[], T>(start: (...args: A) => Promise<T>): Retrying<A, T> {
   let kept: Promise<T> | undefined;
-  return () => {
+  const get = (...args: A): Promise<T> => {
     if (!kept) {
-      const p = start();
+      const p = start(...args);
       kept = p;
       p.catch(() => {
         if (kept === p) kept = undefined;
@@ -30,6 +34,13 @@ export function retryingOnce<T>(start: () => Promise<T>): () => Promise<T> {
     }
     return kept;
   };
+  return Object.assign(get, {
+    forget(): Promise<T> | undefined {
+      const p = kept;
+      kept = undefined;
+      return p;
+    },
+  });
 }
 
 /**

@@ -71,7 +71,7 @@ export {
 } from './model-fetch.js';
 export { bpeMerge } from './bpe.js';
 export { Crc32, crc32 } from './crc32.js';
-export { exitIfStillRunning, retryingOnce, settlesWithin } from './async.js';
+export { exitIfStillRunning, type Retrying, retryingOnce, settlesWithin } from './async.js';
 export {
   type Commercial, COMMERCIAL_VALUES, licenseId, MODEL_POLICIES, type ModelPolicy, ModelPolicyError,
   modelPolicyFromEnv, type ModelTerms, policyAllows, termsLine, termsProblems

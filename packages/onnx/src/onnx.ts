@@ -10,7 +10,7 @@
 import type * as ortTypes from 'onnxruntime-node';
 import { createRequire } from 'node:module';
 import { convIntegerModelFile } from './conv-integer.js';
-import { ModelError, silentLogger, type DeviceChoice, type Logger, type SessionStore } from '@dub/core';
+import { ModelError, retryingOnce, silentLogger, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
 
 const require_ = createRequire(import.meta.url);
 type Ort = typeof ortTypes;
@@ -267,4 +267,37 @@ export interface OnnxEngineOptions {
   device?: DeviceChoice;
   /** Intra-op threads of the engine's sessions (0 = onnxruntime's default). */
   threads?: number;
+}
+
+/**
+ * What an ONNX engine with one set of models repeats otherwise: its sessions (the shared cache it
+ * is given, or its own for its device and threads, disposed with it) and its models `L`, loaded by
+ * `load` on first use (a failed load is tried again on the next call) and forgotten on dispose.
+ */
+export abstract class OnnxModelsEngine<L> {
+  protected readonly sessions: SessionCache;
+  private readonly ownSessions: boolean;
+  /** The models, loaded on the first call with that call's context. */
+  protected readonly models = retryingOnce((ctx: StageContext) => this.load(ctx));
+
+  protected constructor(o: OnnxEngineOptions) {
+    this.ownSessions = !o.sessions;
+    this.sessions = o.sessions ?? new SessionCache({ ...(o.device ? { device: o.device } : {}), ...(o.threads ? { threads: o.threads } : {}) });
+  }
+
+  /** Loads the engine's models through `this.sessions`. */
+  protected abstract load(ctx: StageContext): Promise<L>;
+
+  /**
+   * Forgets the models: its own session cache is disposed; from a shared one the sessions `shared`
+   * names are released (none by default: the cache's owner keeps them for the next engine).
+   */
+  protected async disposeModels(shared: (models: L) => readonly OnnxModel[] = () => []): Promise<void> {
+    const loaded = this.models.forget();
+    if (this.ownSessions) await this.sessions.disposeAll();
+    else if (loaded) {
+      const m = await loaded.catch(() => undefined);
+      if (m) for (const x of shared(m)) await this.sessions.release(x.path);
+    }
+  }
 }

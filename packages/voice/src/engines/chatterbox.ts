@@ -28,7 +28,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { getLocale, ModelError, resolveModelFile, throwIfAborted, ValidationError, type DeviceChoice, type StageContext } from '@dub/core';
 import { readWav, resample, type MediaToolOptions, type PlanarAudio } from '@dub/media';
-import { ort, SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
+import { OnnxModelsEngine, ort, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine } from '../types.js';
 import { BpeTokenizer, chatterboxLanguage, prepareChatterboxText } from './chatterbox-text.js';
 
@@ -128,19 +128,15 @@ function need(model: OnnxModel, inputs: readonly string[], outputs: readonly str
   for (const n of outputs) if (!model.outputNames.includes(n)) throw new ModelError(`${model.path} is not Chatterbox's ${what}: it has no output "${n}" (outputs: ${model.outputNames.join(', ')})`);
 }
 
-export class ChatterboxEngine implements TtsEngine {
+export class ChatterboxEngine extends OnnxModelsEngine<Loaded> implements TtsEngine {
   readonly id = 'chatterbox';
   readonly label = 'Chatterbox Multilingual';
   readonly capabilities: TtsCapabilities = { rateControl: false, pitchControl: false, sampleRate: CHATTERBOX_SAMPLE_RATE, voiceCloning: true };
-  private readonly sessions: SessionCache;
-  private readonly ownSessions: boolean;
-  private loaded: Promise<Loaded> | undefined;
   private readonly conditionings = new Map<string, Promise<Conditioning>>();
   private readonly warned = new Set<string>();
 
   constructor(private readonly opts: ChatterboxOptions = {}) {
-    this.ownSessions = !opts.sessions;
-    this.sessions = opts.sessions ?? new SessionCache({ ...(opts.device ? { device: opts.device } : {}), ...(opts.threads ? { threads: opts.threads } : {}) });
+    super(opts);
   }
 
   /** The export's files (from `dir`, else the model resolver: a ModelMissingError naming `dub models fetch chatterbox-multilingual`). */
@@ -177,32 +173,28 @@ export class ChatterboxEngine implements TtsEngine {
     return !!getLocale(locale) && this.modelFile(locale) !== undefined;
   }
 
-  private load(ctx: StageContext): Promise<Loaded> {
-    this.loaded ??= (async () => {
-      const f = ChatterboxEngine.files(this.opts);
-      const get = (file: string) => this.sessions.get(file, { logger: ctx.logger });
-      const [encoder, embed, lm, decoder] = await Promise.all([get(f.speechEncoder), get(f.embedTokens), get(f.languageModel), get(f.decoder)]);
-      need(encoder, ['audio_values'], ['audio_features', 'audio_tokens', 'speaker_embeddings', 'speaker_features'], 'speech encoder');
-      need(embed, ['input_ids', 'position_ids', 'exaggeration'], ['inputs_embeds'], 'token embedding');
-      need(lm, ['inputs_embeds', 'attention_mask'], ['logits'], 'language model');
-      need(decoder, ['speech_tokens', 'speaker_embeddings', 'speaker_features'], ['waveform'], 'decoder');
-      const cache: Loaded['cache'] = [];
-      for (const meta of lm.session.inputMetadata) {
-        const m = /^past_key_values\.(\d+)\.(key|value)$/.exec(meta.name);
-        if (!m) continue;
-        const present = `present.${m[1]}.${m[2]}`;
-        if (!lm.outputNames.includes(present)) throw new ModelError(`${lm.path}: input ${meta.name} has no output ${present}`);
-        if (!meta.isTensor || (meta.type !== 'float32' && meta.type !== 'float16')) throw new ModelError(`${lm.path}: ${meta.name} is not a float32 or float16 tensor`);
-        const heads = meta.shape[1];
-        const headDim = meta.shape[3];
-        if (meta.shape.length !== 4 || typeof heads !== 'number' || typeof headDim !== 'number') throw new ModelError(`${lm.path}: ${meta.name} has shape [${meta.shape.join(',')}], expected [batch, heads, past, head_dim] with fixed heads and head_dim`);
-        cache.push({ past: meta.name, present, dtype: meta.type, heads, headDim });
-      }
-      if (!cache.length) throw new ModelError(`${lm.path} is not Chatterbox's language model: it has no past_key_values inputs`);
-      return { encoder, embed, lm, decoder, tokenizer: BpeTokenizer.fromFile(f.tokenizer), cache };
-    })();
-    this.loaded.catch(() => (this.loaded = undefined));
-    return this.loaded;
+  protected async load(ctx: StageContext): Promise<Loaded> {
+    const f = ChatterboxEngine.files(this.opts);
+    const get = (file: string) => this.sessions.get(file, { logger: ctx.logger });
+    const [encoder, embed, lm, decoder] = await Promise.all([get(f.speechEncoder), get(f.embedTokens), get(f.languageModel), get(f.decoder)]);
+    need(encoder, ['audio_values'], ['audio_features', 'audio_tokens', 'speaker_embeddings', 'speaker_features'], 'speech encoder');
+    need(embed, ['input_ids', 'position_ids', 'exaggeration'], ['inputs_embeds'], 'token embedding');
+    need(lm, ['inputs_embeds', 'attention_mask'], ['logits'], 'language model');
+    need(decoder, ['speech_tokens', 'speaker_embeddings', 'speaker_features'], ['waveform'], 'decoder');
+    const cache: Loaded['cache'] = [];
+    for (const meta of lm.session.inputMetadata) {
+      const m = /^past_key_values\.(\d+)\.(key|value)$/.exec(meta.name);
+      if (!m) continue;
+      const present = `present.${m[1]}.${m[2]}`;
+      if (!lm.outputNames.includes(present)) throw new ModelError(`${lm.path}: input ${meta.name} has no output ${present}`);
+      if (!meta.isTensor || (meta.type !== 'float32' && meta.type !== 'float16')) throw new ModelError(`${lm.path}: ${meta.name} is not a float32 or float16 tensor`);
+      const heads = meta.shape[1];
+      const headDim = meta.shape[3];
+      if (meta.shape.length !== 4 || typeof heads !== 'number' || typeof headDim !== 'number') throw new ModelError(`${lm.path}: ${meta.name} has shape [${meta.shape.join(',')}], expected [batch, heads, past, head_dim] with fixed heads and head_dim`);
+      cache.push({ past: meta.name, present, dtype: meta.type, heads, headDim });
+    }
+    if (!cache.length) throw new ModelError(`${lm.path} is not Chatterbox's language model: it has no past_key_values inputs`);
+    return { encoder, embed, lm, decoder, tokenizer: BpeTokenizer.fromFile(f.tokenizer), cache };
   }
 
   /** The speech encoder's outputs for a reference clip (a file path, or what `referenceFile` resolves); '' is the export's default voice. */
@@ -314,7 +306,7 @@ export class ChatterboxEngine implements TtsEngine {
     if (!chatterboxLanguage(request.locale)) throw new ValidationError(`Chatterbox Multilingual does not speak ${request.locale}`, { field: 'locale' });
     const text = request.text.trim();
     if (text === '') return { sampleRate: CHATTERBOX_SAMPLE_RATE, channels: [new Float32Array(0)] };
-    const l = await this.load(ctx);
+    const l = await this.models(ctx);
     const cond = await this.conditioning(request.voice.reference ?? '', l, ctx);
     const ids = this.encodeText(text, request.locale, l.tokenizer, ctx);
     const cap = tokenCap(request.maxSeconds, this.opts.maxNewTokens ?? 1000);
@@ -336,21 +328,15 @@ export class ChatterboxEngine implements TtsEngine {
 
   /** For tests and benches: the loaded graphs, and the generation of one line's tokens. */
   async debugGenerate(request: SynthesisRequest, ctx: StageContext): Promise<GeneratedTokens & { ids: number[] }> {
-    const l = await this.load(ctx);
+    const l = await this.models(ctx);
     const cond = await this.conditioning(request.voice.reference ?? '', l, ctx);
     const ids = this.encodeText(request.text, request.locale, l.tokenizer, ctx);
     return { ...(await this.generateTokens(ids, cond, tokenCap(request.maxSeconds, this.opts.maxNewTokens ?? 1000), l, ctx)), ids };
   }
 
   async dispose(): Promise<void> {
-    const l = this.loaded;
-    this.loaded = undefined;
     this.conditionings.clear();
-    if (this.ownSessions) await this.sessions.disposeAll();
-    else if (l) {
-      const m = await l.catch(() => undefined);
-      if (m) for (const x of [m.encoder, m.embed, m.lm, m.decoder]) await this.sessions.release(x.path);
-    }
+    await this.disposeModels((m) => [m.encoder, m.embed, m.lm, m.decoder]);
   }
 }
 

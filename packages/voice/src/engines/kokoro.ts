@@ -23,7 +23,7 @@
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import { resolveModelFile, throwIfAborted, ValidationError, type StageContext } from '@dub/core';
-import { SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
+import { OnnxModelsEngine, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import type { PlanarAudio } from '@dub/media';
 import type { SynthesisRequest, TtsCapabilities, TtsEngine, VoiceSettings } from '../types.js';
 import type { VoiceGender, VoiceProfile } from '../analysis/voice-profile.js';
@@ -124,18 +124,14 @@ interface Loaded {
   tokenizer: KokoroTokenizer;
 }
 
-export class KokoroEngine implements TtsEngine {
+export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine {
   readonly id = 'kokoro';
   readonly label = 'Kokoro-82M v1.0 int8';
   readonly capabilities: TtsCapabilities = { rateControl: true, pitchControl: false, sampleRate: KOKORO_SAMPLE_RATE, voiceChoice: true };
-  private readonly sessions: SessionCache;
-  private readonly ownSessions: boolean;
-  private loaded: Promise<Loaded> | undefined;
   private readonly voiceData = new Map<string, Promise<Float32Array>>();
 
   constructor(private readonly opts: KokoroEngineOptions = {}) {
-    this.ownSessions = !opts.sessions;
-    this.sessions = opts.sessions ?? new SessionCache({ ...(opts.device ? { device: opts.device } : {}), ...(opts.threads ? { threads: opts.threads } : {}) });
+    super(opts);
   }
 
   private file(name: string): string {
@@ -186,25 +182,16 @@ export class KokoroEngine implements TtsEngine {
     return chooseKokoroVoice({ medianF0: family === 'male' ? 120 : 210, gender: family }, { locale: request.locale }, (id) => this.hasVoice(id)).voice.id;
   }
 
-  private load(ctx: StageContext): Promise<Loaded> {
-    if (!this.loaded) {
-      const p = (async () => {
-        const modelPath = this.file(KOKORO_MODEL_FILE);
-        const tokenizer = new KokoroTokenizer(JSON.parse(await fsp.readFile(this.file(KOKORO_TOKENIZER_FILE), 'utf8')));
-        // ConvInteger as MatMulInteger (@dub/onnx conv-integer.ts): bit-identical output in about
-        // 40% of the CPU time (ONNX Runtime's ConvInteger was 77% of Kokoro's time)
-        const model = await this.sessions.get(modelPath, { logger: ctx.logger, convIntegerAsMatMul: true });
-        for (const name of ['input_ids', 'style', 'speed']) {
-          if (!model.inputNames.includes(name)) throw new ValidationError(`${modelPath} is not a Kokoro model: it has no input "${name}"`);
-        }
-        return { model, tokenizer };
-      })();
-      this.loaded = p;
-      p.catch(() => {
-        if (this.loaded === p) this.loaded = undefined;
-      });
+  protected async load(ctx: StageContext): Promise<Loaded> {
+    const modelPath = this.file(KOKORO_MODEL_FILE);
+    const tokenizer = new KokoroTokenizer(JSON.parse(await fsp.readFile(this.file(KOKORO_TOKENIZER_FILE), 'utf8')));
+    // ConvInteger as MatMulInteger (@dub/onnx conv-integer.ts): bit-identical output in about
+    // 40% of the CPU time (ONNX Runtime's ConvInteger was 77% of Kokoro's time)
+    const model = await this.sessions.get(modelPath, { logger: ctx.logger, convIntegerAsMatMul: true });
+    for (const name of ['input_ids', 'style', 'speed']) {
+      if (!model.inputNames.includes(name)) throw new ValidationError(`${modelPath} is not a Kokoro model: it has no input "${name}"`);
     }
-    return this.loaded;
+    return { model, tokenizer };
   }
 
   /** The voice file (float32 [510, 256]), read once per engine. */
@@ -231,7 +218,7 @@ export class KokoroEngine implements TtsEngine {
     const voiceId = this.voiceFor(request);
     const text = request.text.trim();
     if (text === '') return { sampleRate: KOKORO_SAMPLE_RATE, channels: [new Float32Array(0)] };
-    const [{ model, tokenizer }, voice] = await Promise.all([this.load(ctx), this.voice(voiceId)]);
+    const [{ model, tokenizer }, voice] = await Promise.all([this.models(ctx), this.voice(voiceId)]);
     const clauses = await kokoroPhonemes(text, request.locale, ctx, this.opts.espeakPath);
     const speed = Math.min(KOKORO_MAX_SPEED, Math.max(KOKORO_MIN_SPEED, request.speed > 0 ? request.speed : 1));
     const pieces: Float32Array[] = [];
@@ -256,9 +243,8 @@ export class KokoroEngine implements TtsEngine {
    * otherwise load it again and pay ONNX Runtime's first run again (the cache's owner releases it).
    */
   async dispose(): Promise<void> {
-    this.loaded = undefined;
     this.voiceData.clear();
-    if (this.ownSessions) await this.sessions.disposeAll();
+    await this.disposeModels();
   }
 }
 
