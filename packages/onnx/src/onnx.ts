@@ -53,7 +53,13 @@ export interface OnnxModel {
   readonly inputNames: readonly string[];
   readonly outputNames: readonly string[];
   readonly session: ortTypes.InferenceSession;
-  run(feeds: Record<string, ortTypes.Tensor>): Promise<Record<string, ortTypes.Tensor>>;
+  /**
+   * Run the model. `outputs`: the outputs to return (default every one). Exports that also output
+   * what the caller never reads (Whisper's encoder: six [1, 8, 1500, 1500] attention maps, 432 MB
+   * copied into JS per 30 s window; its decoder: the encoder keys and values on every step) should
+   * name the ones they read.
+   */
+  run(feeds: Record<string, ortTypes.Tensor>, outputs?: readonly string[]): Promise<Record<string, ortTypes.Tensor>>;
 }
 
 /** A fixed size the model declares for dimension `i` of its input or output `name` (its session's metadata); undefined where symbolic or not declared. */
@@ -107,7 +113,7 @@ class Model implements OnnxModel {
   get outputNames(): readonly string[] {
     return this.session.outputNames;
   }
-  async run(feeds: Record<string, ortTypes.Tensor>): Promise<Record<string, ortTypes.Tensor>> {
+  async run(feeds: Record<string, ortTypes.Tensor>, outputs?: readonly string[]): Promise<Record<string, ortTypes.Tensor>> {
     const missing = this.inputNames.filter((n) => !(n in feeds));
     const extra = Object.keys(feeds).filter((n) => !this.inputNames.includes(n));
     if (missing.length || extra.length) {
@@ -120,7 +126,7 @@ class Model implements OnnxModel {
       );
     }
     try {
-      return (await this.session.run(feeds)) as Record<string, ortTypes.Tensor>;
+      return (await (outputs ? this.session.run(feeds, outputs) : this.session.run(feeds))) as Record<string, ortTypes.Tensor>;
     } catch (e) {
       throw new ModelError(`inference failed for ${this.path} with feeds ${describeFeeds(feeds)}: ${(e as Error).message}`, { cause: e });
     }

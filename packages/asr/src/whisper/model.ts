@@ -44,7 +44,9 @@ export class WhisperSessions {
 
   async encode(features: Float32Array): Promise<Tensor> {
     const frames = features.length / this.nMels;
-    const out = await this.encoder.run({ input_features: tensorF32(features, [1, this.nMels, frames]) });
+    // the hidden states only: Xenova's exports also output the six layers' attention maps (432 MB
+    // per 30 s window for base, copied into JS and held until a GC)
+    const out = await this.encoder.run({ input_features: tensorF32(features, [1, this.nMels, frames]) }, ['last_hidden_state']);
     return out.last_hidden_state!;
   }
 
@@ -59,6 +61,8 @@ export class DecoderState {
   private vocab = 0;
   /** Tokens held in the decoder's self-attention cache. */
   pastLength = 0;
+  private fetches: string[] | undefined;
+  private firstFetches: string[] | undefined;
 
   /** The logits of position `p` (0-based) of the last step's input (e.g. <|startoftranscript|> of the prompt). */
   positionLogits(p: number): Float32Array {
@@ -85,7 +89,11 @@ export class DecoderState {
         }
       }
     }
-    const out = await this.decoder.run(feeds);
+    // logits and the keys and values the next step reads: the encoder ones only on the first step
+    // (the cache branch passes them through; nextKvCache keeps those fed), never the attention maps
+    this.fetches ??= this.decoder.outputNames.filter((n) => n === 'logits' || /^present\.\d+\.decoder\./.test(n));
+    this.firstFetches ??= this.decoder.outputNames.filter((n) => n === 'logits' || /^present\.\d+\.(decoder|encoder)\./.test(n));
+    const out = await this.decoder.run(feeds, this.past ? this.fetches : this.firstFetches);
     const logits = out.logits;
     if (!logits) throw new ModelError('decoder returned no logits');
     const [, t, v] = logits.dims as number[];
