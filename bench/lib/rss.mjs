@@ -1,7 +1,13 @@
 // Memory of a process tree, read from /proc (Linux): the benchmarks sample it every 100 ms.
 import fs from 'node:fs';
 
-/** RSS (bytes) of `pid` and all its descendants, now. */
+/**
+ * Memory (bytes) of `pid` and all its descendants, now: the sum of their proportional set sizes
+ * (Pss of /proc/PID/smaps_rollup: a page shared by n processes counts 1/n in each), else VmRSS
+ * where smaps_rollup cannot be read. Summing VmRSS counted a child that the 1.4 GB `dub run`
+ * process had forked but not yet exec'd (ffmpeg, espeak-ng) with all of its parent's pages: a
+ * sample landing there read 2.6 GB for 1.35 GB in use (issue #27).
+ */
 export function treeRss(pid) {
   const children = new Map();
   for (const d of fs.readdirSync('/proc')) {
@@ -20,12 +26,23 @@ export function treeRss(pid) {
   while (stack.length) {
     const p = stack.pop();
     try {
-      const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
-      if (m) total += Number(m[1]) * 1024;
+      total += pssOf(p);
     } catch {
       // gone
     }
     stack.push(...(children.get(p) ?? []));
   }
   return total;
+}
+
+/** Pss of one process (bytes), else its VmRSS; 0 when it is gone. */
+function pssOf(p) {
+  try {
+    const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${p}/smaps_rollup`, 'utf8'));
+    if (m) return Number(m[1]) * 1024;
+  } catch {
+    // no smaps_rollup (kernel < 4.14) or gone: VmRSS below
+  }
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p}/status`, 'utf8'));
+  return m ? Number(m[1]) * 1024 : 0;
 }
