@@ -22,6 +22,28 @@ export interface SegmentModel {
   dispose(): Promise<void>;
 }
 
+/**
+ * A SegmentModel's stereo buffers, allocated once for its segment: the input (a pair of its own,
+ * or views of the buffer its input tensor is made of) and the speech and background `run()` fills.
+ * Its sessions belong to a SessionCache and the buffers go with the model: `dispose()` has nothing to do.
+ */
+export abstract class StereoSegmentModel implements SegmentModel {
+  readonly input: readonly [Float32Array, Float32Array];
+  readonly speech: readonly [Float32Array, Float32Array];
+  readonly background: readonly [Float32Array, Float32Array];
+
+  protected constructor(readonly segment: number, readonly sampleRate: number, input?: readonly [Float32Array, Float32Array]) {
+    const pair = () => [new Float32Array(segment), new Float32Array(segment)] as const;
+    this.input = input ?? pair();
+    this.speech = pair();
+    this.background = pair();
+  }
+
+  abstract run(): Promise<void>;
+
+  async dispose(): Promise<void> {}
+}
+
 export interface SegmentSinks {
   speech: AudioSink;
   background: AudioSink;

@@ -14,7 +14,7 @@ import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
 import { DemucsSpectrogram } from '../dsp/demucs-spectrogram.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import { SegmentedSeparationEngine } from '../segmented-engine.js';
-import type { SegmentModel } from '../segment-runner.js';
+import { StereoSegmentModel } from '../segment-runner.js';
 import type { SeparationEngine } from '../types.js';
 import { resolveHtdemucsGraph, type SplitPlan } from './htdemucs-graph.js';
 
@@ -129,12 +129,7 @@ export function splitGraphRun(plan: SplitPlan, sessions: OnnxModel[]): HtdemucsG
   };
 }
 
-export class HtdemucsModel implements SegmentModel {
-  readonly segment = HTDEMUCS_SEGMENT;
-  readonly sampleRate = HTDEMUCS_SAMPLE_RATE;
-  readonly input: readonly [Float32Array, Float32Array];
-  readonly speech: readonly [Float32Array, Float32Array];
-  readonly background: readonly [Float32Array, Float32Array];
+export class HtdemucsModel extends StereoSegmentModel {
   private readonly stft: DemucsSpectrogram;
   private readonly specIn: Float32Array;
   private readonly specOut: Float32Array;
@@ -143,18 +138,16 @@ export class HtdemucsModel implements SegmentModel {
   private readonly fetches: Record<string, Tensor>;
 
   constructor(private readonly graph: HtdemucsGraphRun) {
-    const s = this.segment;
+    const s = HTDEMUCS_SEGMENT;
+    const wave = new Float32Array(2 * s);
+    super(s, HTDEMUCS_SAMPLE_RATE, [wave.subarray(0, s), wave.subarray(s)]);
     const names = graph.names;
     this.stft = new DemucsSpectrogram(s);
     const { bins, frames } = this.stft;
     const sources = HTDEMUCS_SOURCES.length;
-    const wave = new Float32Array(2 * s);
-    this.input = [wave.subarray(0, s), wave.subarray(s)];
     this.specIn = new Float32Array(this.stft.specSize);
     this.specOut = new Float32Array(sources * this.stft.specSize);
     this.timeOut = new Float32Array(sources * 2 * s);
-    this.speech = [new Float32Array(s), new Float32Array(s)];
-    this.background = [new Float32Array(s), new Float32Array(s)];
     this.feeds = {
       [names.wave]: tensorF32(wave, [1, 2, s]),
       [names.spec]: tensorF32(this.specIn, [1, 4, bins, frames]),
@@ -187,10 +180,6 @@ export class HtdemucsModel implements SegmentModel {
     }
     this.stft.inverseAdd(this.specOut, SPEECH_SOURCES, sp0, sp1);
     this.stft.inverseAdd(this.specOut, BACKGROUND_SOURCES, bg0, bg1);
-  }
-
-  async dispose(): Promise<void> {
-    // The session belongs to the SessionCache; buffers are garbage-collected with the model.
   }
 }
 

@@ -25,7 +25,7 @@ import { SessionCache, tensorF32, type OnnxModel } from '@dub/onnx';
 import { SpleeterSpectrogram } from '../dsp/spleeter-spectrogram.js';
 import type { ResolvedEngineOptions } from '../options.js';
 import { SegmentedSeparationEngine } from '../segmented-engine.js';
-import type { SegmentModel } from '../segment-runner.js';
+import { StereoSegmentModel } from '../segment-runner.js';
 import type { SeparationEngine } from '../types.js';
 
 export const SPLEETER_MODEL_ID = 'spleeter-2stems';
@@ -68,48 +68,35 @@ export function stemGraph(model: OnnxModel, stem: string): SpleeterStemGraph {
   };
 }
 
-export class SpleeterModel implements SegmentModel {
-  readonly sampleRate = SPLEETER_SAMPLE_RATE;
-  readonly segment: number;
-  readonly input: readonly [Float32Array, Float32Array];
-  readonly speech: readonly [Float32Array, Float32Array];
-  readonly background: readonly [Float32Array, Float32Array];
+export class SpleeterModel extends StereoSegmentModel {
   private readonly stft: SpleeterSpectrogram;
   private readonly magnitude: Float32Array;
   private readonly vocalsOut: Float32Array;
   private readonly accompanimentOut: Float32Array;
   private readonly mask: Float32Array;
-  private readonly vocalsFeeds: Record<string, Tensor>;
-  private readonly vocalsFetches: Record<string, Tensor>;
-  private readonly accompanimentFeeds: Record<string, Tensor>;
-  private readonly accompanimentFetches: Record<string, Tensor>;
+  /** The two stem graphs in the order they run, each with its feeds (the shared magnitude) and fetches. */
+  private readonly stems: readonly { graph: SpleeterStemGraph; feeds: Record<string, Tensor>; fetches: Record<string, Tensor> }[];
 
-  constructor(private readonly vocals: SpleeterStemGraph, private readonly accompaniment: SpleeterStemGraph, stft = new SpleeterSpectrogram()) {
+  constructor(vocals: SpleeterStemGraph, accompaniment: SpleeterStemGraph, stft = new SpleeterSpectrogram()) {
+    super(stft.length, SPLEETER_SAMPLE_RATE);
     this.stft = stft;
-    const s = (this.segment = stft.length);
-    this.input = [new Float32Array(s), new Float32Array(s)];
-    this.speech = [new Float32Array(s), new Float32Array(s)];
-    this.background = [new Float32Array(s), new Float32Array(s)];
     this.magnitude = new Float32Array(stft.size);
     this.vocalsOut = new Float32Array(stft.size);
     this.accompanimentOut = new Float32Array(stft.size);
     this.mask = new Float32Array(stft.size);
     const dims = [2, 1, stft.frames, stft.bins];
     const x = tensorF32(this.magnitude, dims);
-    this.vocalsFeeds = { [vocals.input]: x };
-    this.vocalsFetches = { [vocals.output]: tensorF32(this.vocalsOut, dims) };
-    this.accompanimentFeeds = { [accompaniment.input]: x };
-    this.accompanimentFetches = { [accompaniment.output]: tensorF32(this.accompanimentOut, dims) };
+    this.stems = [
+      { graph: vocals, feeds: { [vocals.input]: x }, fetches: { [vocals.output]: tensorF32(this.vocalsOut, dims) } },
+      { graph: accompaniment, feeds: { [accompaniment.input]: x }, fetches: { [accompaniment.output]: tensorF32(this.accompanimentOut, dims) } },
+    ];
   }
 
   async run(): Promise<void> {
     const [in0, in1] = this.input;
     this.stft.forward(in0, in1, this.magnitude);
     // One after the other: each run already uses every intra-op thread.
-    for (const [graph, feeds, fetches] of [
-      [this.vocals, this.vocalsFeeds, this.vocalsFetches],
-      [this.accompaniment, this.accompanimentFeeds, this.accompanimentFetches],
-    ] as const) {
+    for (const { graph, feeds, fetches } of this.stems) {
       try {
         await graph.run(feeds, fetches);
       } catch (e) {
@@ -124,10 +111,6 @@ export class SpleeterModel implements SegmentModel {
       bg0[j] = in0[j]! - sp0[j]!;
       bg1[j] = in1[j]! - sp1[j]!;
     }
-  }
-
-  async dispose(): Promise<void> {
-    // The sessions belong to the SessionCache; buffers are garbage-collected with the model.
   }
 }
 
