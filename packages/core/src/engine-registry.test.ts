@@ -104,6 +104,20 @@ describe('EngineRegistry', () => {
     expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', preference: ['z'], entries: [{ id: 'a', label: 'A', supports: () => ({ ok: true }), create: async () => 1 }] })).toThrow(/unknown engine z/);
   });
 
+  it('an engine that runs only as a fallback is taken by auto where no engine after it runs', async () => {
+    const make = (bRuns: boolean) =>
+      defineEngineRegistry<string, void>({
+        stage: 's', envVar: 'DUB_S_ENGINE',
+        entries: [
+          { id: 'a', label: 'A', supports: () => ({ ok: true, fallback: true, reason: 'a runs, the long way' }), create: async () => 'a' },
+          { id: 'b', label: 'B', supports: () => (bRuns ? { ok: true, reason: 'b runs' } : { ok: false, reason: 'b is not installed' }), create: async () => 'b' },
+        ],
+      });
+    expect((await make(true).resolve('auto', 'en-US', env)).record).toEqual({ id: 'b', label: 'B', selected: 'auto', reason: 'auto: b runs' });
+    expect((await make(false).resolve('auto', 'en-US', env)).record).toEqual({ id: 'a', label: 'A', selected: 'auto', reason: 'auto: a runs, the long way' });
+    expect((await make(true).resolve('a', 'en-US', env)).id).toBe('a');
+  });
+
   it('an engine auto passes over on this host is said in a note; a silent one (not installed, optional) is not the reason; a label its support gives goes in the record', async () => {
     const r = defineEngineRegistry<string, void>({
       stage: 's', envVar: 'DUB_S_ENGINE',

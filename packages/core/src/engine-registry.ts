@@ -118,6 +118,8 @@ export type EngineSupport =
       label?: string;
       /** false: it runs when named, but `auto` passes over it here (e.g. Chatterbox on a CPU host). */
       auto?: boolean;
+      /** It runs, but `auto` takes it only where no engine after it in the preference runs (apertium through Spanish, after M2M100). */
+      fallback?: boolean;
       /** Said after the reason `auto` gives when it passes over this engine. */
       note?: string;
     }
@@ -129,6 +131,8 @@ export type EngineSupport =
       error?: DubError;
       /** `auto` passes over it without giving this as its reason (an optional engine that is not installed). */
       silent?: boolean;
+      /** What makes it run here, where the engine knows better than its installHint (apertium: the Debian packages of the pair). */
+      fix?: string;
       /** Said after the reason `auto` gives when it passes over this engine. */
       note?: string;
     };
@@ -340,7 +344,8 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
         const s = await entry.supports(locale, env);
         if (!s.ok) {
           if (s.error) throw s.error;
-          throw new EngineUnavailableError(`${o.envVar}=${choice}: ${s.reason}${entry.installHint ? `; ${entry.installHint}` : ''}`, { details: { stage: o.stage, engine: choice } });
+          const fix = s.fix ?? entry.installHint;
+          throw new EngineUnavailableError(`${o.envVar}=${choice}: ${s.reason}${fix ? `; ${fix}` : ''}`, { details: { stage: o.stage, engine: choice } });
         }
         const models = await identities(s.files);
         const reason = `${o.envVar}=${choice}`;
@@ -353,6 +358,18 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
       // Installed engines the policy passes over, with their licences: the reason names them.
       const refused: string[] = [];
       const refusedIds: string[] = [];
+      // The first engine that runs only as a fallback: taken where no engine after it runs.
+      let fallbackPick: { entry: EngineEntry<E, O, Env>; s: EngineSupport & { ok: true }; t: EngineTerms | null } | undefined;
+      const pick = async (entry: EngineEntry<E, O, Env>, s: EngineSupport & { ok: true }, t: EngineTerms | null): Promise<ResolvedEngine<E, O, Env>> => {
+        const fallback = entry.fallbackNote ? ` (${entry.fallbackNote})` : '';
+        const why = refused.length
+          ? `the model policy "commercial" passes over ${refused.join(', ')}: ${entry.fallbackNote ?? s.reason ?? `${entry.id} runs ${locale ?? 'here'}`}`
+          : passed.length && !s.fallback ? `${passed[0]}${fallback}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
+        const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
+        const models = await identities(s.files);
+        const label = s.label ?? engineLabel(entry, s.files);
+        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models, t, refusedIds) };
+      };
       for (const entry of preferred) {
         const s = await entry.supports(locale, env);
         const t = entryTerms(entry, locale, env);
@@ -368,15 +385,13 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
           if (s.note) notes.push(s.note);
           continue;
         }
-        const fallback = entry.fallbackNote ? ` (${entry.fallbackNote})` : '';
-        const why = refused.length
-          ? `the model policy "commercial" passes over ${refused.join(', ')}: ${entry.fallbackNote ?? s.reason ?? `${entry.id} runs ${locale ?? 'here'}`}`
-          : passed.length ? `${passed[0]}${fallback}` : (s.reason ?? `${entry.id} runs ${locale ?? 'here'}`);
-        const reason = `auto: ${why}${notes.map((n) => `; ${n}`).join('')}`;
-        const models = await identities(s.files);
-        const label = s.label ?? engineLabel(entry, s.files);
-        return { id: entry.id, entry, selected: 'auto', reason, models, record: recordOf(entry.id, label, 'auto', reason, models, t, refusedIds) };
+        if (s.fallback) {
+          fallbackPick ??= { entry, s, t };
+          continue;
+        }
+        return pick(entry, s, t);
       }
+      if (fallbackPick) return pick(fallbackPick.entry, fallbackPick.s, fallbackPick.t);
       // engines auto passes over though they run (their notes say why: e.g. espeak-ng for zh-CN) are named too
       throw new EngineUnavailableError(`${o.stage}: no engine here runs ${locale ?? 'this stage'} (${[...skipped, ...notes].join('; ')})`, { details: { stage: o.stage } });
     },

@@ -13,7 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { VersionError } from '@dub/core';
 import type { AutoTranslator } from './auto.js';
 import { loadTranslateConfig, type TranslateConfig } from './config.js';
-import { createTranslator } from './registry.js';
+import { createTranslator, pairHost, TRANSLATE_ENGINES } from './registry.js';
 import { pairEngine, translatorForPair } from './select-translator.js';
 
 const FIX = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -62,5 +62,24 @@ describe('auto: the offline engine of each pair', () => {
     const yue = await pairEngine(config('tiny'), 'en-US', 'yue-CN');
     expect(yue.support.supported).toBe(false);
     expect(yue.support.reason).toMatch(/M2M100: M2M100 has no Cantonese/);
+  });
+});
+
+describe('the registry answers per pair, as auto does', () => {
+  it.skipIf(!apertium)(`resolve('auto') ranks apertium direct, M2M100, apertium through Spanish${skip}`, async () => {
+    const r = (source: string, target: string, m: 'tiny' | 'absent') => TRANSLATE_ENGINES.resolve('auto', target, pairHost(source, config(m)));
+    expect((await r('en-US', 'es-ES', 'tiny')).reason).toBe('auto: apertium has a direct mode (eng-spa)');
+    expect((await r('fr-FR', 'it-IT', 'tiny')).id).toBe('m2m100');
+    const spanish = await r('fr-FR', 'it-IT', 'absent');
+    expect([spanish.id, spanish.reason]).toEqual(['apertium', 'auto: apertium through Spanish (fr-es then spa-ita)']);
+  });
+
+  it('M2M100 by its language table and files; an explicit engine that cannot translate the pair throws', async () => {
+    expect((await TRANSLATE_ENGINES.resolve('auto', 'de-DE', pairHost('en-US', config('tiny')))).id).toBe('m2m100');
+    const yue = await TRANSLATE_ENGINES.get('m2m100').supports('yue-CN', pairHost('en-US', config('tiny')));
+    expect(yue).toMatchObject({ ok: false, reason: expect.stringMatching(/Cantonese/) });
+    await expect(TRANSLATE_ENGINES.resolve('m2m100', 'de-DE', pairHost('en-US', config('absent')))).rejects.toThrow(/m2m100-absent-test\) is not installed/);
+    // a service by its configuration: DeepL without a key
+    expect(await TRANSLATE_ENGINES.get('deepl').supports('de-DE', pairHost('en-US', config('tiny')))).toEqual({ ok: false, reason: 'deepl needs DUB_TRANSLATE_DEEPL_API_KEY' });
   });
 });

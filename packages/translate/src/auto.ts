@@ -11,12 +11,12 @@
  * 4. else no engine: the answer names what is missing (apertium's Debian packages, `npx dub
  *    models fetch m2m100-418m`).
  * Nothing is substituted silently: `choose()` says which engine serves the pair and why; the
- * translation record names that engine (translatorForPair returns it, not this chooser).
+ * translation record names that engine (translatorForPair returns it, not this chooser). What
+ * each engine can do for the pair is its registry entry's answer (registry.ts), the one
+ * `resolve('auto')` ranks the same way (apertium through Spanish is a fallback there).
  */
-import type { StageContext } from '@dub/core';
+import type { EngineSupport, StageContext } from '@dub/core';
 import type { ConcreteEngineId } from './engine-ids.js';
-import type { ApertiumTranslator } from './engines/apertium.js';
-import type { M2M100Translator } from './engines/m2m100/translator.js';
 import type { PairSupport, TranslateRequest, TranslatedSegment, Translator } from './types.js';
 
 export interface AutoChoice {
@@ -34,35 +34,38 @@ export class AutoTranslator implements Translator {
   /** @deprecated `id`. */
   readonly engine = 'auto';
   readonly lengthBudget = false;
-  private apertium: Promise<ApertiumTranslator> | undefined;
-  private m2m100: Promise<M2M100Translator> | undefined;
+  private apertium: Promise<Translator> | undefined;
+  private m2m100: Promise<Translator> | undefined;
 
-  /** `create` builds an engine of TRANSLATE_ENGINES (registry.ts, which imports this module on first use) from the configuration. */
-  constructor(private readonly create: (id: 'apertium' | 'm2m100') => Promise<Translator>) {}
+  /**
+   * `create` builds an engine of TRANSLATE_ENGINES (registry.ts, which imports this module on first
+   * use) from the configuration; `support` is that engine's registry entry's answer for a pair.
+   */
+  constructor(
+    private readonly create: (id: 'apertium' | 'm2m100') => Promise<Translator>,
+    private readonly support: (id: 'apertium' | 'm2m100', sourceLocale: string, targetLocale: string) => Promise<EngineSupport>,
+  ) {}
 
-  private getApertium(): Promise<ApertiumTranslator> {
-    return (this.apertium ??= this.create('apertium') as Promise<ApertiumTranslator>);
+  private getApertium(): Promise<Translator> {
+    return (this.apertium ??= this.create('apertium'));
   }
-  private getM2M100(): Promise<M2M100Translator> {
-    return (this.m2m100 ??= this.create('m2m100') as Promise<M2M100Translator>);
+  private getM2M100(): Promise<Translator> {
+    return (this.m2m100 ??= this.create('m2m100'));
   }
 
   async choose(sourceLocale: string, targetLocale: string): Promise<AutoChoice> {
-    const apertium = await this.getApertium();
-    const route = await apertium.route(sourceLocale, targetLocale).catch(() => undefined);
-    if (route?.length === 1) return { engine: 'apertium', translator: apertium, support: { supported: true }, reason: `auto: apertium has a direct mode (${route[0]!.name})` };
-    const m2m100 = await this.getM2M100();
-    const m = await m2m100.supports(sourceLocale, targetLocale);
-    if (m.supported) {
-      return { engine: 'm2m100', translator: m2m100, support: m, reason: `auto: apertium has no direct mode for ${sourceLocale} -> ${targetLocale}${route ? ' (only through Spanish)' : ''}; the offline model M2M100 translates it` };
+    const a = await this.support('apertium', sourceLocale, targetLocale);
+    if (a.ok && !a.fallback) return { engine: 'apertium', translator: await this.getApertium(), support: { supported: true }, reason: `auto: ${a.reason}` };
+    const m = await this.support('m2m100', sourceLocale, targetLocale);
+    if (m.ok) {
+      return { engine: 'm2m100', translator: await this.getM2M100(), support: { supported: true }, reason: `auto: apertium has no direct mode for ${sourceLocale} -> ${targetLocale}${a.ok ? ' (only through Spanish)' : ''}; the offline model M2M100 translates it` };
     }
-    if (route) return { engine: 'apertium', translator: apertium, support: { supported: true }, reason: `auto: apertium through Spanish (${route.map((r) => r.name).join(' then ')}); M2M100 does not serve it here: ${m.reason}` };
-    const a = await apertium.supports(sourceLocale, targetLocale);
+    if (a.ok) return { engine: 'apertium', translator: await this.getApertium(), support: { supported: true }, reason: `auto: ${a.reason}; M2M100 does not serve it here: ${m.reason}` };
     const fixes = [a.fix, m.fix].filter((f): f is string => !!f);
     return {
       engine: 'apertium',
-      translator: apertium,
-      support: { supported: false, reason: `${a.reason ?? 'apertium cannot translate it'}; M2M100: ${m.reason ?? 'unsupported'}`, ...(fixes.length ? { fix: fixes.join('; or ') } : {}) },
+      translator: await this.getApertium(),
+      support: { supported: false, reason: `${a.reason}; M2M100: ${m.reason}`, ...(fixes.length ? { fix: fixes.join('; or ') } : {}) },
       reason: 'auto: no offline engine serves the pair here',
     };
   }
@@ -89,6 +92,9 @@ export class AutoTranslator implements Translator {
   }
 }
 
-export function createAutoTranslator(create: (id: 'apertium' | 'm2m100') => Promise<Translator>): AutoTranslator {
-  return new AutoTranslator(create);
+export function createAutoTranslator(
+  create: (id: 'apertium' | 'm2m100') => Promise<Translator>,
+  support: (id: 'apertium' | 'm2m100', sourceLocale: string, targetLocale: string) => Promise<EngineSupport>,
+): AutoTranslator {
+  return new AutoTranslator(create, support);
 }

@@ -7,7 +7,7 @@ import { VersionError } from '@dub/core';
 import type { AutoTranslator } from './auto.js';
 import { engineForPair, pairVariable, type TranslateConfig } from './config.js';
 import { ENGINE_IDS, type ConcreteEngineId } from './engine-ids.js';
-import { createTranslator } from './registry.js';
+import { createTranslator, entryPairSupport } from './registry.js';
 import type { PairSupport, Translator } from './types.js';
 
 /** The engine that serves a pair as configured, with its support and (for auto) why it was chosen. */
@@ -17,8 +17,9 @@ export async function pairEngine(config: TranslateConfig, sourceLocale: string, 
     const c = await (createTranslator('auto', config) as Promise<AutoTranslator>).then((a) => a.choose(sourceLocale, targetLocale));
     return { engine: c.engine, from, auto: true, translator: c.translator, support: c.support, reason: c.reason };
   }
-  const translator = await createTranslator(engine, config);
-  return { engine, from, auto: false, translator, support: await translator.supports(sourceLocale, targetLocale) };
+  const s = await entryPairSupport(engine, sourceLocale, targetLocale, config);
+  const support: PairSupport = s.ok ? { supported: true } : { supported: false, reason: s.reason, ...(s.fix ? { fix: s.fix } : {}) };
+  return { engine, from, auto: false, translator: await createTranslator(engine, config), support };
 }
 
 export async function translatorForPair(config: TranslateConfig, sourceLocale: string, targetLocale: string): Promise<Translator & { id: ConcreteEngineId }> {

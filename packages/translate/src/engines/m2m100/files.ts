@@ -1,5 +1,7 @@
 /** Where an M2M100 model's files are (light: the registry and `auto` import it without loading the engine). */
 import { resolveModelFile } from '@dub/core';
+import type { PairSupport } from '../../types.js';
+import { M2M100_GAPS, m2m100Code } from './languages.js';
 
 /** The manifest id of the default model. */
 export const M2M100_MODEL_ID = 'm2m100-418m';
@@ -37,4 +39,29 @@ export function m2m100Installed(opts: M2M100Location = {}): boolean {
   } catch {
     return false;
   }
+}
+
+const SIZE_NOTE = 'about 632 MB: encoder 287.9 MB + decoder 344.1 MB + tokenizer files';
+
+/**
+ * Whether M2M100 translates a pair here: both languages in its table, two languages (not one in
+ * two regions), and the model's files installed. The translator's `supports` and the registry's
+ * entry (registry.ts) both answer with this.
+ */
+export function m2m100PairSupport(opts: M2M100Location, sourceLocale: string, targetLocale: string): PairSupport {
+  const src = m2m100Code(sourceLocale);
+  const tgt = m2m100Code(targetLocale);
+  for (const [loc, code] of [[sourceLocale, src], [targetLocale, tgt]] as const) {
+    if (!code) return { supported: false, reason: M2M100_GAPS[loc] ?? `M2M100 has no language for ${loc}` };
+  }
+  if (src === tgt) return { supported: false, reason: `${sourceLocale} and ${targetLocale} are one language for M2M100 (${src}): it has no direction between them` };
+  const id = opts.model ?? M2M100_MODEL_ID;
+  if (!m2m100Installed(opts)) {
+    return {
+      supported: false,
+      reason: `the M2M100 model (${id}) is not installed here`,
+      fix: `npx dub models fetch ${id} (on a host that reaches huggingface.co; ${SIZE_NOTE}), or put its files in DUB_MODELS_DIR/${id}/`,
+    };
+  }
+  return { supported: true };
 }

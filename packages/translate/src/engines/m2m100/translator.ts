@@ -17,7 +17,7 @@ import { BaseTranslator, resolveBaseOptions, type BaseTranslatorOptions, type Ba
 import { maskTerms, unmaskTerms } from '../../glossary.js';
 import type { PairSupport, TranslateRequest, TranslatedSegment } from '../../types.js';
 import { beamSearch, type Hypothesis } from './beam-search.js';
-import { M2M100_FILES, M2M100_MODEL_ID, m2m100Files, m2m100Installed } from './files.js';
+import { M2M100_FILES, M2M100_MODEL_ID, m2m100Files, m2m100Installed, m2m100PairSupport } from './files.js';
 import { M2M100_GAPS, m2m100Code } from './languages.js';
 import { M2M100Sessions } from './model.js';
 import type { NBestTranslation } from './nbest.js';
@@ -74,20 +74,7 @@ export class M2M100Translator extends BaseTranslator {
   }
 
   async supports(sourceLocale: string, targetLocale: string): Promise<PairSupport> {
-    const src = m2m100Code(sourceLocale);
-    const tgt = m2m100Code(targetLocale);
-    for (const [loc, code] of [[sourceLocale, src], [targetLocale, tgt]] as const) {
-      if (!code) return { supported: false, reason: M2M100_GAPS[loc] ?? `M2M100 has no language for ${loc}` };
-    }
-    if (src === tgt) return { supported: false, reason: `${sourceLocale} and ${targetLocale} are one language for M2M100 (${src}): it has no direction between them` };
-    if (!m2m100Installed(this.opts)) {
-      return {
-        supported: false,
-        reason: `the M2M100 model (${this.modelId}) is not installed here`,
-        fix: `npx dub models fetch ${this.modelId} (on a host that reaches huggingface.co; ${sizeNote}), or put its files in DUB_MODELS_DIR/${this.modelId}/`,
-      };
-    }
-    return { supported: true };
+    return m2m100PairSupport(this.opts, sourceLocale, targetLocale);
   }
 
   /** Load tokenizer and sessions once (a failed load is retried on the next call). */
@@ -186,7 +173,6 @@ export class M2M100Translator extends BaseTranslator {
   }
 }
 
-const sizeNote = 'about 632 MB: encoder 287.9 MB + decoder 344.1 MB + tokenizer files';
 
 export function createM2M100Translator(opts: M2M100Options = {}): M2M100Translator {
   return new M2M100Translator(opts);
