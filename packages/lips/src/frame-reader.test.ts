@@ -37,4 +37,30 @@ describe('readFrames spans', () => {
     for (let i = 0; i < some.length; i++) expect(some[i]!.equals(expected[i]!), `frame ${i}`).toBe(true);
     expect(await all([])).toEqual([]);
   }, 60_000);
+
+  it('hundreds of ranges (a select expression ffmpeg would refuse): merged for the decoder, still exactly the frames asked for', async () => {
+    const full = await all();
+    const spans = Array.from({ length: 29 }, (_, i) => ({ start: 2 * i + 1, end: 2 * i + 2 })).concat([{ start: 59, end: 60 }]);
+    // 30 ranges fit; 200 single frames of a longer clip exercise the merging
+    const some = await all(spans);
+    expect(some.length).toBe(30);
+    for (let i = 0; i < 30; i++) expect(some[i]!.equals(full[spans[i]!.start]!), `frame ${i}`).toBe(true);
+    const long = path.join(dir, 'long.mp4');
+    await runFfmpeg(['-f', 'lavfi', '-i', 'testsrc=size=32x24:rate=25:duration=24', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', long]);
+    const every: Buffer[] = [];
+    for await (const f of readFrames(long, { width: 32, height: 24 })) every.push(Buffer.from(f.data));
+    expect(every.length).toBe(600);
+    const many = Array.from({ length: 200 }, (_, i) => ({ start: 3 * i + (i % 2), end: 3 * i + (i % 2) + 1 }));
+    const got: Buffer[] = [];
+    for await (const f of readFrames(long, { width: 32, height: 24, spans: many })) got.push(Buffer.from(f.data));
+    expect(got.length).toBe(200);
+    for (let i = 0; i < 200; i++) expect(got[i]!.equals(every[many[i]!.start]!), `frame ${many[i]!.start}`).toBe(true);
+  }, 120_000);
+
+  it("yuv420p: the decoder's planes, half the bytes of rgb24", async () => {
+    const frames: Buffer[] = [];
+    for await (const f of readFrames(file, { width: 64, height: 48, pixelFormat: 'yuv420p', spans: [{ start: 10, end: 12 }] })) frames.push(Buffer.from(f.data));
+    expect(frames.map((f) => f.length)).toEqual([64 * 48 * 1.5, 64 * 48 * 1.5]);
+    expect(frames[0]!.equals(frames[1]!)).toBe(false);
+  }, 60_000);
 });

@@ -37,8 +37,12 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   const filters: string[] = [];
+  // ffmpeg fails on a select expression of a few hundred ranges: past MAX_SELECT_SPANS the nearest
+  // ranges are decoded as one and the frames between them dropped here (`wanted`)
+  const decodeSpans = (opts.every ?? 1) <= 1 && opts.spans && opts.spans.length > MAX_SELECT_SPANS ? mergeSpans(opts.spans, MAX_SELECT_SPANS) : opts.spans;
+  const wanted = decodeSpans !== opts.spans ? spanCursor(decodeSpans!, opts.spans!) : undefined;
   if ((opts.every ?? 1) > 1) filters.push(`select=not(mod(n\\,${opts.every}))`);
-  else if (opts.spans) filters.push(`select=${opts.spans.length ? opts.spans.map((r) => `between(n\\,${r.start}\\,${r.end - 1})`).join('+') : '0'}`);
+  else if (decodeSpans) filters.push(`select=${decodeSpans.length ? decodeSpans.map((r) => `between(n\\,${r.start}\\,${r.end - 1})`).join('+') : '0'}`);
   filters.push(`scale=${width}:${height}:flags=bilinear`);
   const args = ['-i', file, '-map', '0:v:0', '-an', '-sn', '-vf', filters.join(','), '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', yuv ? 'yuv420p' : 'rgb24', 'pipe:1'];
   const pipe = new PassThrough({ highWaterMark: Math.max(frameBytes * 2, 1 << 16) });
@@ -61,6 +65,10 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
         fill += n;
         at += n;
         if (fill === frameBytes) {
+          if (wanted && !wanted()) {
+            fill = 0;
+            continue;
+          }
           yield frame;
           frame = newFrame();
           fill = 0;
@@ -77,4 +85,33 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
   }
   if (failure !== undefined && !(failure instanceof AbortedError && stop.signal.aborted && !ctx.signal?.aborted)) throw failure;
   throwIfAborted(ctx.signal);
+}
+
+/** Most ranges in one select expression. */
+const MAX_SELECT_SPANS = 32;
+
+/** `spans` (sorted, disjoint) as at most `max` ranges: the smallest gaps between them are closed. */
+export function mergeSpans(spans: readonly { start: number; end: number }[], max: number): { start: number; end: number }[] {
+  if (spans.length <= max) return spans.map((s) => ({ ...s }));
+  const gaps = spans.slice(1).map((s, i) => ({ i, gap: s.start - spans[i]!.end }));
+  const close = new Set(gaps.sort((a, b) => a.gap - b.gap || a.i - b.i).slice(0, spans.length - max).map((g) => g.i));
+  const out: { start: number; end: number }[] = [{ ...spans[0]! }];
+  for (let i = 1; i < spans.length; i++) {
+    if (close.has(i - 1)) out[out.length - 1]!.end = spans[i]!.end;
+    else out.push({ ...spans[i]! });
+  }
+  return out;
+}
+
+/** Called once per frame the merged ranges deliver, in order: whether that frame is in `spans`. */
+function spanCursor(merged: readonly { start: number; end: number }[], spans: readonly { start: number; end: number }[]): () => boolean {
+  let m = 0;
+  let at = merged[0]?.start ?? 0;
+  let s = 0;
+  return () => {
+    while (m < merged.length && at >= merged[m]!.end) at = merged[++m]?.start ?? at;
+    const n = at++;
+    while (s < spans.length && spans[s]!.end <= n) s++;
+    return s < spans.length && n >= spans[s]!.start;
+  };
 }
