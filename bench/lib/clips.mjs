@@ -50,9 +50,23 @@ export function speechLoop(dir) {
 
 /** The face looped for `m` minutes under the looped speech (and the music for `music`), in `dir`. */
 export function clip(dir, m, variant) {
-  const out = path.join(dir, `clip-${m}min-${variant}.mp4`);
+  return clipSeconds(dir, m * 60, variant, `clip-${m}min-${variant}.mp4`);
+}
+
+/**
+ * A clip of `s` seconds in `dir`: `clean` and `music` as `clip` makes them; `talking-head` the
+ * first `s` seconds of talking-head-480.mp4 with its own audio (a real person speaking to the
+ * camera, with the room and music of the recording under the voice; at most 33.6 s).
+ */
+export function clipSeconds(dir, s, variant, name = `clip-${s}s-${variant}.mp4`) {
+  const out = path.join(dir, name);
   if (fs.existsSync(out)) return out;
-  const seconds = String(m * 60);
+  const seconds = String(s);
+  if (variant === 'talking-head') {
+    if (s > 33.6) throw new Error(`talking-head clips are at most 33.6 s long (talking-head-480.mp4), got ${s} s`);
+    ffmpeg(['-i', path.join(MEDIA, 'talking-head-480.mp4'), '-t', seconds, '-map', '0:v', '-map', '0:a', '-c:v', 'copy', '-c:a', 'aac', '-b:a', '128k', out]);
+    return out;
+  }
   const speech = speechLoop(dir);
   const args = ['-stream_loop', '-1', '-i', path.join(MEDIA, 'talking-head-480.mp4'), '-stream_loop', '-1', '-i', speech];
   if (variant === 'music') {
