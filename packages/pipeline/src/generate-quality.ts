@@ -18,18 +18,11 @@ import {
   reportProgress,
   silentLogger,
   subContext,
-  QUALITY_REPORT_SCHEMA,
-  QUALITY_THRESHOLDS,
-  type EngineRecords,
-  type GenerateVersionJob,
-  type QualityFlag,
   type QualityReport,
   type QualitySegment,
-  type QualitySummary,
   type ResolveOptions,
   type ScriptSegment,
   type StageContext,
-  type Transcript,
   type DeviceChoice,
 } from '@dub/core';
 import type { SpeechAudio } from '@dub/asr';
@@ -37,7 +30,6 @@ import type { SessionCache } from '@dub/onnx';
 import { probe, readWav, type MediaInfo, type MediaToolOptions } from '@dub/media';
 import { measureLoudnessFrames, updateLoudnessFrames, type LoudnessFrames } from '@dub/mix';
 import { speechExtent, toMono } from '@dub/voice';
-import { recheckGlossaryLine } from '@dub/translate';
 import type { ArtifactCache } from './artifacts.js';
 import type { Placement } from './generate-placement.js';
 
@@ -589,125 +581,6 @@ async function measureOutputs(input: QualityMeasureInput, env: QualityEnv, ctx: 
 /** EBU R128 of the dubbed track with its frames' true peaks: in full, or updated from an earlier generation's where it changed. */
 export function measureTrackLoudness(file: string, previous: QualityMeasureInput['previousLoudness'], media: MediaToolOptions, ctx: StageContext): Promise<LoudnessFrames> {
   return previous ? updateLoudnessFrames(file, previous, previous.changed, media, ctx) : measureLoudnessFrames(file, media, ctx);
-}
-
-export interface ReportInput {
-  job: GenerateVersionJob;
-  sourceLocale: string;
-  voiceOverDelay: number;
-  speedCap: number;
-  speedLimit: number;
-  shortening: QualityReport['placement']['shortening'];
-  lines: readonly QualityLine[];
-  measured: QualityMeasurements;
-  similarityEngine: string;
-  stages: QualityReport['stages'];
-  engines: EngineRecords;
-  transcript: Transcript;
-  voiceSources: Readonly<Record<string, string>>;
-  /** How the mix was normalised (gain, and whether a previous generation's was kept). */
-  normalization?: NonNullable<QualityReport['loudness']['normalization']>;
-  now: Date;
-}
-
-const ms = (seconds: number): number => Math.max(0, Math.round(seconds * 1000));
-
-/** Join placement and measurements into the report; flags and counts against QUALITY_THRESHOLDS. */
-export function buildQualityReport(r: ReportInput): QualityReport {
-  const T = QUALITY_THRESHOLDS;
-  const simThreshold = r.measured.similarityThreshold;
-  const segments: QualitySegment[] = r.lines.map((l, i) => {
-    const p = l.placement;
-    const m = r.measured.lines[l.segment.id]!;
-    const next = r.lines[i + 1];
-    const speechSeconds = l.fitted?.speechSeconds ?? 0;
-    const speed = r3(l.fitted?.speedFactor ?? 0);
-    const overflow = ms(p.end - p.slotEnd);
-    const flags: QualityFlag[] = [];
-    if (speed > T.speedFactor) flags.push('speed');
-    if (overflow > T.overflowMs) flags.push('overflow');
-    if (m.back_transcription.wer !== null && m.back_transcription.wer > T.wer) flags.push('wer');
-    const lineThreshold = m.speaker_similarity.threshold;
-    if (lineThreshold !== null && m.speaker_similarity.cosine !== null && m.speaker_similarity.cosine < lineThreshold) flags.push('similarity');
-    return {
-      id: l.segment.id,
-      speaker: l.segment.speaker,
-      regenerated: l.regenerated,
-      slot: { start: r3(p.slotStart), end: r3(p.slotEnd) },
-      placed: { start: r3(p.start), end: r3(p.end) },
-      text: l.segment.target_text,
-      spoken_text: l.spokenText,
-      natural_seconds: r3(p.natural),
-      speech_seconds: r3(speechSeconds),
-      speed_factor: speed,
-      overflow_ms: overflow,
-      resolution: p.resolution,
-      gap_after_used_ms: ms(p.gapAfterUsed),
-      gap_before_used_ms: ms(p.gapBeforeUsed),
-      delayed_ms: ms(p.delayed),
-      truncated_ms: ms(p.truncated + (l.fitted?.cutSeconds ?? 0)),
-      shortening: l.shortening,
-      next: next ? { id: next.segment.id, gap_ms: Math.round((next.placement.start - p.end) * 1000), source_overlap: p.sourceOverlapNext } : null,
-      loudness: { rms_dbfs: m.rms_dbfs, measured_on: 'speech_track' },
-      back_transcription: m.back_transcription,
-      speaker_similarity: m.speaker_similarity,
-      flags,
-      ...(l.segment.glossary?.length ? { glossary: recheckGlossaryLine(l.segment.glossary, l.spokenText) } : {}),
-    };
-  });
-  const count = (f: QualityFlag) => segments.filter((s) => s.flags.includes(f)).length;
-  const werMeasured = segments.some((s) => s.back_transcription.wer !== null);
-  const summary: QualitySummary = {
-    segments: segments.length,
-    flagged: segments.filter((s) => s.flags.length > 0).length,
-    speed: count('speed'),
-    overflow: count('overflow'),
-    wer: werMeasured ? count('wer') : null,
-    similarity: simThreshold !== null ? count('similarity') : null,
-    forced: segments.filter((s) => ['sped_past_cap', 'delayed_next', 'overlaps_next', 'truncated'].includes(s.resolution)).length,
-  };
-  const t = r.transcript;
-  const background = backgroundKept(r);
-  const found = t.speakers.map((sp) => ({ id: sp.id, speech_seconds: sp.speech_seconds ?? null, segments: r.lines.filter((l) => l.segment.speaker === sp.id).length, voice: r.voiceSources[sp.id] ?? 'none' }));
-  for (const [id, voice] of Object.entries(r.voiceSources)) if (!found.some((f) => f.id === id)) found.push({ id, speech_seconds: null, segments: r.lines.filter((l) => l.segment.speaker === id).length, voice });
-  return {
-    schema: QUALITY_REPORT_SCHEMA,
-    asset_id: r.job.asset_id,
-    version_id: r.job.version_id,
-    generation: r.job.generation,
-    created_at: r.now.toISOString(),
-    source_locale: r.sourceLocale,
-    target_locale: r.job.locale,
-    mode: r.job.mode,
-    voice_over: r.job.options.voice_over === true,
-    thresholds: { speed_factor: T.speedFactor, overflow_ms: T.overflowMs, wer: T.wer, similarity: simThreshold, similarity_engine: r.similarityEngine },
-    placement: { speed_cap: r.speedCap, speed_limit: r.speedLimit, voice_over_delay_s: r.voiceOverDelay, shortening: r.shortening },
-    segments,
-    loudness: { ...r.measured.loudness, ...(r.normalization ? { normalization: r.normalization } : {}) },
-    durations: r.measured.durations,
-    ...(background ? { background } : {}),
-    stages: r.stages,
-    engines: r.engines,
-    speakers: { method: t.speaker_count_method ?? 'unknown', found, adjustments: t.speaker_adjustments ?? [] },
-    summary,
-  };
-}
-
-/** What the dubbed track keeps of the source besides the dubbed speech (the transcript's separation record, or the voice-over's original). */
-function backgroundKept(r: ReportInput): QualityReport['background'] {
-  if (r.job.options.voice_over === true) return { source: 'original_ducked', under_speech: 'ducked_original', kept_seconds: r.transcript.duration, replaced_seconds: 0, reason: 'voice-over: the original audio stays, ducked under the dubbed speech' };
-  const sep = r.transcript.separation;
-  if (!sep) return undefined;
-  if (sep.engine === 'given_tracks') return { source: 'given_tracks', under_speech: 'given', kept_seconds: null, replaced_seconds: null, reason: 'the clean background given with the asset' };
-  const k = sep.kept;
-  if (!k) return { source: 'separated', under_speech: sep.mode === 'none' ? 'silence' : 'model', kept_seconds: null, replaced_seconds: null, reason: `the separated background as the transcript made it (before the source's audio was kept outside speech): ${sep.reason ?? sep.engine}` };
-  return {
-    source: 'source_outside_speech',
-    under_speech: k.under_speech,
-    kept_seconds: k.kept_seconds,
-    replaced_seconds: k.replaced_seconds,
-    reason: `the source's audio as it is outside speech (${k.kept_seconds} s), ${k.under_speech === 'model' ? "the model's background" : 'silence'} in ${k.replaced_seconds} s of speech, ${k.faded_seconds} s of cross-fades`,
-  };
 }
 
 /** Why no ASR engine can back-transcribe `locale` here, naming what would. */

@@ -14,7 +14,8 @@
  *   -> speech timeline (exact sample offsets) -> mix: replace (separated background) or
  *      voice-over (ducked original, delayed speech), loudness-normalised
  *   -> dubbed track (m4a, AAC) + mux with the source video (video stream copied)
- *   -> quality report (generate-quality.ts): per line placement, loudness, back-transcription
+ *   -> quality report (generate-quality-stage.ts: the stage; generate-quality.ts: the measurements;
+ *      generate-quality-report.ts: the report): per line placement, loudness, back-transcription
  *      WER, speaker similarity; loudness and durations of the outputs, stage times, speakers
  *   -> result blobs and report.json under the generation number -> target word timings in the
  *      script -> event version_generated (with the report's key and counts).
@@ -31,7 +32,6 @@ import path from 'node:path';
 import {
   blobKeys,
   getLocale,
-  reportProgress,
   modelEngineRecord,
   recordTermsOf,
   QualityReportSchema,
@@ -41,7 +41,6 @@ import {
   type EngineRecords,
   type JobRuntime,
   type QualityReport,
-  type Speaker,
   type StageContext,
   type Transcript,
   type VersionScript,
@@ -51,14 +50,15 @@ import { AAC_CHUNK_FRAMES, encodeAudioChunked, mux, resample, streamStarts, type
 import { mixReplace, mixVoiceOver, updateMixReplace, STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type MixResult } from '@dub/mix';
 import { ArtifactCache, keyedFiles, type StageResult } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
-import { artifactLineCache, buildQualityReport, measureQuality, measureQualityLines, measureTrackLoudness, noBackTranscriberReason, type BackTranscriber, type MeasuredLines, type QualityEnv, type QualityLine, type QualityLinesInput, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
+import { measureTrackLoudness, type MeasuredLines } from './generate-quality.js';
+import { buildQualityReport } from './generate-quality-report.js';
+import { planQuality, previousLoudness, qualityLines, qualityStage, startQualityLines, type MixUpdate } from './generate-quality-stage.js';
 import { renderSpeechTimeline, timelineSampleRate } from './generate-timeline.js';
 import { runLipsStage } from './generate-lips.js';
 import { collectRedubState, markGenerationRunning, readRedubState, writeRedubState, type LoudnessNormalization, type MixState, type RedubCollection } from './redub-state.js';
 import { withRates, withTurns } from './generate-rates.js';
-import { round6, STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
+import { STAGE_VERSION, stretchRecord, synthesizeLines, type PlacedSegment, type SegmentArtifact, type SynthesisResult } from './generate-synthesis.js';
 import { translationLabel } from './prepare-version.js';
-import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf } from './engine-choice.js';
 import { LIPS_ENGINES } from '@dub/lips';
 import type { GenerateVersionOptions } from './generate-options.js';
 
@@ -96,7 +96,7 @@ interface MixStageValue {
   exactGainDb: number;
   gainKept: boolean;
   /** Replace mixes: whether the previous generation's mix was updated near the changed speech (frames computed again), or why not. */
-  update?: { used: true; from_generation: number; frames: number; spans: [number, number][]; sampleRate: number } | { used: false; reason: string };
+  update?: MixUpdate;
 }
 
 /** The audio stage's value: how the dubbed track's AAC chunks were made. */
@@ -143,10 +143,6 @@ async function previousNormalization(rt: JobRuntime, job: GenerateVersionJob, ta
   }
   return undefined;
 }
-
-/** The quality stage's own version (its measurements). */
-const QUALITY_VERSION = 2;
-
 
 export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions = {}): Promise<GenerateVersionResult> {
   if (!getLocale(job.locale)?.target) throw new ValidationError(`"${job.locale}" is not a supported target locale`, { field: 'locale' });
@@ -473,168 +469,4 @@ async function storeWordTimings(rt: JobRuntime, scriptKey: string, script: Versi
     }),
   };
   await rt.store.put(scriptKey, Buffer.from(JSON.stringify(updated)));
-}
-
-
-
-interface QualityStageInput {
-  job: GenerateVersionJob;
-  script: VersionScript;
-  transcript: Transcript;
-  /** The speakers with their voice choices (speakersOf). */
-  speakers: readonly Speaker[];
-  segments: readonly PlacedSegment[];
-  speechKey: string;
-  sourceKey: string;
-  videoKey: string;
-  audioKey: string;
-  local: (key: string) => Promise<string>;
-  opts: GenerateVersionOptions;
-  media: MediaToolOptions;
-  work: string;
-  previousLoudness?: QualityMeasureInput['previousLoudness'];
-  trackLoudness?: QualityMeasureInput['trackLoudness'];
-}
-
-/**
- * What the quality stage can keep of the previous generation's loudness measurement: its true
- * peaks per frame and K-weighted energies per hop, when this generation's mix was updated from that generation's (so the dubbed
- * track differs only in the AAC chunks that hold the updated spans: each span widened by two
- * chunks either side, which covers the chunks' encoding margins and the decoder's overlap).
- */
-function previousLoudness(state: MixState | undefined, update: MixStageValue['update'], generation: number | undefined, chunkFrames: number): { previousLoudness: NonNullable<QualityStageInput['previousLoudness']> } | undefined {
-  if (!state?.framePeaks || !state.audio || state.chunkFrames !== chunkFrames || !update?.used || update.from_generation !== generation) return undefined;
-  const reach = (2 * chunkFrames) / update.sampleRate;
-  return {
-    previousLoudness: {
-      framePeaks: state.framePeaks.map((p) => p ?? Number.NEGATIVE_INFINITY),
-      ...(state.hopEnergies && state.hop ? { hopEnergies: state.hopEnergies, hop: state.hop } : {}),
-      changed: update.spans.map(([a, b]) => ({ start: Math.max(0, a / update.sampleRate - reach), end: b / update.sampleRate + reach })),
-    },
-  };
-}
-
-/** What the quality stage measures with: the engines, the references and the lines' cache, decided once the lines are placed. */
-interface QualityPlan {
-  asr: BackTranscriber;
-  asrModel: unknown;
-  speaker: Awaited<ReturnType<typeof speakerEngineOf>>;
-  notApplicable: Record<string, string>;
-  /** Speaker id -> blob key of the reference clip. */
-  references: Record<string, string>;
-  /** The lines' measurements' input (the timeline, the lines and the references as local files). */
-  linesInput: (ctx: StageContext) => Promise<QualityLinesInput>;
-  env: Omit<QualityEnv, 'media'>;
-}
-
-async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 'transcript' | 'speakers' | 'segments' | 'speechKey' | 'local' | 'opts' | 'work'>): Promise<QualityPlan> {
-  const choice = engineChoiceFromEnv(process.env);
-  const modelsDir = rt.config.modelsDir;
-  // Back-transcription: auto (the best engine installed here for the target locale) unless told.
-  const asrChoice = q.opts.quality?.asr ?? 'auto';
-  let asr: BackTranscriber;
-  let asrModel: unknown = null;
-  try {
-    const id = await asrEngineIdentity(q.job.locale, modelsDir, asrChoice);
-    asrModel = id.models.length ? id.models.map((m) => [m.model, m.sha256]) : null;
-    asr = id.id === 'none' ? { engine: null, reason: await noBackTranscriberReason(q.job.locale) } : { engine: id.id, model: asrModel };
-  } catch (e) {
-    asr = { engine: null, reason: `${asrChoice}: ${(e as Error).message.split('\n')[0]}` };
-  }
-  const speaker = await speakerEngineOf(q.opts.quality?.speaker ?? choice.speaker, modelsDir);
-  // Similarity to the speaker does not apply where the voice is meant to differ: a library voice or anonymization (the speaker's choice in the script, else the version's).
-  const notApplicable: Record<string, string> = {};
-  for (const sp of q.speakers) {
-    const c = sp.voice;
-    const library = c ? (c.source === 'library' ? c.library_voice_id : undefined) : q.job.options.voice_library_id;
-    const anonymization = c?.source === 'anonymized' ? (c.anonymization ?? 1) : c?.source === 'speaker' ? 0 : (q.job.options.voice_anonymization ?? 0);
-    if (library !== undefined) notApplicable[sp.id] = `${sp.id} speaks with the library voice ${library}, not their own: similarity is not flagged`;
-    else if (anonymization > 0) notApplicable[sp.id] = `${sp.id}'s voice is anonymized (${anonymization}): moved away from theirs on purpose, similarity is not flagged`;
-  }
-  const references = Object.fromEntries(q.transcript.speakers.filter((s) => s.reference_key).map((s) => [s.id, s.reference_key!]));
-  // the timeline's sample rate, as the timeline stage chose it (a line's audio there depends on it)
-  const voicedRates = q.segments.flatMap((s) => (s.result ? [s.result.value.sampleRate] : []));
-  const lineCache = new ArtifactCache(rt.store, q.job.asset_id, { tmpDir: q.work });
-  const linesInput = async (ctx: StageContext): Promise<QualityLinesInput> => {
-    const localRefs: Record<string, string> = {};
-    for (const [id, key] of Object.entries(references)) localRefs[id] = await q.local(key);
-    return {
-      locale: q.job.locale,
-      speechFile: await q.local(q.speechKey),
-      lines: await Promise.all(qualityLines(q.segments, new Map()).map(async (l) => (l.fitted ? { ...l, fitted: { ...l.fitted, key: l.fitted.file, file: await q.local(l.fitted.file) } } : l))),
-      references: localRefs,
-      asr,
-      similarity: { id: speaker.id, embedding: speaker.embedding, ...(speaker.models[0] ? { modelFile: speaker.models[0].file } : {}), model: speaker.models[0]?.sha256 ?? null, notApplicable },
-      lineCache: { store: artifactLineCache(lineCache, ctx), referenceKeys: references, sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0 },
-    };
-  };
-  const env = { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: rt.config.onnxThreads, models: modelsDir ? { modelsDir } : {}, tmpDir: q.work };
-  return { asr, asrModel, speaker, notApplicable, references, linesInput, env };
-}
-
-/**
- * The lines' measurements (back-transcription, speaker similarity, RMS), started once the mix is
- * made: they read nothing of the mix, the dubbed track or the video, so they run while the track is
- * encoded and muxed. No progress of their own (the stages they run beside
- * report theirs); the quality stage takes the result, and reports it while it is still running.
- */
-function startQualityLines(rt: JobRuntime, plan: QualityPlan, logger: StageContext['logger'], signal: AbortSignal): Promise<MeasuredLines> {
-  const ctx: StageContext = { logger, signal: rt.ctx.signal ? AbortSignal.any([rt.ctx.signal, signal]) : signal };
-  const run = async () => measureQualityLines(await plan.linesInput(ctx), plan.env, ctx);
-  return rt.withLimit ? rt.withLimit('gpu', run) : run();
-}
-
-/**
- * The measurements of the report, as a cached stage keyed by what it reads: the placed lines, the
- * outputs, the reference clips and the engines (ASR for the target locale, speaker embedding).
- * Inside it, each line's measurements are cached on their own (`quality-line`, keyed by what the
- * line's measurements read), so after an edit only the lines whose key changed are measured again.
- * `measuredLines`: the lines' measurements started earlier (startQualityLines), taken as they are.
- */
-async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput, plan: QualityPlan, measuredLines?: Promise<MeasuredLines>): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[]; hopEnergies?: number[]; hop?: number }> {
-  const { asr, asrModel, speaker, notApplicable, references } = plan;
-  const inputs = {
-    v: QUALITY_VERSION,
-    speech: q.speechKey,
-    video: q.videoKey,
-    audio: q.audioKey,
-    lines: q.segments.map((s) => [s.slot.segment.id, s.result?.key ?? null, s.spokenText, s.slot.segment.speaker, round6(s.placement.start), round6(s.placement.end)]),
-    references,
-    asr: [asr.engine, asrModel],
-    speaker: [speaker.id, speaker.models[0]?.sha256 ?? null],
-    notApplicable,
-  };
-  const r = await runner.run<QualityMeasurements>('quality', inputs, async (_out, ctx) => {
-    // the progress names this stage from its start (its lines may have been measured beside the stages before)
-    reportProgress(ctx, 'quality', 0);
-    const run = async () =>
-      measureQuality(
-        {
-          ...(await plan.linesInput(ctx)),
-          sourceVideo: await q.local(q.sourceKey),
-          resultVideo: await q.local(q.videoKey),
-          resultAudio: await q.local(q.audioKey),
-          ...(q.previousLoudness ? { previousLoudness: q.previousLoudness } : {}),
-          ...(q.trackLoudness ? { trackLoudness: q.trackLoudness } : {}),
-          ...(measuredLines ? { measuredLines } : {}),
-        },
-        { ...plan.env, media: q.media },
-        ctx,
-      );
-    // the lines started earlier hold the limit themselves
-    return rt.withLimit && !measuredLines ? rt.withLimit('gpu', run) : run();
-  });
-  return { measured: r.value, similarityEngine: speaker.id, ...(r.value.framePeaks ? { framePeaks: r.value.framePeaks } : {}), ...(r.value.hopEnergies && r.value.hop ? { hopEnergies: r.value.hopEnergies, hop: r.value.hop } : {}) };
-}
-
-/** The lines as the report sees them (`fitted.file`: the blob key of the fitted line). */
-function qualityLines(segments: readonly PlacedSegment[], utterances: ReadonlyMap<string, StageResult<unknown>>): QualityLine[] {
-  return segments.map((s) => ({
-    segment: s.slot.segment,
-    regenerated: !(utterances.get(s.slot.segment.id)?.cached === true && (s.result === undefined || s.result.cached)),
-    placement: s.placement,
-    spokenText: s.spokenText,
-    shortening: s.shortening,
-    ...(s.result ? { fitted: { file: s.result.files['speech.wav']!, speechSeconds: s.result.value.speechSeconds, speedFactor: s.result.value.speedFactor, cutSeconds: s.result.value.cutSeconds } } : {}),
-  }));
 }

@@ -9,7 +9,8 @@ export { prepareVersion, type PrepareVersionOptions, type PrepareVersionResult }
 export { createJobHandlers, generateOptionsFromEnv, jobHandlers, type JobHandlersOptions } from './handlers.js';
 export { generateVersion, type GenerateVersionOptions, type GenerateVersionResult } from './generate.js';
 export { placeLines, type Placement, type PlacementLine, type PlacementOptions } from './generate-placement.js';
-export { BACK_TRANSCRIPTION_PACK_GAP, BACK_TRANSCRIPTION_WHISPER, buildQualityReport, decodeUnits, measureQuality, measureQualityLines, speechRmsDbfs, wordsByLine, wordsOverLines, type MeasuredLines, type QualityLine, type QualityLinesInput, type QualityMeasurements } from './generate-quality.js';
+export { BACK_TRANSCRIPTION_PACK_GAP, BACK_TRANSCRIPTION_WHISPER, decodeUnits, measureQuality, measureQualityLines, speechRmsDbfs, wordsByLine, wordsOverLines, type MeasuredLines, type QualityLine, type QualityLinesInput, type QualityMeasurements } from './generate-quality.js';
+export { buildQualityReport, type ReportInput } from './generate-quality-report.js';
 export {
   asrEngineIdentity,
   checkModelPolicy,
