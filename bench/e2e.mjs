@@ -98,30 +98,15 @@ async function dubRun(input, dir, mode) {
   const stages = {};
   // the generation (generate-version job): first and last log time, and its quality stage's lines (measured from the mix on, beside audio and video)
   const gen = { from: Infinity, to: -Infinity, linesSeconds: 0 };
-  let tail = '';
-  let buf = '';
-  child.stderr.on('data', (d) => {
-    buf += d;
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      tail = (tail + line + '\n').slice(-4000);
-      if (!line.startsWith('{')) continue;
-      try {
-        const j = JSON.parse(line);
-        if (j.msg === 'stage done' && typeof j.seconds === 'number') stages[j.stage] = (stages[j.stage] ?? 0) + j.seconds;
-        if (j.job_type === 'generate-version' && typeof j.time === 'number') [gen.from, gen.to] = [Math.min(gen.from, j.time), Math.max(gen.to, j.time)];
-        if (j.msg === 'quality: lines measured' && typeof j.seconds === 'number') gen.linesSeconds += j.seconds;
-      } catch {
-        // not JSON
-      }
-    }
+  const log = readJsonLog(child.stderr, (j) => {
+    if (j.msg === 'stage done' && typeof j.seconds === 'number') stages[j.stage] = (stages[j.stage] ?? 0) + j.seconds;
+    if (j.job_type === 'generate-version' && typeof j.time === 'number') [gen.from, gen.to] = [Math.min(gen.from, j.time), Math.max(gen.to, j.time)];
+    if (j.msg === 'quality: lines measured' && typeof j.seconds === 'number') gen.linesSeconds += j.seconds;
   });
   const code = await new Promise((resolve) => child.on('close', resolve));
   clearInterval(timer);
   const wall = (performance.now() - t0) / 1000;
-  if (code !== 0) throw new Error(`dub run exited with ${code}:\n${tail}`);
+  if (code !== 0) throw new Error(`dub run exited with ${code}:\n${log.tail()}`);
   const transcript = JSON.parse(await fsp.readFile(path.join(out, 'transcript.json'), 'utf8'));
   const report = JSON.parse(await fsp.readFile(path.join(out, 'es-ES', 'report.json'), 'utf8'));
   const quality = report.stages.find((x) => x.stage === 'quality')?.seconds;
@@ -190,27 +175,12 @@ async function startServe(dir, warm) {
   });
   const jobs = new Map();
   let warmed = false;
-  let tail = '';
-  let buf = '';
-  child.stderr.on('data', (d) => {
-    buf += d;
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl);
-      buf = buf.slice(nl + 1);
-      tail = (tail + line + '\n').slice(-4000);
-      if (!line.startsWith('{')) continue;
-      try {
-        const j = JSON.parse(line);
-        if (j.msg === 'warmup: models loaded') warmed = true;
-        if (j.msg === 'stage done' && typeof j.seconds === 'number' && j.asset_id) {
-          const stages = jobs.get(j.asset_id) ?? {};
-          stages[j.stage] = (stages[j.stage] ?? 0) + j.seconds;
-          jobs.set(j.asset_id, stages);
-        }
-      } catch {
-        // not JSON
-      }
+  const log = readJsonLog(child.stderr, (j) => {
+    if (j.msg === 'warmup: models loaded') warmed = true;
+    if (j.msg === 'stage done' && typeof j.seconds === 'number' && j.asset_id) {
+      const stages = jobs.get(j.asset_id) ?? {};
+      stages[j.stage] = (stages[j.stage] ?? 0) + j.seconds;
+      jobs.set(j.asset_id, stages);
     }
   });
   const exited = new Promise((resolve) => child.on('exit', resolve));
@@ -220,8 +190,8 @@ async function startServe(dir, warm) {
   for (;;) {
     const up = await fetch(`${base}/v1/voices`, { headers }).then((r) => r.ok, () => false);
     if (up && (!warm || warmed)) break;
-    if (child.exitCode !== null) throw new Error(`dub serve exited with ${child.exitCode}:\n${tail}`);
-    if (performance.now() - t0 > 600_000) throw new Error(`dub serve did not answer${warm ? ' warmed up' : ''} in 600 s:\n${tail}`);
+    if (child.exitCode !== null) throw new Error(`dub serve exited with ${child.exitCode}:\n${log.tail()}`);
+    if (performance.now() - t0 > 600_000) throw new Error(`dub serve did not answer${warm ? ' warmed up' : ''} in 600 s:\n${log.tail()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
   const startSeconds = (performance.now() - t0) / 1000;
@@ -347,3 +317,27 @@ for (const variant of variants) {
 }
 if (failures.length) console.log(`\nfailed runs (not in the tables):\n${failures.map((f) => `- ${f}`).join('\n')}`);
 if (!values.keep) await fsp.rm(clips, { recursive: true, force: true });
+
+/** The JSON log lines of a child's stream, each parsed and given to `onRecord`; `tail()`: its last 4000 characters, for errors. */
+function readJsonLog(stream, onRecord) {
+  let tail = '';
+  let buf = '';
+  stream.on('data', (d) => {
+    buf += d;
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl);
+      buf = buf.slice(nl + 1);
+      tail = (tail + line + '\n').slice(-4000);
+      if (!line.startsWith('{')) continue;
+      let j;
+      try {
+        j = JSON.parse(line);
+      } catch {
+        continue; // not JSON
+      }
+      onRecord(j);
+    }
+  });
+  return { tail: () => tail };
+}
