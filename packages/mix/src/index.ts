@@ -6,6 +6,7 @@
  */
 export { mixReplace, type MixReplaceOptions } from './mix-replace.js';
 export { updateMixReplace, changedStretches, RESAMPLER_REACH, METER_SETTLE_SECONDS, type MixPrevious, type MixUpdateOptions, type MixUpdateResult } from './mix-update.js';
+export { mixUpdateDecision, type MixUpdateDecision, type PreviousMixState } from './mix-update-decision.js';
 export { mixVoiceOver, VOICE_OVER_DEFAULTS, type MixVoiceOverOptions } from './mix-voice-over.js';
 export type { MixResult } from './mix-result.js';
 export { resolveMixOutput, mixInput, type MixOutputOptions, type ResolvedMixOutput } from './options.js';
