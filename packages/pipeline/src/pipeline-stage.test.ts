@@ -25,6 +25,14 @@ describe('runStages', () => {
     expect(stageWeights([double, lips, label], { n: 0, lips: true })).toEqual({ double: 2, lips: 9, label: 1 });
   });
 
+  it('gives a stage with `progress` the weights of the names it reports under, in order', () => {
+    const parts: PipelineStage<S> = { name: 'parts', weight: 3, inputs: [], progress: { source: 1, voices: 2 }, run: async () => ({}) };
+    const quiet: PipelineStage<S> = { name: 'quiet', weight: 0, inputs: [], progress: {}, run: async () => ({}) };
+    const w = stageWeights([parts, quiet, double], { n: 0, lips: false });
+    expect(w).toEqual({ source: 1, voices: 2, double: 2 });
+    expect(Object.keys(w)).toEqual(['source', 'voices', 'double']);
+  });
+
   it('refuses a stage placed before the stage that sets its inputs', async () => {
     await expect(runStages([label, double], { n: 3, lips: false })).rejects.toThrow('stage label runs before its inputs are set: doubled');
   });

@@ -15,6 +15,12 @@ export interface PipelineStage<S extends object> {
   readonly weight: number;
   /** The fields of the state it reads (documentation, and checked: each must be set when it runs). */
   readonly inputs: readonly (keyof S & string)[];
+  /**
+   * The progress names and weights the stage reports under, in order, where they are not
+   * `{ [name]: weight }`: a stage whose sub-steps report under names of their own (generation's
+   * synthesis reports source, voices and synthesis), or `{}` for a step with no progress share.
+   */
+  readonly progress?: Readonly<Record<string, number>>;
   /** Whether the stage runs for this job (default: always); one that does not has no progress share. */
   readonly when?: (state: Readonly<S>) => boolean;
   /** Run the stage: what it adds to (or replaces in) the state. */
@@ -24,7 +30,10 @@ export interface PipelineStage<S extends object> {
 /** The StageRunner weights of the stages that run for a job with this (initial) state. */
 export function stageWeights<S extends object>(stages: readonly PipelineStage<S>[], state: Readonly<S>): Record<string, number> {
   const weights: Record<string, number> = {};
-  for (const s of stages) if (!s.when || s.when(state)) weights[s.name] = (weights[s.name] ?? 0) + s.weight;
+  for (const s of stages) {
+    if (s.when && !s.when(state)) continue;
+    for (const [name, w] of Object.entries(s.progress ?? { [s.name]: s.weight })) weights[name] = (weights[name] ?? 0) + w;
+  }
   return weights;
 }
 
