@@ -56,7 +56,7 @@ describe('engine registries of the stages', () => {
       tts: { 'espeak-ng': 'espeak-ng', kokoro: 'Kokoro-82M v1.0 int8', piper: 'Piper', chatterbox: 'Chatterbox Multilingual' },
       voice_conversion: { openvoice: 'OpenVoice V2 tone colour', none: 'no voice conversion' },
       speakers: { wespeaker: 'WeSpeaker ResNet34', mfcc: 'MFCC statistics' },
-      lips: { wav2lip: 'Wav2Lip GAN 96', 'viseme-warp': 'viseme warp' },
+      lips: { wav2lip: 'Wav2Lip GAN 96', musetalk: 'MuseTalk v1.5', 'viseme-warp': 'viseme warp' },
       translation: { apertium: 'Apertium', m2m100: 'M2M100 418M (q8, ONNX Runtime)', 'openai-compatible': 'OpenAI-compatible service', deepl: 'DeepL', libretranslate: 'LibreTranslate' },
     });
     expect(engineLabel(TTS_ENGINES.get('piper'), [path.join(dir, 'piper-fr_FR-siwis-medium', 'fr_FR-siwis-medium.onnx')])).toBe('Piper fr_FR-siwis-medium');

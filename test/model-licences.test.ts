@@ -105,7 +105,7 @@ describe('the model policy', () => {
       tts: ['espeak-ng', 'kokoro', 'chatterbox'],
       voice_conversion: ['openvoice', 'none'],
       speakers: ['wespeaker', 'mfcc'],
-      lips: ['viseme-warp'],
+      lips: ['musetalk', 'viseme-warp'],
       translation: ['apertium', 'm2m100', 'openai-compatible', 'deepl', 'libretranslate'],
     });
     // under any, everything
@@ -131,7 +131,7 @@ describe('the model policy', () => {
     expect(err).toBeInstanceOf(ModelPolicyError);
     expect(err).toMatchObject({ code: 'validation_error', details: { field: 'DUB_MODEL_POLICY', engine: 'htdemucs', commercial: 'no', allowed: ['spleeter-2stems', 'none'] } });
     expect((err as Error).message).toMatch(/DUB_SEPARATION_ENGINE=htdemucs: HTDemucs v4's weights \(htdemucs\) are Demucs pretrained weights: scientific purposes only, commercial use no \(https:\/\/github.com\/facebookresearch\/demucs\/issues\/327\); .*choose spleeter-2stems or none \(or auto\), or --model-policy any/);
-    expect(() => LIPS_ENGINES.checkPolicy('wav2lip', 'es-ES', bare)).toThrow(/choose viseme-warp/);
+    expect(() => LIPS_ENGINES.checkPolicy('wav2lip', 'es-ES', bare)).toThrow(/choose musetalk or viseme-warp/);
     expect(() => TTS_ENGINES.checkPolicy('piper', 'fr-FR', bare)).toThrow(/CC-BY-4.0, commercial use unclear/);
     // cleared weights and engines without weights pass
     for (const [r, id] of [[SPEAKER_ENGINES, 'wespeaker'], [VAD_ENGINES, 'energy'], [TTS_ENGINES, 'espeak-ng'], [SEPARATION_ENGINES, 'none']] as const) expect(() => (r as EngineRegistry<unknown, never, EngineHost>).checkPolicy(id, 'fr-FR', bare)).not.toThrow();

@@ -3,7 +3,7 @@
  * must not load the registry: the registry is defined from these ids and throws at load when its
  * entries differ. A leaf: it imports nothing.
  */
-export const LIPS_ENGINE_IDS = Object.freeze(['wav2lip', 'viseme-warp'] as const);
+export const LIPS_ENGINE_IDS = Object.freeze(['wav2lip', 'musetalk', 'viseme-warp'] as const);
 export type LipsEngineId = (typeof LIPS_ENGINE_IDS)[number];
 
 export function isLipsEngineId(id: string): id is LipsEngineId {

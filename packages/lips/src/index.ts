@@ -6,7 +6,7 @@
 export type { PreparedLips, LipsEngine, LipsContext, FaceTrack, DubbedSpeech, TimedWord, LipsRenderOptions, LipsRenderResult, LipsEncodeOptions, WithLimit } from './types.js';
 export { lipSync, detectFaces, type LipSyncRequest, type LipSyncResult } from './lip-sync.js';
 export { resolveLipsOptions, detectStride, LIPS_PROFILES, type LipsOptions, type ResolvedLipsOptions, type LipsEngineId, type LipsProfile } from './options.js';
-export { LIPS_ENGINES, LIPS_ENGINE_IDS, OFFLINE_LIPS_ENGINE, isLipsEngineId, hasWav2LipModel, lipsEngineHost, type LipsEngineConfig, type LipsEngineHost } from './registry.js';
+export { LIPS_ENGINES, LIPS_ENGINE_IDS, MUSETALK_WEIGHTS, OFFLINE_LIPS_ENGINE, isLipsEngineId, hasWav2LipModel, lipsEngineHost, type LipsEngineConfig, type LipsEngineHost } from './registry.js';
 export { BlazeFaceDetector, BLAZEFACE_MODEL_ID, BLAZEFACE_FILES, type BlazeFaceOptions, type BlazeFaceRange, type FaceDetection } from './face/blazeface.js';
 export { anchorLayers, generateAnchors, BLAZEFACE_STRIDES, type Anchor, type AnchorLayer } from './face/anchors.js';
 export { decodeDetections, weightedNms, iou, KEYPOINT, type Detection, type Point } from './face/decode.js';
@@ -27,3 +27,5 @@ export { transformFrames, type FrameOp } from './engines/frame-loop.js';
 export { renderChunked, DEFAULT_CHUNK_SECONDS, type LipsChunkStore, type ChunkedRenderResult } from './engines/chunked.js';
 export { VisemeWarpEngine, createVisemeWarpEngine, mouthAmounts, LOCAL_LEVEL_SECONDS, type VisemeWarpOptions } from './engines/viseme-warp.js';
 export { Wav2LipEngine, createWav2LipEngine, resolveWav2LipModel, faceTensor, pasteFace, wav2lipCrop, WAV2LIP_PADS, WAV2LIP_MODEL_ID, WAV2LIP_FILE, WAV2LIP_SIZE, type Wav2LipOptions } from './engines/wav2lip.js';
+export { MuseTalkEngine, createMuseTalkEngine, resolveMuseTalkModels, musetalkCrop, musetalkImageBatch, pasteMuseTalkFace, MUSETALK_MODEL_ID, MUSETALK_GRAPHS, MUSETALK_SIZE, MUSETALK_EXTRA_MARGIN, MUSETALK_INSTALL_HINT, type MuseTalkOptions, type MuseTalkFiles } from './engines/musetalk.js';
+export { MuseTalkAudio, MUSETALK_AUDIO, musetalkWindowStart, musetalkWindowRows, musetalkFeatureLength, musetalkPositionalEncoding } from './audio/musetalk-audio.js';

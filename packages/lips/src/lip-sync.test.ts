@@ -44,7 +44,7 @@ describeWithMedia(['talking-head-480.mp4'], 'lipSync on a real talking head', ()
       expect(() => resolveLipsOptions({ detectSeconds: 0 })).toThrow(ValidationError);
       expect(() => resolveLipsOptions({ model: 'fast' as never })).toThrow(ValidationError);
       expect(() => resolveLipsOptions({ workScale: 2 })).toThrow(ValidationError);
-      expect(LIPS_ENGINE_IDS).toEqual(['wav2lip', 'viseme-warp']);
+      expect(LIPS_ENGINE_IDS).toEqual(['wav2lip', 'musetalk', 'viseme-warp']);
     });
 
     it('real_face picks wav2lip when its model resolves, viseme-warp otherwise; unknown engines are refused', async () => {

@@ -95,7 +95,7 @@ export async function lipSync(req: LipSyncRequest, options: LipsOptions = {}, co
     if (offset > 0) base.logger.debug({ offset }, 'lips: the picture starts later than the speech timeline; speech and words taken from its start');
     const chosen = await LIPS_ENGINES.resolve(o.engine, speech.locale, lipsEngineHost(o));
     base.logger.info({ lips_model: o.model, engine: chosen.id, reason: chosen.reason, ...(chosen.models[0] ? { model: chosen.models[0].file } : {}) }, `lips: ${chosen.id}`);
-    const engine = await LIPS_ENGINES.create(chosen.id, { wav2lip: o.wav2lip, 'viseme-warp': o.visemeWarp }, lipsEngineHost(o));
+    const engine = await LIPS_ENGINES.create(chosen.id, { wav2lip: o.wav2lip, musetalk: o.musetalk, 'viseme-warp': o.visemeWarp }, lipsEngineHost(o));
     const silent = path.join(work, 'lips.mp4');
     let rendered: LipsRenderResult;
     let chunked: ChunkedRenderResult | undefined;

@@ -15,6 +15,7 @@ import type { BlazeFaceRange } from './face/blazeface.js';
 import type { OneEuroOptions } from './face/one-euro.js';
 import type { VisemeWarpOptions } from './engines/viseme-warp.js';
 import type { Wav2LipOptions } from './engines/wav2lip.js';
+import type { MuseTalkOptions } from './engines/musetalk.js';
 import type { LipsEncodeOptions } from './types.js';
 
 export type { LipsEngineId };
@@ -36,7 +37,7 @@ export const LIPS_PROFILES: Readonly<Record<LipsModel, Readonly<LipsProfile>>> =
 export interface LipsOptions {
   /** The contract's lips model (default real_face). */
   model?: LipsModel;
-  /** `auto` (default): wav2lip when its model resolves, else viseme-warp. */
+  /** `auto` (default): wav2lip when its model resolves, else musetalk when its export resolves on CUDA, else viseme-warp (under the model policy `commercial`: musetalk, else viseme-warp). */
   engine?: LipsEngineId | 'auto';
   /** Override the profile's values: key frames every `detectSeconds`, or every `detectEvery` frames. */
   detectSeconds?: number;
@@ -49,6 +50,8 @@ export interface LipsOptions {
   smoothing?: OneEuroOptions;
   encode?: Partial<LipsEncodeOptions>;
   wav2lip?: Wav2LipOptions;
+  /** MuseTalk's options (modelDir: a folder holding its four exported graphs; extraMargin). */
+  musetalk?: MuseTalkOptions;
   visemeWarp?: VisemeWarpOptions;
   /** BlazeFace model files (default: resolved from the manifest, `blazeface`). */
   detectorModels?: Partial<Record<BlazeFaceRange, string>>;
@@ -78,6 +81,7 @@ export interface ResolvedLipsOptions {
   smoothing: OneEuroOptions;
   encode: LipsEncodeOptions;
   wav2lip: Wav2LipOptions;
+  musetalk: MuseTalkOptions;
   visemeWarp: VisemeWarpOptions;
   detectorModels: Partial<Record<BlazeFaceRange, string>>;
   modelsDir: string | undefined;
@@ -113,6 +117,7 @@ export function resolveLipsOptions(o: LipsOptions = {}): ResolvedLipsOptions {
     smoothing: o.smoothing ?? {},
     encode: { crf: o.encode?.crf ?? 18, preset: o.encode?.preset ?? profile.preset },
     wav2lip: { ...shared, ...(o.threads !== undefined ? { threads: o.threads } : {}), ...o.wav2lip },
+    musetalk: { ...shared, ...(o.threads !== undefined ? { threads: o.threads } : {}), ...o.musetalk },
     visemeWarp: o.visemeWarp ?? {},
     detectorModels: o.detectorModels ?? {},
     modelsDir: o.modelsDir,

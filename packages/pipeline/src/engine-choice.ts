@@ -2,7 +2,7 @@
  * Engine choices read from the environment of the worker process (`dub run`, `dub serve`,
  * `dub worker` alike): `DUB_SEPARATION_ENGINE` (auto, htdemucs, htdemucs-int8, spleeter-2stems, none), `DUB_VAD_ENGINE` (auto,
  * silero, energy), `DUB_ASR_ENGINE` (auto, whisper, pocketsphinx), `DUB_TTS_ENGINE` (auto,
- * espeak-ng, piper), `DUB_LIPS_ENGINE` (auto, wav2lip, viseme-warp) and `DUB_SPEAKER_ENGINE`
+ * espeak-ng, piper), `DUB_LIPS_ENGINE` (auto, wav2lip, musetalk, viseme-warp) and `DUB_SPEAKER_ENGINE`
  * (auto, mfcc, wespeaker). `auto` (or unset) picks the best installed engine that supports the
  * locale, else the offline one; an
  * explicit engine that cannot run fails the version with an error naming what is missing, it is

@@ -657,6 +657,6 @@ describe('engine choice from the environment', () => {
     expect(() => engineChoiceFromEnv({ DUB_SPEAKER_ENGINE: 'pyannote' })).toThrow(/DUB_SPEAKER_ENGINE="pyannote" is not an engine: auto, wespeaker, mfcc/);
     expect(generateOptionsOf(engineChoiceFromEnv({ DUB_TTS_ENGINE: 'espeak-ng', DUB_LIPS_ENGINE: 'wav2lip' }))).toEqual({ tts: { engine: 'espeak-ng' }, lips: { engine: 'wav2lip' } });
     expect(() => engineChoiceFromEnv({ DUB_TTS_ENGINE: 'coqui' })).toThrow(/DUB_TTS_ENGINE="coqui" is not an engine: auto, espeak-ng, piper, kokoro/);
-    expect(() => engineChoiceFromEnv({ DUB_LIPS_ENGINE: 'sadtalker' })).toThrow(/DUB_LIPS_ENGINE="sadtalker" is not an engine: auto, wav2lip, viseme-warp/);
+    expect(() => engineChoiceFromEnv({ DUB_LIPS_ENGINE: 'sadtalker' })).toThrow(/DUB_LIPS_ENGINE="sadtalker" is not an engine: auto, wav2lip, musetalk, viseme-warp/);
   });
 });
