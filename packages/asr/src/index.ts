@@ -18,7 +18,7 @@ export { parseSourceTranscript, detectSourceTextFormat, type SourceTextFormat, t
 export { splitWords, spreadWords } from './asr/text-words.js';
 export { wordErrorRate, normalizeForWer, type WerResult } from './asr/wer.js';
 export { diarize, resolveDiarizeOptions, speakerId, DEFAULT_THRESHOLDS, type SpeakerAdjustment, type DiarizeOptions, type ResolvedDiarizeOptions, type Diarization, type DiarizedSpeaker, type ReferenceClip, type ReferenceClipOptions } from './speakers/diarize.js';
-export { createSpeakerEmbedding, SPEAKER_ENGINES, SPEAKER_ENGINE_IDS, SPEAKER_EMBEDDING_KIND, WESPEAKER_MODEL, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions, type SpeakerEngineId } from './speakers/registry.js';
+export { createSpeakerEmbedding, SPEAKER_ENGINES, SPEAKER_ENGINE_IDS, SPEAKER_EMBEDDING_KIND, WESPEAKER_MODEL, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions, type SpeakerEngineEntry, type SpeakerEngineId } from './speakers/registry.js';
 export type { SpeakerEmbeddingEngine, SpeakerEmbeddingFactory } from './speakers/types.js';
 export { resolveMfccStatsOptions, type MfccStatsOptions } from './speakers/mfcc-stats.js';
 export { DEFAULT_EMBEDDING_WINDOW, embeddingWindowOf, resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './speakers/onnx-embedding.js';

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { defineEngineRegistry, engineLabel, engineRecordOf, modelSupport, type EngineHost } from './engine-registry.js';
+import { defineEngineRegistry, engineLabel, engineRecordOf, modelSupport, type EngineEntry, type EngineHost } from './engine-registry.js';
 import { EngineUnavailableError, ModelMissingError, ValidationError } from './errors.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-registry-'));
@@ -137,5 +137,25 @@ describe('EngineRegistry', () => {
     expect(() => defineEngineRegistry({ stage: 's', envVar: 'X', entries: [{ id: 'a', label: 'A', supports: () => ({ ok: true }), create: async () => 1 }, { id: 'a', label: 'A', supports: () => ({ ok: true }), create: async () => 2 }] })).toThrow(/duplicate/);
     const none = defineEngineRegistry<number, void>({ stage: 'asr', envVar: 'DUB_ASR_ENGINE', entries: [{ id: 'a', label: 'A', supports: (l) => ({ ok: false, reason: `a does not speak ${l}` }), create: async () => 1 }] });
     await expect(none.resolve('auto', 'ja-JP', env)).rejects.toMatchObject({ code: 'engine_unavailable', message: 'asr: no engine here runs ja-JP (a: a does not speak ja-JP)' });
+  });
+});
+
+describe('a registry whose entries say more than EngineEntry', () => {
+  it('keeps each entry whole: entries, get and resolve hand back the stage’s own fields', async () => {
+    type KindEntry = EngineEntry<string, { tag: string }, EngineHost> & { readonly kind: 'a' | 'b' };
+    const r = defineEngineRegistry<string, { tag: string }, EngineHost, KindEntry>({
+      stage: 'kinds',
+      envVar: 'DUB_KINDS_ENGINE',
+      entries: [
+        { id: 'first', label: 'first', kind: 'a', weights: { none: 'none' }, supports: () => ({ ok: false, reason: 'not here' }), create: async (o) => `first:${o.tag}` },
+        { id: 'second', label: 'second', kind: 'b', weights: { none: 'none' }, supports: () => ({ ok: true }), create: async (o) => `second:${o.tag}` },
+      ],
+    });
+    expect(r.entries.map((e) => [e.id, e.kind])).toEqual([['first', 'a'], ['second', 'b']]);
+    expect(r.get('second').kind).toBe('b');
+    const chosen = await r.resolve('auto', undefined, { models: { modelsDir: dir, manifest: { models: [] } } });
+    expect(chosen.id).toBe('second');
+    expect((chosen.entry as KindEntry).kind).toBe('b');
+    expect(() => r.get('third')).toThrow('DUB_KINDS_ENGINE="third" is not an engine: auto, first, second');
   });
 });

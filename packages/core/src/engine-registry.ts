@@ -171,19 +171,23 @@ export interface ResolvedEngine<E, O, Env extends EngineHost = EngineHost> {
   record: EngineRecord;
 }
 
-export interface EngineRegistry<E, O, Env extends EngineHost = EngineHost> {
+/**
+ * A stage's registry. `Entry` is its entries' type: EngineEntry, or one that adds what the stage
+ * knows of each engine (the speakers' `embedding` kind), so the entry stays the only table of it.
+ */
+export interface EngineRegistry<E, O, Env extends EngineHost = EngineHost, Entry extends EngineEntry<E, O, Env> = EngineEntry<E, O, Env>> {
   /** Stage name used in records and messages (tts, lips, speakers, ...). */
   readonly stage: string;
   /** Environment variable that names the engine (DUB_TTS_ENGINE, ...). */
   readonly envVar: string;
   /** Every entry, in the order the registry lists them. */
-  readonly entries: readonly EngineEntry<E, O, Env>[];
+  readonly entries: readonly Entry[];
   /** Ids `auto` tries, best first (an engine left out runs only when named). */
   readonly preference: readonly string[];
   readonly ids: readonly string[];
   has(id: string): boolean;
   /** The entry, or a ValidationError naming the known ids. */
-  get(id: string): EngineEntry<E, O, Env>;
+  get(id: string): Entry;
   /** `auto` or an id -> the engine that runs (throws for an explicit one that cannot run). */
   resolve(choice: string, locale: string | undefined, env: Env): Promise<ResolvedEngine<E, O, Env>>;
   /** Create engine `id` (no support check: `resolve` first where the choice matters). */
@@ -281,10 +285,10 @@ function recordOf(id: string, label: string, selected: 'auto' | 'explicit', reas
   };
 }
 
-export interface EngineRegistryOptions<E, O, Env extends EngineHost> {
+export interface EngineRegistryOptions<E, O, Env extends EngineHost, Entry extends EngineEntry<E, O, Env> = EngineEntry<E, O, Env>> {
   stage: string;
   envVar: string;
-  entries: readonly EngineEntry<E, O, Env>[];
+  entries: readonly Entry[];
   /** Ids `auto` tries, best first (default: every entry in order). */
   preference?: readonly string[];
   /**
@@ -295,7 +299,7 @@ export interface EngineRegistryOptions<E, O, Env extends EngineHost> {
 }
 
 /** Build a registry from its entries. */
-export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(o: EngineRegistryOptions<E, O, Env>): EngineRegistry<E, O, Env> {
+export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost, Entry extends EngineEntry<E, O, Env> = EngineEntry<E, O, Env>>(o: EngineRegistryOptions<E, O, Env, Entry>): EngineRegistry<E, O, Env, Entry> {
   const byId = new Map(o.entries.map((e) => [e.id, e] as const));
   if (byId.size !== o.entries.length) throw new Error(`${o.stage}: duplicate engine ids`);
   const ids = o.entries.map((e) => e.id);
@@ -303,7 +307,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
   const preference = o.preference ?? ids;
   for (const id of preference) if (!byId.has(id)) throw new Error(`${o.stage}: preference names an unknown engine ${id}`);
   const preferred = preference.map((id) => byId.get(id)!);
-  const get = (id: string): EngineEntry<E, O, Env> => {
+  const get = (id: string): Entry => {
     const e = byId.get(id);
     if (!e) throw unknownEngineError(o.envVar, id, ids);
     return e;
@@ -312,7 +316,7 @@ export function defineEngineRegistry<E, O, Env extends EngineHost = EngineHost>(
     const policy = policyOf(env);
     return o.entries.filter((e) => policyAllows(policy, entryTerms(e, locale, env)?.terms)).map((e) => e.id);
   };
-  const registry: EngineRegistry<E, O, Env> = Object.freeze({
+  const registry: EngineRegistry<E, O, Env, Entry> = Object.freeze({
     stage: o.stage,
     envVar: o.envVar,
     entries: Object.freeze([...o.entries]),

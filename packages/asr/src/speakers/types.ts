@@ -3,7 +3,7 @@ import type { EngineEnv } from '../engine-env.js';
 
 /** Turns 16 kHz mono speech into fixed-size speaker vectors (one per window). */
 export interface SpeakerEmbeddingEngine extends Engine {
-  /** The embedding kind (`onnx`, `mfcc`: SPEAKER_EMBEDDING_KIND of its registry id). */
+  /** The embedding kind (`onnx`, `mfcc`: its SPEAKER_ENGINES entry's `embedding`). */
   readonly id: string;
   /** Vector length. */
   readonly dimension: number;
