@@ -9,18 +9,19 @@ packages/lips/fixtures/musetalk-signature.json, which the tiny stand-ins
 (scripts/make-tiny-musetalk.py) have and packages/lips/src/musetalk.test.ts checks.
 
 Needs: python3 with torch, diffusers and transformers (MuseTalk's requirements: diffusers 0.30.2,
-transformers 4.39.2), and the weights `npx dub models fetch musetalk-v15` downloads (or MuseTalk's
-download_weights.sh layout):
-  <src>/musetalkV15/unet.pth, <src>/musetalkV15/musetalk.json          (TMElyralab/MuseTalk)
-  <src>/sd-vae/config.json, <src>/sd-vae/diffusion_pytorch_model.bin  (stabilityai/sd-vae-ft-mse)
-  <src>/whisper/config.json, <src>/whisper/pytorch_model.bin           (openai/whisper-tiny)
+transformers 4.39.2), and the checkpoints `npx dub models fetch musetalk-v15 sd-vae-ft-mse
+whisper-tiny` downloads (sha256 checked; the manifest pins each at a fixed revision):
+  $DUB_MODELS_DIR/musetalk-v15/unet.pth, musetalk.json                  (TMElyralab/MuseTalk musetalkV15/)
+  $DUB_MODELS_DIR/sd-vae-ft-mse/config.json, diffusion_pytorch_model.bin (stabilityai/sd-vae-ft-mse)
+  $DUB_MODELS_DIR/whisper-tiny/config.json, pytorch_model.bin           (openai/whisper-tiny)
 
-  python3 scripts/export-musetalk-onnx.py --src $DUB_MODELS_DIR/musetalk-v15 \
-      --out $DUB_MODELS_DIR/musetalk-v15-onnx [--fp16]
+  python3 scripts/export-musetalk-onnx.py --musetalk $DUB_MODELS_DIR/musetalk-v15 \
+      --vae $DUB_MODELS_DIR/sd-vae-ft-mse --whisper $DUB_MODELS_DIR/whisper-tiny \
+      --out $DUB_MODELS_DIR/musetalk-v15 [--fp16]
 
 Writes whisper_encoder.onnx, vae_encoder.onnx, unet.onnx (in float32 with its weights in
-unet.onnx_data beside it: over protobuf's 2 GB), vae_decoder.onnx into --out, where the
-resolver finds the manifest's derived entry `musetalk-v15-onnx`. The graphs:
+unet.onnx_data beside it: over protobuf's 2 GB), vae_decoder.onnx into --out: the folder of the manifest's `musetalk-v15`, where the `musetalk` engine resolves
+them (or any folder given as `musetalk: { modelDir }`). The graphs:
 
   whisper_encoder  input_features f32[B,80,3000] -> audio_features_all_layers f32[B,1500,5,384]
                    (whisper-tiny encoder hidden_states, embeddings and 4 layers, stacked on dim 2)
@@ -111,7 +112,9 @@ def main():
     from transformers import WhisperModel
 
     p = argparse.ArgumentParser()
-    p.add_argument("--src", required=True, help="folder with musetalkV15/, sd-vae/, whisper/")
+    p.add_argument("--musetalk", required=True, help="folder with unet.pth and musetalk.json (musetalk-v15)")
+    p.add_argument("--vae", required=True, help="folder with config.json and diffusion_pytorch_model.bin (sd-vae-ft-mse)")
+    p.add_argument("--whisper", required=True, help="folder with config.json and pytorch_model.bin (whisper-tiny)")
     p.add_argument("--out", required=True)
     p.add_argument("--fp16", action="store_true")
     a = p.parse_args()
@@ -119,13 +122,13 @@ def main():
     dtype = torch.float16 if a.fp16 else torch.float32
     device = "cuda" if a.fp16 and torch.cuda.is_available() else "cpu"
 
-    with open(os.path.join(a.src, "musetalkV15", "musetalk.json")) as f:
+    with open(os.path.join(a.musetalk, "musetalk.json")) as f:
         config = json.load(f)
     unet = UNet2DConditionModel(**config)
-    unet.load_state_dict(torch.load(os.path.join(a.src, "musetalkV15", "unet.pth"), map_location="cpu"))
+    unet.load_state_dict(torch.load(os.path.join(a.musetalk, "unet.pth"), map_location="cpu"))
     unet = unet.to(device=device, dtype=dtype)
-    vae = AutoencoderKL.from_pretrained(os.path.join(a.src, "sd-vae")).to(device=device, dtype=dtype)
-    whisper = WhisperModel.from_pretrained(os.path.join(a.src, "whisper")).to(device)
+    vae = AutoencoderKL.from_pretrained(a.vae).to(device=device, dtype=dtype)
+    whisper = WhisperModel.from_pretrained(a.whisper).to(device)
 
     b = {0: "batch"}
     export(WhisperEncoder(whisper), (torch.zeros(1, 80, 3000, device=device),), os.path.join(a.out, "whisper_encoder.onnx"),
