@@ -10,6 +10,7 @@
  * origin: an Opus track in Matroska starts its packets 6.5 ms before its first presented sample.
  * `formatStart` is that zero, which `-ss` counts from.
  */
+import { open } from 'node:fs/promises';
 import { resolveContext, type PartialContext } from '@dub/core';
 import { runFfprobe } from './ffmpeg.js';
 import type { MediaToolOptions } from './tools.js';
@@ -36,6 +37,18 @@ export interface StreamStartsOptions extends MediaToolOptions {
 const HEAD_PACKETS = 12;
 
 export async function streamStarts(file: string, opts: StreamStartsOptions = {}, context: PartialContext = {}): Promise<StreamStarts> {
+  const ctx = resolveContext(context);
+  // A PCM WAV (every track the stages write) has no timestamps: one audio stream from 0, as
+  // ffprobe says, without its three processes (~0.2 CPU s each on a 2-core machine, issue #27).
+  if (await isPcmWav(file)) {
+    const audio = opts.only === 'video' || (opts.audioStream ?? 0) !== 0 ? undefined : 0;
+    return { video: undefined, audio, origin: 0, formatStart: 0 };
+  }
+  return probedStreamStarts(file, opts, ctx);
+}
+
+/** `streamStarts` as ffprobe reads it (three processes), for any file. */
+export async function probedStreamStarts(file: string, opts: StreamStartsOptions = {}, context: PartialContext = {}): Promise<StreamStarts> {
   const ctx = resolveContext(context);
   const first = async (select: string): Promise<number | undefined> => {
     const text = await runFfprobe(
@@ -69,4 +82,42 @@ function seconds(v: string | undefined): number | undefined {
   if (v === undefined || v === 'N/A' || v === '') return undefined;
   const n = Number(v);
   return Number.isFinite(n) ? n : undefined;
+}
+
+/** WAVE format tags of uncompressed samples: PCM, IEEE float, and the extensible header (whose sub-format must then be one of the first two). */
+const PCM_TAGS = new Set([0x0001, 0x0003, 0xfffe]);
+
+/**
+ * Whether `file` is a RIFF/WAVE file of uncompressed samples (its `fmt ` chunk among the first 64
+ * KiB): ffmpeg's wav demuxer starts such a stream at 0 and gives the container no start time.
+ * Anything else (compressed audio in WAV, RF64, not a WAV) is left to ffprobe.
+ */
+export async function isPcmWav(file: string): Promise<boolean> {
+  let fh;
+  try {
+    fh = await open(file, 'r');
+  } catch {
+    return false;
+  }
+  try {
+    const head = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await fh.read(head, 0, head.length, 0);
+    if (bytesRead < 12 || head.toString('latin1', 0, 4) !== 'RIFF' || head.toString('latin1', 8, 12) !== 'WAVE') return false;
+    for (let at = 12; at + 8 <= bytesRead; ) {
+      const id = head.toString('latin1', at, at + 4);
+      const size = head.readUInt32LE(at + 4);
+      if (id === 'fmt ') {
+        if (at + 10 > bytesRead) return false;
+        const tag = head.readUInt16LE(at + 8);
+        // the extensible header's sub-format GUID starts with the format tag it stands for
+        if (tag === 0xfffe) return size >= 40 && at + 34 <= bytesRead && PCM_TAGS.has(head.readUInt16LE(at + 32)) && head.readUInt16LE(at + 32) !== 0xfffe;
+        return PCM_TAGS.has(tag);
+      }
+      if (id === 'data') return false;
+      at += 8 + size + (size % 2);
+    }
+    return false;
+  } finally {
+    await fh.close();
+  }
 }
