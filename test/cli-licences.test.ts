@@ -34,7 +34,7 @@ describe('the model policy in the CLI', () => {
     const cases: [string[], Record<string, string>, RegExp][] = [
       [['--separation-engine', 'htdemucs'], { DUB_MODEL_POLICY: 'commercial' }, /^dub run: DUB_SEPARATION_ENGINE=htdemucs: HTDemucs v4's weights \(htdemucs\) are Demucs pretrained weights: scientific purposes only, commercial use no \(https:\/\/github\.com\/facebookresearch\/demucs\/issues\/327\); .*choose spleeter-2stems or none \(or auto\), or --model-policy any$/],
       [['--model-policy', 'commercial', '--separation-engine=htdemucs-int8'], {}, /^dub run: DUB_SEPARATION_ENGINE=htdemucs-int8: .*commercial use no/],
-      [['--model-policy=commercial', '--mode', 'with_lips', '--lips-engine', 'wav2lip'], {}, /^dub run: DUB_LIPS_ENGINE=wav2lip: .*Wav2Lip: personal, research and non-commercial use only, commercial use no .*choose viseme-warp/],
+      [['--model-policy=commercial', '--mode', 'with_lips', '--lips-engine', 'wav2lip'], {}, /^dub run: DUB_LIPS_ENGINE=wav2lip: .*Wav2Lip: personal, research and non-commercial use only, commercial use no .*choose musetalk or viseme-warp/],
       [['--tts-engine', 'piper'], { DUB_MODEL_POLICY: 'commercial' }, /^dub run: DUB_TTS_ENGINE=piper: .*\(piper-es_ES-davefx-medium\) are CC0-1.0, commercial use unclear/],
       [['--model-policy', 'research'], {}, /^dub run: DUB_MODEL_POLICY="research" is not a model policy: any, commercial$/],
     ];
@@ -79,7 +79,7 @@ describe('the model policy in the CLI', () => {
     expect(c.stdout).not.toMatch(/fetch (htdemucs|wav2lip-gan-96)/);
     // ... but to fetch the separation weights it would run (Spleeter 2-stems, MIT), where they are not installed
     if (c.stdout.match(/^ok +separation +none /m)) expect(c.stdout).toMatch(/^ +better: npx dub models fetch spleeter-2stems \(Spleeter 2-stems, MIT weights/m);
-    expect(c.stdout).toMatch(/\nmodel policy: commercial .*it leaves\n +separation +spleeter-2stems, none\n( +.*\n)* +lips +viseme-warp\n/);
+    expect(c.stdout).toMatch(/\nmodel policy: commercial .*it leaves\n +separation +spleeter-2stems, none\n( +.*\n)* +lips +musetalk, viseme-warp\n/);
     // an explicit choice it refuses: the stage cannot run, the line says why
     const refused = dub(['doctor', '--from', 'en-US', '--to', 'es-ES', '--model-policy', 'commercial', '--separation-engine', 'htdemucs']);
     expect(refused.status).toBe(1);

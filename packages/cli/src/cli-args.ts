@@ -66,7 +66,7 @@ export const ENGINE_FLAGS_HELP = `  --separation-engine E speech/background sepa
   --tts-engine E        speech synthesis: auto (Chatterbox on a CUDA device when installed, else Kokoro-82M where it speaks the target, else Piper when the voice is installed, else espeak-ng), espeak-ng, kokoro, piper, chatterbox (DUB_TTS_ENGINE)
   --voice-conversion E  voice conversion after synthesis: auto (OpenVoice V2 when installed, else none), openvoice, none (DUB_VOICE_CONVERSION)
   --speaker-engine E    speakers: auto (WeSpeaker when installed, else mfcc), mfcc, wespeaker (DUB_SPEAKER_ENGINE)
-  --lips-engine E       lips: auto (wav2lip when installed, else viseme-warp), wav2lip, viseme-warp (DUB_LIPS_ENGINE)
+  --lips-engine E       lips: auto (wav2lip when installed, else musetalk when its export is installed and the device is CUDA, else viseme-warp; under --model-policy commercial musetalk, else viseme-warp), wav2lip (non-commercial weights), musetalk (MuseTalk v1.5, weights cleared for commercial use: packages/lips/README.md), viseme-warp (DUB_LIPS_ENGINE)
                         an explicit engine that cannot run fails the job naming what to install
   --model-policy P      which weights may run (DUB_MODEL_POLICY): any (default; a weight not cleared for
                         commercial use runs and is warned about) or commercial (only weights whose authors

