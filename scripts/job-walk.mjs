@@ -47,9 +47,15 @@
  * declared outside --root, in node_modules or a .d.ts), `no-body` (an interface or abstract
  * method, a class with no constructor: the runtime target is not known statically), `unresolved`,
  * `recursive` (the callee is already on the walk's stack), `not-received` (the carrier lands on no
- * parameter). Each followed call whose callee lies in another file than the caller is an entry
- * into that file; an entry into a file the walk has visited before is a re-entry. Returns to the
- * caller are counted apart (`returns`: how often the walk goes back to a caller in another file).
+ * parameter). An interface method with no body (`s.run(state)`) is followed into the
+ * implementations the receiver stands for where that is written down: object literals, consts of
+ * them, arrays of those (through imports), handed down as arguments and loop variables
+ * (`runStages(GENERATE_STAGES, state)` -> `for (const s of stages)` -> each stage's `run`).
+ * Each followed call whose callee lies in another file than the caller is an entry into that
+ * file; an entry into a file the walk has visited before is a re-entry. A re-entry into a function
+ * that follows no call of its own is a leaf (a lookup such as `getLocale(job.locale)`); the
+ * report counts them apart too. Returns to the caller are counted apart (`returns`: how often the
+ * walk goes back to a caller in another file).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -302,17 +308,21 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
     return f.startsWith(root + path.sep) && !f.includes(`${path.sep}node_modules${path.sep}`) && !f.endsWith('.d.ts');
   }
 
-  function enter(fnNode, env, fromFile, via) {
+  function enter(fnNode, env, fromFile, via, impl = new Map()) {
     const to = path.resolve(fnNode.getSourceFile().fileName);
+    let again;
     if (to !== fromFile) {
       entries.push({ file: rel(to), via });
-      if (visited.has(to)) reentries.push({ file: rel(to), via });
+      if (visited.has(to)) reentries.push((again = { file: rel(to), via, leaf: false }));
       visited.add(to);
     }
+    const before = followed;
     stack.push(fnNode);
     frames++;
-    walkBody(fnNode, env);
+    walkBody(fnNode, env, impl);
     stack.pop();
+    // a leaf: the function entered follows no call of its own (getLocale(job.locale), blobKeys.x(job.asset_id))
+    if (again) again.leaf = followed === before;
     if (to !== fromFile) returns++;
   }
 
@@ -336,8 +346,57 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
     });
   }
 
-  /** Walks one function's body with `env`: nested calls first, in source order. */
-  function walkBody(fnNode, env) {
+  /**
+   * The object literals an expression may be, where that is written down: itself, a const
+   * initialised with one (through imports, `as`, `satisfies`, `Object.freeze`), the elements of an
+   * array of them, or what a parameter or loop variable of this frame was bound to (`impl`). An
+   * array and its elements are one set (the loop variable of `for (const s of stages)` gets them).
+   */
+  function objectsOf(expr, impl, depth = 0) {
+    if (!expr || depth > 12) return [];
+    if (ts.isParenthesizedExpression(expr) || ts.isNonNullExpression(expr) || ts.isAsExpression(expr) || ts.isSatisfiesExpression(expr) || ts.isTypeAssertionExpression(expr) || ts.isAwaitExpression(expr)) return objectsOf(expr.expression, impl, depth + 1);
+    if (ts.isObjectLiteralExpression(expr)) return [expr];
+    if (ts.isArrayLiteralExpression(expr)) return expr.elements.flatMap((e) => objectsOf(ts.isSpreadElement(e) ? e.expression : e, impl, depth + 1));
+    if (ts.isCallExpression(expr) && expr.expression.getText() === 'Object.freeze') return objectsOf(expr.arguments[0], impl, depth + 1);
+    if (ts.isIdentifier(expr)) {
+      const local = checker.getSymbolAtLocation(expr);
+      if (local && impl.has(local)) return impl.get(local);
+      const decl = symbolOf(expr)?.valueDeclaration;
+      if (decl && ts.isVariableDeclaration(decl) && decl.initializer && ts.isVariableDeclarationList(decl.parent) && decl.parent.flags & ts.NodeFlags.Const) return objectsOf(decl.initializer, new Map(), depth + 1);
+    }
+    return [];
+  }
+
+  /** The function that property `name` of object literal `obj` holds: a method, an arrow or function expression, or a named function. */
+  function methodOf(obj, name, depth = 0) {
+    for (const p of [...obj.properties].reverse()) {
+      const key = p.name && (ts.isIdentifier(p.name) || ts.isStringLiteralLike(p.name)) ? p.name.text : undefined;
+      if (ts.isSpreadAssignment(p)) {
+        for (const o of depth < 8 ? objectsOf(p.expression, new Map()) : []) {
+          const m = methodOf(o, name, depth + 1);
+          if (m) return m;
+        }
+        continue;
+      }
+      if (key !== name) continue;
+      if (ts.isMethodDeclaration(p)) return p.body ? p : undefined;
+      let value = ts.isPropertyAssignment(p) ? p.initializer : ts.isShorthandPropertyAssignment(p) ? p.name : undefined;
+      while (value && (ts.isParenthesizedExpression(value) || ts.isAsExpression(value) || ts.isSatisfiesExpression(value))) value = value.expression;
+      if (!value) return undefined;
+      if ((ts.isArrowFunction(value) || ts.isFunctionExpression(value)) && value.body) return value;
+      if (ts.isIdentifier(value)) {
+        const sym = ts.isShorthandPropertyAssignment(p) ? checker.getShorthandAssignmentValueSymbol(p) : symbolOf(value);
+        const d = (sym && sym.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(sym) : sym)?.valueDeclaration;
+        if (d && ts.isFunctionDeclaration(d) && d.body) return d;
+        if (d && ts.isVariableDeclaration(d) && d.initializer && (ts.isArrowFunction(d.initializer) || ts.isFunctionExpression(d.initializer))) return d.initializer;
+      }
+      return undefined;
+    }
+    return undefined;
+  }
+
+  /** Walks one function's body with `env` (and the object literals its names stand for, `impl`): nested calls first, in source order. */
+  function walkBody(fnNode, env, impl = new Map()) {
     const file = path.resolve(fnNode.getSourceFile().fileName);
 
     function handleCall(call) {
@@ -359,6 +418,23 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
       if (!args.some(Boolean)) return;
       const closures = args.filter((c) => c?.kind === 'fn');
       const target = calleeOf(call);
+      if (target.stop === 'no-body' && ts.isPropertyAccessExpression(call.expression)) {
+        // an interface's method (`s.run(state)`): the implementations are the object literals the receiver stands for
+        const impls = [...new Set(objectsOf(call.expression.expression, impl).map((o) => methodOf(o, call.expression.name.text)).filter(Boolean))];
+        if (impls.length) {
+          for (const m of impls) {
+            if (stack.includes(m)) {
+              stops.push({ at, callee: call.expression.getText(), reason: 'recursive' });
+              continue;
+            }
+            const inner = new Map();
+            bindParams(m, args, inner);
+            followed++;
+            enter(m, inner, file, `${at} ${call.expression.getText()} (at ${where(m)})`, bindImpl(m, call));
+          }
+          return;
+        }
+      }
       if (target.stop) {
         stops.push({ at, callee: target.name, reason: target.stop });
         // a callee outside the walk runs what it is given (arr.map(cb)): the closures, here
@@ -378,7 +454,7 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
       bindParams(target.node, args, inner);
       followed++;
       const before = new Map(closures.map((c) => [c.node, closureCalls.get(c.node) ?? 0]));
-      enter(target.node, inner, file, `${at} ${target.name}`);
+      enter(target.node, inner, file, `${at} ${target.name}`, bindImpl(target.node, call));
       // a closure the callee kept (stored, not called) runs later: walked after the callee returns
       for (const c of closures) if ((closureCalls.get(c.node) ?? 0) === before.get(c.node)) enterClosure(c.node, new Map(c.env), file, `${at} (kept by ${target.name})`);
     }
@@ -399,6 +475,13 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
       if (ts.isForOfStatement(n)) {
         rec(n.expression);
         if (carrierOf(n.expression, env) && ts.isVariableDeclarationList(n.initializer)) for (const d of n.initializer.declarations) bind(d.name, JOB, env);
+        const objs = objectsOf(n.expression, impl);
+        if (objs.length && ts.isVariableDeclarationList(n.initializer)) {
+          for (const d of n.initializer.declarations) {
+            const sym = ts.isIdentifier(d.name) ? checker.getSymbolAtLocation(d.name) : undefined;
+            if (sym) impl.set(sym, objs);
+          }
+        }
         rec(n.statement);
         return;
       }
@@ -409,6 +492,19 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
     if (fnNode.body) {
       if (ts.isBlock(fnNode.body)) for (const s of fnNode.body.statements) rec(s);
       else rec(fnNode.body);
+    }
+
+    /** The callee's parameters bound to the object literals the call's arguments stand for. */
+    function bindImpl(callee, call) {
+      const out = new Map();
+      callee.parameters.forEach((p, i) => {
+        const a = call.arguments?.[i];
+        if (!a || !ts.isIdentifier(p.name)) return;
+        const objs = objectsOf(ts.isSpreadElement(a) ? a.expression : a, impl);
+        const sym = checker.getSymbolAtLocation(p.name);
+        if (objs.length && sym) out.set(sym, objs);
+      });
+      return out;
     }
   }
 
@@ -429,6 +525,7 @@ export function walk({ file, fn, param, root, project, maxFrames = 20000, closur
     followed,
     stops,
     reentries: reentries.length,
+    reentriesBeyondLeaves: reentries.filter((e) => !e.leaf).length,
     returns,
     reentryList: reentries,
     entries,
@@ -444,12 +541,13 @@ function format(r) {
   lines.push('stops:');
   for (const s of r.stops) lines.push(`  ${s.at}  ${s.callee}  (${s.reason})`);
   lines.push('re-entries (file entered again <- the call):');
-  for (const e of r.reentryList) lines.push(`  ${e.file}  <- ${e.via}`);
+  for (const e of r.reentryList) lines.push(`  ${e.file}  <- ${e.via}${e.leaf ? '  (leaf)' : ''}`);
   if (r.truncated) lines.push('truncated: the walk reached --max-frames; the figures count only what was walked');
   lines.push(`files visited: ${r.files.length}`);
   lines.push(`calls followed: ${r.followed}`);
   lines.push(`stops: ${r.stops.length}`);
   lines.push(`returns to a caller in another file: ${r.returns}`);
+  lines.push(`re-entries into a function that follows no call of its own (leaf): ${r.reentries - r.reentriesBeyondLeaves}`);
   lines.push(`re-entries: ${r.reentries}`);
   return lines.join('\n');
 }

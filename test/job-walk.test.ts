@@ -48,12 +48,53 @@ export function rec(j: Job, n: number): void { if (n > 0) rec(j, n - 1); }
 `,
 };
 
+/** A job as a list of stages: the stages' `run` and `when` are reached through the interface, from the list. */
+const STAGE_FILES: Record<string, string> = {
+  'tsconfig.json': FILES['tsconfig.json']!,
+  'util.ts': `export interface Job { id: string }
+export interface St { job: Job; n?: number }
+export function size(j: Job): number { return j.id.length; }
+`,
+  'run.ts': `export interface Stage<S> { name: string; when?: (s: S) => boolean; run(state: S): Promise<Partial<S>> }
+export async function runStages<S extends object>(stages: readonly Stage<S>[], state: S): Promise<S> {
+  let at: S = state;
+  for (const s of stages) {
+    if (s.when && !s.when(at)) continue;
+    at = { ...at, ...(await s.run(at)) };
+  }
+  return at;
+}
+`,
+  'one.ts': `import type { Stage } from './run.js';
+import { size, type St } from './util.js';
+export const one: Stage<St> = { name: 'one', async run(state) { return { n: size(state.job) }; } };
+`,
+  'two.ts': `import type { Stage } from './run.js';
+import { size, type St } from './util.js';
+async function runTwo(state: St): Promise<Partial<St>> { size(state.job); return {}; }
+export const two = { name: 'two', when: (s: St) => s.job.id !== '', run: runTwo } satisfies Stage<St>;
+`,
+  'main.ts': `import { runStages } from './run.js';
+import { one } from './one.js';
+import { two } from './two.js';
+import type { Job } from './util.js';
+const STAGES = Object.freeze([one, two]);
+export async function start(job: Job): Promise<void> { await runStages(STAGES, { job }); }
+`,
+};
+
 let dir: string;
+let stagesDir: string;
 beforeAll(() => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-job-walk-'));
   for (const [name, text] of Object.entries(FILES)) fs.writeFileSync(path.join(dir, name), text);
+  stagesDir = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-job-walk-stages-'));
+  for (const [name, text] of Object.entries(STAGE_FILES)) fs.writeFileSync(path.join(stagesDir, name), text);
 });
-afterAll(() => fs.rmSync(dir, { recursive: true, force: true }));
+afterAll(() => {
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.rmSync(stagesDir, { recursive: true, force: true });
+});
 
 interface Walk {
   files: { file: string; entries: number }[];
@@ -61,7 +102,8 @@ interface Walk {
   stops: { at: string; callee: string; reason: string }[];
   reentries: number;
   returns: number;
-  reentryList: { file: string; via: string }[];
+  reentriesBeyondLeaves: number;
+  reentryList: { file: string; via: string; leaf: boolean }[];
   entries: { file: string }[];
   error?: string;
 }
@@ -82,6 +124,9 @@ it('inline closures, scalars counted (the default): 4 re-entries, counted by han
   expect(r.entries.map((e) => e.file)).toEqual(['a.ts', 'b.ts', 'c.ts', 'a.ts', 'c.ts', 'b.ts', 'c.ts', 'd.ts']);
   expect(r.reentries).toBe(4);
   expect(r.reentryList.map((e) => e.file)).toEqual(['a.ts', 'c.ts', 'b.ts', 'c.ts']);
+  // a.back follows same(j); leaf, the Box constructor and leaf again follow nothing
+  expect(r.reentryList.map((e) => e.leaf)).toEqual([false, true, true, true]);
+  expect(r.reentriesBeyondLeaves).toBe(1);
   expect(r.files).toEqual([
     { file: 'a.ts', entries: 2 },
     { file: 'b.ts', entries: 2 },
@@ -114,9 +159,21 @@ it('--closures follow: a closure is walked where it is called, so a callback is 
   expect(r.followed).toBe(12);
 });
 
+it('a list of stages: the walk reaches each stage’s run and when through the interface, from the list', async () => {
+  const { walk: run } = (await import(pathToFileURL(SCRIPT).href)) as { walk: (o: object) => Walk };
+  const r = run({ file: path.join(stagesDir, 'main.ts'), fn: 'start', param: 'job', root: stagesDir });
+  // main -> run.runStages({ job }); s.when(at): two's arrow (two.ts); s.run(at): one's run (one.ts) -> size (util.ts),
+  // then two's runTwo (two.ts again: re-entry 1) -> size (util.ts again: re-entry 2)
+  expect(r.entries.map((e) => e.file)).toEqual(['main.ts', 'run.ts', 'two.ts', 'one.ts', 'util.ts', 'two.ts', 'util.ts']);
+  expect(r.reentries).toBe(2);
+  expect(r.reentryList.map((e) => e.leaf)).toEqual([false, true]); // runTwo follows size; size follows nothing
+  expect(r.followed).toBe(6);
+  expect(r.stops).toEqual([]);
+});
+
 it('on the command line: the text report ends with the figures; a missing function is said, exit 0', () => {
   const text = execFileSync(process.execPath, [SCRIPT, 'a.ts', 'start', 'job', '--root', dir], { encoding: 'utf8' });
-  expect(text.trim().split('\n').slice(-5)).toEqual(['files visited: 4', 'calls followed: 10', 'stops: 3', 'returns to a caller in another file: 7', 're-entries: 4']);
+  expect(text.trim().split('\n').slice(-5)).toEqual(['calls followed: 10', 'stops: 3', 'returns to a caller in another file: 7', 're-entries into a function that follows no call of its own (leaf): 3', 're-entries: 4']);
   const out = execFileSync(process.execPath, [SCRIPT, 'a.ts', 'nowhere', 'job', '--root', dir, '--json'], { encoding: 'utf8' });
   expect(JSON.parse(out)).toEqual({ error: 'a.ts has no function nowhere' });
 });
