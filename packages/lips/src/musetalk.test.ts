@@ -297,14 +297,27 @@ describeWithMedia(['talking-head-480.mp4'], 'MuseTalk engine end to end on a rea
     expect(outside).toBeLessThan(3);
   });
 
-  it('lipSync with engine musetalk: the output keeps the source frame count and every frame time; the record names it', async () => {
+  it('lipSync with engine musetalk, in chunks as the pipeline renders: every frame time kept, a second run reuses every chunk', async () => {
     const framePts = async (file: string): Promise<string[]> =>
       (await runFfprobe(['-select_streams', 'v:0', '-show_entries', 'frame=pts_time', '-of', 'csv=p=0', file])).split('\n').map((l) => l.split(',')[0]!.trim()).filter(Boolean);
-    const out = path.join(dir, 'lipsync.mp4');
-    const r = await lipSync({ video: video.file, speech: { file: speech }, output: out, faces, audio: [{ file: speech, language: 'spa' }] }, { engine: 'musetalk', musetalk: { modelDir: TINY }, sessions, tmpDir: dir });
+    const kept = new Map<string, string>();
+    const store = {
+      get: async (k: string) => kept.get(k),
+      put: async (k: string, f: string) => {
+        const to = path.join(dir, `chunk-${kept.size}.mp4`);
+        await fsp.copyFile(f, to);
+        kept.set(k, to);
+      },
+    };
+    const run = (out: string) =>
+      lipSync({ video: video.file, speech: { file: speech }, output: out, faces, audio: [{ file: speech, language: 'spa' }], chunks: { store, identity: video.file, chunkFrames: 30 } }, { engine: 'musetalk', musetalk: { modelDir: TINY }, sessions, tmpDir: dir });
+    const r = await run(path.join(dir, 'lipsync.mp4'));
     expect(r.engine).toBe('musetalk');
     expect(r.frames).toBe(90);
-    expect(await framePts(out)).toEqual(await framePts(video.file));
+    expect(r.chunks).toMatchObject({ total: 3, rendered: 3 });
+    expect(await framePts(path.join(dir, 'lipsync.mp4'))).toEqual(await framePts(video.file));
+    const again = await run(path.join(dir, 'lipsync-again.mp4'));
+    expect(again.chunks).toMatchObject({ total: 3, rendered: 0 });
   });
 
   const fixture = (): LipsConformanceFixture => ({ video, speech: { file: speech }, faces, tmpDir: dir });
