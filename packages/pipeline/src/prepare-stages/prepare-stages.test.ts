@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { PREPARE_STAGES, PREPARE_WEIGHTS } from '../prepare-asset.js';
+import { stageWeights } from '../pipeline-stage.js';
 import { BesideWork } from './state.js';
+import type { VersionState } from './version-state.js';
 
 describe('the preparation as a list', () => {
   it('runs its stages in the order of the pipeline', () => {
@@ -50,5 +52,14 @@ describe('BesideWork', () => {
     expect(await beside.failure()).toBeUndefined();
     beside.add(Promise.resolve(1));
     expect(await beside.failure()).toBeUndefined();
+  });
+});
+
+describe('a version preparation as a list', () => {
+  it('translates then writes the script, or copies one; the progress shares as before the lists', async () => {
+    const { TRANSLATED, COPIED } = await import('../prepare-version.js');
+    expect(TRANSLATED.map((s) => s.name)).toEqual(['transcript', 'translation', 'script']);
+    expect(COPIED.map((s) => s.name)).toEqual(['script']);
+    expect(Object.entries(stageWeights(TRANSLATED, {} as VersionState))).toEqual(Object.entries({ transcript: 0.1, translation: 5, script: 0.1 }));
   });
 });

@@ -9,10 +9,12 @@ import type { KeptOutsideSpeech } from '@dub/separation';
 import { sourceSrtNotes } from '@dub/srt';
 import type { StageEngine } from '../engine-choice.js';
 import { hasGiven } from './given-tracks.js';
-import { providerOf, type Provider, type StateWith } from './state.js';
+import { providerOf, type PrepareState, type Provider } from './state.js';
+import type { With } from './typed-stage.js';
 
 /** What the records read of the state. */
-export type RecordsState = StateWith<
+export type RecordsState = With<
+  PrepareState,
   'duration' | 'givenSpeech' | 'givenBackground' | 'separationEngine' | 'plan' | 'separated' | 'separationModel' | 'separationGraph' | 'vadEngine' | 'asr' | 'recognition' | 'speakerEngine' | 'speakers'
 >;
 

@@ -11,11 +11,11 @@ import type { StageResult } from '../artifacts.js';
 import type { SpeakerEngine, StageEngine } from '../engine-choice.js';
 import type { LocalFiles } from '../local-files.js';
 import type { ResolvedMedia } from '../media-input.js';
-import type { PipelineStage } from '../pipeline-stage.js';
 import type { separationGraph } from '../separation-graph.js';
 import type { StageRunner } from '../stage-runner.js';
 import type { PrepareStages, Recognition, Region, SpeakerTurns, SpeechRegions, StageEnv } from '../stages.js';
 import type { ResolvedPrepareOptions } from './options.js';
+import { typedStage } from './typed-stage.js';
 
 /** The ONNX execution provider a model ran on. */
 export type Provider = 'cpu' | 'cuda';
@@ -83,18 +83,8 @@ export interface PrepareState {
   source?: SourceVideo;
 }
 
-/** The state as a stage with inputs `K` sees it: runStages runs it only once they are all set. */
-export type StateWith<K extends keyof PrepareState> = Readonly<PrepareState & { [P in K]-?: Exclude<PrepareState[P], undefined> }>;
-
-/** A preparation stage whose `run` sees its inputs set (runStages checks them before it runs). */
-export function prepareStage<K extends keyof PrepareState & string>(stage: {
-  name: string;
-  weight: number;
-  inputs: readonly K[];
-  run(state: StateWith<K>): Promise<Partial<PrepareState>>;
-}): PipelineStage<PrepareState> {
-  return { name: stage.name, weight: stage.weight, inputs: stage.inputs, run: (state) => stage.run(state as StateWith<K>) };
-}
+/** A preparation stage whose `run` sees its inputs set. */
+export const prepareStage = typedStage<PrepareState>();
 
 /**
  * Work started by a stage that runs beside the later ones (the trim and the thumbnail beside the
