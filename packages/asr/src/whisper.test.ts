@@ -26,6 +26,40 @@ const { env } = createEngineEnv({ sessions, models: { searchDirs: [FIXTURES] } }
 const options = resolveWhisperOptions({ model: 'whisper-tiny-test' });
 afterAll(() => sessions.disposeAll());
 
+describe('whisper segments: a timestamp inside a word', () => {
+  /** The tiny test tokenizer's tokens of `text` pieces and timestamps (seconds, as numbers). */
+  async function tokensOf(parts: (string | number)[]) {
+    const tok = (await loadWhisper(options, env)).tokenizer;
+    let begin = 0;
+    while (!tok.isTimestamp(begin)) begin++;
+    const tokens = parts.flatMap((p) => (typeof p === 'number' ? [begin + Math.round(p * 50)] : tok.encode(p))).map((id) => ({ id, probability: 0.9 }));
+    return { tok, tokens };
+  }
+
+  it('moves the rest of a split word to the line before, timed by its share of characters', async () => {
+    // Whisper wrote "hellodub" across <|1.00|>: the second group starts with no space
+    const { tok, tokens } = await tokensOf([0, ' hello', 1, 1, 'd', 'u', 'b', ' world', 2.5]);
+    const segs = tokensToSegments(tok, tokens, 10, 30, 'es-ES');
+    // "dub world": 3 of 9 characters of [11, 12.5] move, so the first line ends at 11.5
+    expect(segs.map((s) => [s.start, s.end, s.text])).toEqual([
+      [10, 11.5, 'hellodub'],
+      [11.5, 12.5, 'world'],
+    ]);
+  });
+
+  it('joins a whole group that is the rest of a word, and leaves space-led groups and unspaced scripts alone', async () => {
+    const whole = await tokensOf([0, ' hello', 1, 1, 'd', 'u', 'b', 2.5]);
+    expect(tokensToSegments(whole.tok, whole.tokens, 0, 30, 'en-US').map((s) => [s.start, s.end, s.text])).toEqual([[0, 2.5, 'hellodub']]);
+    const spaced = await tokensOf([0, ' hello', 1, 1, ' world', 2.5]);
+    expect(tokensToSegments(spaced.tok, spaced.tokens, 0, 30, 'en-US').map((s) => s.text)).toEqual(['hello', 'world']);
+    // Japanese is written without spaces: every group starts without one, nothing moves
+    expect(tokensToSegments(whole.tok, whole.tokens, 0, 30, 'ja-JP').map((s) => [s.start, s.end])).toEqual([
+      [0, 1],
+      [1, 2.5],
+    ]);
+  });
+});
+
 describe('whisper ONNX plumbing (tiny models)', () => {
   it('reads the layout from the sessions: 2 layers, 2 heads of 4, 80 mels', async () => {
     const w = await loadWhisper(options, env);

@@ -4,6 +4,7 @@
  * timed by character share inside their segment, and each word's confidence is the mean
  * probability of the tokens that make it up.
  */
+import { getLocale } from '@dub/core';
 import { joinWords, round3, splitWords, spreadWords } from '../asr/text-words.js';
 import type { AsrSegment } from '../asr/types.js';
 import type { DecodedToken } from './decode.js';
@@ -38,26 +39,57 @@ function segmentFrom(tok: WhisperTokenizer, tokens: DecodedToken[], start: numbe
 }
 
 export function tokensToSegments(tok: WhisperTokenizer, tokens: readonly DecodedToken[], offset: number, windowSeconds: number, locale: string): AsrSegment[] {
-  const out: AsrSegment[] = [];
+  // The `<|t0|> text <|t1|>` groups, in window seconds.
+  const groups: { tokens: DecodedToken[]; start: number; end: number }[] = [];
   let start: number | undefined;
   let text: DecodedToken[] = [];
   for (const t of tokens) {
     if (tok.isTimestamp(t.id)) {
       const s = tok.timestampSeconds(t.id);
       if (text.length && start !== undefined) {
-        const seg = segmentFrom(tok, text, offset + start, offset + s, locale);
-        if (seg) out.push(seg);
+        groups.push({ tokens: text, start, end: s });
         text = [];
         start = undefined;
       } else start = s;
     } else {
-      start ??= out.length ? out[out.length - 1]!.end - offset : 0;
+      start ??= groups.length ? groups[groups.length - 1]!.end : 0;
       text.push(t);
     }
   }
-  if (text.length) {
-    const seg = segmentFrom(tok, text, offset + (start ?? 0), offset + windowSeconds, locale);
+  if (text.length) groups.push({ tokens: text, start: start ?? 0, end: windowSeconds });
+  if (getLocale(locale)?.spaceSeparated !== false) joinSplitWords(tok, groups);
+  const out: AsrSegment[] = [];
+  for (const g of groups) {
+    if (!g.tokens.length) continue;
+    const seg = segmentFrom(tok, g.tokens, offset + g.start, offset + g.end, locale);
     if (seg) out.push(seg);
   }
   return out;
+}
+
+/**
+ * Whisper may put a timestamp inside a word (" a" <|8.76|><|8.76|> "sterisk." for "asterisk"):
+ * in a language written with spaces, a group whose text starts with no space, right after a
+ * group ending in a letter, begins with the rest of that word. Those tokens (up to the first one
+ * that starts with a space) move to the group before, which then ends where their share of the
+ * group's characters ends; the line cut that follows never splits a word.
+ */
+function joinSplitWords(tok: WhisperTokenizer, groups: { tokens: DecodedToken[]; start: number; end: number }[]): void {
+  for (let i = 1; i < groups.length; i++) {
+    const prev = groups[i - 1]!;
+    const g = groups[i]!;
+    if (!prev.tokens.length || !g.tokens.length) continue;
+    if (!/\p{L}$/u.test(tok.decode(prev.tokens.map((t) => t.id)))) continue;
+    const first = tok.decode([g.tokens[0]!.id]);
+    if (!/^[\p{L}\p{N}]/u.test(first)) continue;
+    let n = 1;
+    while (n < g.tokens.length && !/^\s/u.test(tok.decode([g.tokens[n]!.id]))) n++;
+    const total = [...tok.decode(g.tokens.map((t) => t.id)).trim()].length || 1;
+    const moved = [...tok.decode(g.tokens.slice(0, n).map((t) => t.id))].length;
+    const at = n === g.tokens.length ? g.end : g.start + ((g.end - g.start) * moved) / total;
+    prev.tokens.push(...g.tokens.slice(0, n));
+    prev.end = Math.max(prev.end, at);
+    g.tokens = g.tokens.slice(n);
+    g.start = Math.max(g.start, at);
+  }
 }
