@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ModelError } from '@dub/core';
-import { SessionCache, sessionCacheOf, tensorF32 } from './index.js';
+import { onnxSpinning, SessionCache, sessionCacheOf, tensorF32 } from './index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const tiny = path.resolve(here, '..', 'fixtures', 'tiny.onnx');
@@ -54,6 +54,29 @@ describe('SessionCache on a tiny generated model', () => {
     const out = await m.run({ x: tensorF32(new Float32Array([0, 0, 0, 0]), [1, 4]) });
     expect(Array.from(out.y!.data as Float32Array)).toEqual([0.5, -1, 0, 3]);
     await cache.disposeAll();
+  });
+});
+
+describe('DUB_ONNX_SPINNING', () => {
+  it('spins by default (onnxruntime\'s own), parks on 0/off, and refuses anything else', () => {
+    expect(onnxSpinning({})).toBe(true);
+    expect(onnxSpinning({ DUB_ONNX_SPINNING: '' })).toBe(true);
+    for (const v of ['1', 'on', 'ON', 'true', 'yes']) expect(onnxSpinning({ DUB_ONNX_SPINNING: v }), v).toBe(true);
+    for (const v of ['0', 'off', ' Off ', 'false', 'no']) expect(onnxSpinning({ DUB_ONNX_SPINNING: v }), v).toBe(false);
+    expect(() => onnxSpinning({ DUB_ONNX_SPINNING: 'sometimes' })).toThrow(/DUB_ONNX_SPINNING must be 1\/on or 0\/off, got "sometimes"/);
+  });
+  it('off, sessions are made with the pools parked and compute the same', async () => {
+    const before = process.env.DUB_ONNX_SPINNING;
+    process.env.DUB_ONNX_SPINNING = '0';
+    try {
+      const cache = new SessionCache();
+      const out = await (await cache.get(tiny)).run({ x: tensorF32(new Float32Array([1, 2, 3, 4, 0, 0, 0, 0]), [2, 4]) });
+      expect(Array.from(out.y!.data as Float32Array)).toEqual([2.5, 3, 6, 11, 0.5, -1, 0, 3]);
+      await cache.disposeAll();
+    } finally {
+      if (before === undefined) delete process.env.DUB_ONNX_SPINNING;
+      else process.env.DUB_ONNX_SPINNING = before;
+    }
   });
 });
 

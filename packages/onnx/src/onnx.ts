@@ -142,6 +142,24 @@ export function onnxLogSeverity(env: NodeJS.ProcessEnv = process.env): 0 | 1 | 2
   return level === 'debug' || level === 'trace' ? 2 : 3;
 }
 
+const SPINNING_DEFAULT = true;
+
+/**
+ * Whether onnxruntime's intra-op and inter-op thread pools spin while waiting for work
+ * (`session.intra_op.allow_spinning`, `session.inter_op.allow_spinning`): `DUB_ONNX_SPINNING`,
+ * `1`/`on` (the default, onnxruntime's own) spin, `0`/`off` park the threads instead. Spinning
+ * threads busy-wait between ops for the next one; on a small machine shared with ffmpeg, espeak-ng
+ * and the other stages that could take CPU time from them, but parking them measured no lower CPU
+ * time here (packages/onnx/README.md has the figures), so the default stays onnxruntime's.
+ */
+export function onnxSpinning(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = (env.DUB_ONNX_SPINNING ?? '').trim().toLowerCase();
+  if (v === '') return SPINNING_DEFAULT;
+  if (v === '1' || v === 'on' || v === 'true' || v === 'yes') return true;
+  if (v === '0' || v === 'off' || v === 'false' || v === 'no') return false;
+  throw new RangeError(`DUB_ONNX_SPINNING must be 1/on or 0/off, got "${env.DUB_ONNX_SPINNING}"`);
+}
+
 export class SessionCache implements SessionStore {
   private readonly entries = new Map<string, Promise<OnnxModel>>();
   /** Provider each model got, for the worker's start-up log. */
@@ -181,6 +199,7 @@ export class SessionCache implements SessionStore {
     const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all', logSeverityLevel: onnxLogSeverity() };
     if (!arena) base.enableCpuMemArena = false;
     if (!pattern) base.enableMemPattern = false;
+    if (!onnxSpinning()) base.extra = { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } };
     if (threads > 0) {
       base.intraOpNumThreads = threads;
       base.interOpNumThreads = 1;
