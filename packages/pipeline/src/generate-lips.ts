@@ -35,7 +35,8 @@ function chunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Pro
 }
 
 export interface LipsStageInput {
-  job: GenerateVersionJob;
+  /** What the stage reads of the job: the asset (the chunks' blobs), the target locale and options.lips_model. */
+  job: Pick<GenerateVersionJob, 'asset_id' | 'locale' | 'options'>;
   /** Source video blob and its identity (key, size, ...) for the cache key. */
   sourceKey: string;
   sourceIdentity: unknown;

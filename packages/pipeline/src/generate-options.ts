@@ -1,12 +1,16 @@
 /**
- * The options of generateVersion (generate.ts), in a module of their own so that the stages'
- * modules (generate-synthesis.ts, redub.ts, ...) take their type without importing generate.ts.
+ * The options of generateVersion (generate.ts) as given (GenerateVersionOptions) and resolved
+ * (ResolvedGenerateOptions: every default applied once, at the start of a generation or re-dub),
+ * in a module of their own so that the stages' modules (generate-stages/*, generate-synthesis.ts,
+ * redub.ts, ...) take their type without importing generate.ts.
  */
+import { PLACEMENT_DEFAULTS, TURN_DEFAULTS } from '@dub/core';
 import type { LipsOptions } from '@dub/lips';
-import type { LoudnessTarget } from '@dub/mix';
+import { AAC_CHUNK_FRAMES } from '@dub/media';
+import { STREAMING_LOUDNESS, VOICE_OVER_DEFAULTS, type LoudnessTarget } from '@dub/mix';
 import type { TranslateConfig } from '@dub/translate';
 import type { TtsEngineConfig, TtsEngineId } from '@dub/voice';
-import type { EngineChoice } from './engine-choice.js';
+import { engineChoiceFromEnv, type EngineChoice } from './engine-choice.js';
 
 export interface GenerateVersionOptions {
   /** TTS engine (default espeak-ng) and its options. */
@@ -33,4 +37,50 @@ export interface GenerateVersionOptions {
    * speakerPace: each speaker's lines at their articulation rate (default: true unless DUB_SPEAKER_PACE=off; generate-pace.ts).
    */
   synthesis?: { linesAtOnce?: number; speakerPace?: boolean };
+}
+
+/**
+ * The options of one generation with every default applied, resolved once at its start
+ * (resolveGenerateOptions): the stages read these and never fall back themselves. What stays as
+ * given is what a cache key names as given (`loudness.given`, `audio.chunking`) or what the engine
+ * choice decides later (`tts`, `synthesis.linesAtOnce`: per engine).
+ */
+export interface ResolvedGenerateOptions {
+  /** The TTS engine asked for (none: auto, the registry's choice) and its options. */
+  tts: { engine?: TtsEngineId; config?: TtsEngineConfig };
+  /** `given`: the loudness options as given (null: none; the mix's cache key names them so); `target`: STREAMING_LOUDNESS with them. */
+  loudness: { given: Partial<LoudnessTarget> | null; target: LoudnessTarget };
+  /** Voice-over ducking and delay (VOICE_OVER_DEFAULTS where not given). */
+  voiceOver: { duckDb: number; delaySeconds: number };
+  /** The lips options as given, and whether the engine was chosen ('explicit') or left to auto. */
+  lips: { options?: LipsOptions; selected: 'auto' | 'explicit' };
+  voiceConversion: 'auto' | 'openvoice' | 'none';
+  /** Speed cap and limit (PLACEMENT_DEFAULTS; the limit never below the cap); turns: TURN_DEFAULTS, or false (line by line). */
+  placement: { speedCap: number; speedLimit: number; turns: { pause: number; shift: number } | false };
+  /** The translation configuration as given (the shortener loads the environment's when none). */
+  translate?: TranslateConfig;
+  /** The quality measurements' engines: back-transcription (auto) and speaker similarity (DUB_SPEAKER_ENGINE). */
+  quality: { asr: EngineChoice['asr']; speaker: EngineChoice['speaker'] };
+  /** `chunking`: the AAC chunk options as given (the audio stage's cache key spreads them); `chunkFrames`: with the default (AAC_CHUNK_FRAMES). */
+  audio: { chunking: { chunkFrames?: number; wholeEncodeFraction?: number }; chunkFrames: number };
+  /** linesAtOnce: undefined where the engine decides (linesAtOnce in generate-synthesis.ts); speakerPace: DUB_SPEAKER_PACE unless given. */
+  synthesis: { linesAtOnce?: number; speakerPace: boolean };
+}
+
+/** The options of a generation (or re-dub) with their defaults, from the options given and the process environment. */
+export function resolveGenerateOptions(opts: GenerateVersionOptions = {}, env: Record<string, string | undefined> = process.env): ResolvedGenerateOptions {
+  const speedCap = opts.placement?.speedCap ?? PLACEMENT_DEFAULTS.speedCap;
+  const turnsOn = opts.placement?.turns ?? env.DUB_PLACEMENT_TURNS !== 'off';
+  return {
+    tts: opts.tts ?? {},
+    loudness: { given: opts.loudness ?? null, target: { ...STREAMING_LOUDNESS, ...opts.loudness } },
+    voiceOver: { duckDb: opts.voiceOver?.duckDb ?? VOICE_OVER_DEFAULTS.duckDb, delaySeconds: opts.voiceOver?.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds },
+    lips: { ...(opts.lips ? { options: opts.lips } : {}), selected: opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto' },
+    voiceConversion: opts.voiceConversion ?? 'auto',
+    placement: { speedCap, speedLimit: Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit), turns: turnsOn ? { ...TURN_DEFAULTS } : false },
+    ...(opts.translate ? { translate: opts.translate } : {}),
+    quality: { asr: opts.quality?.asr ?? 'auto', speaker: opts.quality?.speaker ?? engineChoiceFromEnv(env).speaker },
+    audio: { chunking: opts.audio ?? {}, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES },
+    synthesis: { ...(opts.synthesis?.linesAtOnce !== undefined ? { linesAtOnce: opts.synthesis.linesAtOnce } : {}), speakerPace: opts.synthesis?.speakerPace ?? env.DUB_SPEAKER_PACE !== 'off' },
+  };
 }

@@ -21,8 +21,8 @@ import { artifactLineCache, measureQuality, measureQualityLines, noBackTranscrib
 import { timelineSampleRate } from './generate-timeline.js';
 import type { MixState } from './redub-state.js';
 import { round6, type PlacedSegment } from './generate-synthesis.js';
-import { asrEngineIdentity, engineChoiceFromEnv, speakerEngineOf } from './engine-choice.js';
-import type { GenerateVersionOptions } from './generate-options.js';
+import { asrEngineIdentity, speakerEngineOf } from './engine-choice.js';
+import type { ResolvedGenerateOptions } from './generate-options.js';
 
 /** How a replace mix was made against the previous generation's: updated near the changed speech (frames computed again), or why not. */
 export type MixUpdate = { used: true; from_generation: number; frames: number; spans: [number, number][]; sampleRate: number } | { used: false; reason: string };
@@ -31,7 +31,8 @@ export type MixUpdate = { used: true; from_generation: number; frames: number; s
 const QUALITY_VERSION = 2;
 
 export interface QualityStageInput {
-  job: GenerateVersionJob;
+  /** What the plan reads of the job: the asset (the lines' cache), the target locale and the voice options. */
+  job: Pick<GenerateVersionJob, 'asset_id' | 'locale' | 'options'>;
   script: VersionScript;
   transcript: Transcript;
   /** The speakers with their voice choices (speakersOf). */
@@ -42,7 +43,8 @@ export interface QualityStageInput {
   videoKey: string;
   audioKey: string;
   local: (key: string) => Promise<string>;
-  opts: GenerateVersionOptions;
+  /** The measurements' engines (back-transcription, speaker similarity). */
+  engines: ResolvedGenerateOptions['quality'];
   media: MediaToolOptions;
   work: string;
   previousLoudness?: QualityMeasureInput['previousLoudness'];
@@ -80,11 +82,10 @@ export interface QualityPlan {
   env: Omit<QualityEnv, 'media'>;
 }
 
-export async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 'transcript' | 'speakers' | 'segments' | 'speechKey' | 'local' | 'opts' | 'work'>): Promise<QualityPlan> {
-  const choice = engineChoiceFromEnv(process.env);
+export async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'job' | 'transcript' | 'speakers' | 'segments' | 'speechKey' | 'local' | 'engines' | 'work'>): Promise<QualityPlan> {
   const modelsDir = rt.config.modelsDir;
   // Back-transcription: auto (the best engine installed here for the target locale) unless told.
-  const asrChoice = q.opts.quality?.asr ?? 'auto';
+  const asrChoice = q.engines.asr;
   let asr: BackTranscriber;
   let asrModel: unknown = null;
   try {
@@ -94,7 +95,7 @@ export async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'jo
   } catch (e) {
     asr = { engine: null, reason: `${asrChoice}: ${(e as Error).message.split('\n')[0]}` };
   }
-  const speaker = await speakerEngineOf(q.opts.quality?.speaker ?? choice.speaker, modelsDir);
+  const speaker = await speakerEngineOf(q.engines.speaker, modelsDir);
   // Similarity to the speaker does not apply where the voice is meant to differ: a library voice or anonymization (the speaker's choice in the script, else the version's).
   const notApplicable: Record<string, string> = {};
   for (const sp of q.speakers) {
@@ -144,7 +145,15 @@ export function startQualityLines(rt: JobRuntime, plan: QualityPlan, logger: Sta
  * line's measurements read), so after an edit only the lines whose key changed are measured again.
  * `measuredLines`: the lines' measurements started earlier (startQualityLines), taken as they are.
  */
-export async function qualityStage(rt: JobRuntime, runner: StageRunner, q: QualityStageInput, plan: QualityPlan, measuredLines?: Promise<MeasuredLines>): Promise<{ measured: QualityMeasurements; similarityEngine: string; framePeaks?: (number | null)[]; hopEnergies?: number[]; hop?: number }> {
+export interface QualityStageResult {
+  measured: QualityMeasurements;
+  similarityEngine: string;
+  framePeaks?: (number | null)[];
+  hopEnergies?: number[];
+  hop?: number;
+}
+
+export async function qualityStage(rt: JobRuntime, runner: StageRunner, q: Omit<QualityStageInput, 'job' | 'engines' | 'script' | 'transcript' | 'speakers' | 'work'>, plan: QualityPlan, measuredLines?: Promise<MeasuredLines>): Promise<QualityStageResult> {
   const { asr, asrModel, speaker, notApplicable, references } = plan;
   const inputs = {
     v: QUALITY_VERSION,

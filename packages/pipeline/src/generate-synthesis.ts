@@ -16,9 +16,7 @@ import {
   engineLabel,
   modelIdentity,
   recordTermsOf,
-  PLACEMENT_DEFAULTS,
   reportProgress,
-  TURN_DEFAULTS,
   throwIfAborted,
   ValidationError,
   type EngineRecord,
@@ -34,7 +32,6 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
-import { VOICE_OVER_DEFAULTS } from '@dub/mix';
 import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
@@ -65,7 +62,7 @@ export interface VoiceConversionChoice {
   reason: string;
   models: ModelIdentity[];
 }
-import type { GenerateVersionOptions } from './generate-options.js';
+import type { ResolvedGenerateOptions } from './generate-options.js';
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
 export const STAGE_VERSION = 1;
@@ -161,10 +158,10 @@ export function stretchRecord(stretcher: Stretcher): EngineRecord {
     : { id: 'atempo', label: 'atempo', selected: 'auto', reason: "auto: this ffmpeg has no rubberband filter (librubberband), so ffmpeg's atempo (WSOLA) stretches the lines" };
 }
 
-export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: GenerateVersionOptions, input: SynthesisInput): Promise<SynthesisResult> {
+export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: ResolvedGenerateOptions, input: SynthesisInput): Promise<SynthesisResult> {
   const { runner, cache, media, local } = input;
   // The model policy (DUB_MODEL_POLICY) refuses an explicit engine whose weights are not cleared, before any line is synthesized.
-  if (opts.tts?.engine) TTS_ENGINES.checkPolicy(opts.tts.engine, job.locale, engineHost(rt.config.modelsDir));
+  if (opts.tts.engine) TTS_ENGINES.checkPolicy(opts.tts.engine, job.locale, engineHost(rt.config.modelsDir));
   const anonymization = job.options.voice_anonymization ?? 0;
   const voiceOver = job.options.voice_over === true;
   // auto: the registry's choice (Kokoro where it speaks the locale, Piper when the locale's voice is
@@ -173,7 +170,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   // An explicit espeak-ng too: it has no voice for some locales (fil-PH), and speaks zh-CN and
   // ja-JP poorly, which its record then says (withEspeakNote).
   const ttsChoice: TtsEngineChoice = withEspeakNote(withTextStepNote(
-    opts.tts?.engine
+    opts.tts.engine
       ? (opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir) || opts.tts.engine === 'kokoro' || opts.tts.engine === 'espeak-ng'
         ? await resolveTts(opts.tts.engine, job.locale, rt)
         : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
@@ -182,7 +179,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   ), job.locale);
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
-  const resolved: VoiceConversionChoice = await resolveEngine('voiceConversion', opts.voiceConversion ?? 'auto', job.locale, engineHost(rt.config.modelsDir));
+  const resolved: VoiceConversionChoice = await resolveEngine('voiceConversion', opts.voiceConversion, job.locale, engineHost(rt.config.modelsDir));
   // A cloning engine already speaks in each speaker's voice: auto converts nothing after it.
   const conversion: VoiceConversionChoice =
     engineId === 'chatterbox' && resolved.id === 'openvoice' && resolved.selected === 'auto' ? { id: 'none', selected: 'auto', reason: 'auto: Chatterbox clones each speaker\'s voice itself; no voice conversion after it', models: [] } : resolved;
@@ -192,7 +189,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
   let creating: Promise<TtsEngine> | undefined;
   const getEngine = (): Promise<TtsEngine> =>
     (creating ??= (async () => {
-      const base = await createEngine(engineId, opts.tts?.config, rt, { referenceFile: local, media });
+      const base = await createEngine(engineId, opts.tts.config, rt, { referenceFile: local, media });
       if (conversion.id !== 'openvoice') return (engine = base);
       converter = (await VOICE_CONVERSION_ENGINES.create('openvoice', { dir: path.dirname(conversion.models[0]!.file), sessions: sessionCacheOf(rt.sessions), device: rt.config.device }, engineHost(rt.config.modelsDir)))!;
       return (engine = withToneConversion(base, converter, { tmpDir: rt.config.tmpDir }));
@@ -223,7 +220,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const duration = source.value.duration;
 
     // Lines (and speakers' voices) are independent: an engine that runs a process per call (espeak-ng) does a few at once.
-    const lineConcurrency = opts.synthesis?.linesAtOnce ?? linesAtOnce(engineId, conversion.id);
+    const lineConcurrency = opts.synthesis.linesAtOnce ?? linesAtOnce(engineId, conversion.id);
     // Voices: every speaker of the transcript, and any speaker the script adds (a default voice).
     const speakers = speakersOf(transcript, script);
     const voices = await runner.run<VoicePlan>(
@@ -239,7 +236,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     // Synthesis: every line at speed 1 (its natural length), then placed, then fitted to its time.
     const synthCtx = runner.context('synthesis');
     const t0 = performance.now();
-    const voiceOverDelay = opts.voiceOver?.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds;
+    const voiceOverDelay = opts.voiceOver.delaySeconds;
     // in voice-over the speech starts later by the delay: lines end that much before the end
     const limit = Math.max(0.05, duration - (voiceOver ? voiceOverDelay : 0));
     const slots = input.voicesOnly ? [] : segmentSlots(script.segments, limit);
@@ -250,8 +247,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     };
     for (const slot of slots) voiceOf(slot);
     const stretcher = (await detectStretchers(media, synthCtx))[0] ?? 'atempo';
-    const speedCap = opts.placement?.speedCap ?? PLACEMENT_DEFAULTS.speedCap;
-    const speedLimit = Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit);
+    const { speedCap, speedLimit } = opts.placement;
     let allCached = true;
     // Engines that generate open-ended (Chatterbox) stop at the longest the line's slot allows.
     const capped = engineId === 'chatterbox';
@@ -269,7 +265,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
       return r;
     };
     // The speakers' articulation rates (source), then each line's rate input for its speaker's pace.
-    const enabled = opts.synthesis?.speakerPace ?? process.env.DUB_SPEAKER_PACE !== 'off';
+    const enabled = opts.synthesis.speakerPace;
     const plan = await speakerRates(input, { script, transcript, speakers: Object.keys(voices.value.voices), cache, ctx: synthCtx, concurrency: lineConcurrency, local });
     const linePaces = new Map<string, { speaker: string; pace: LinePace }>();
     const paceOfLine = async (slot: SegmentSlot, text: string, u: StageResult<UtteranceArtifact>): Promise<LinePace> =>
@@ -294,7 +290,7 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const shortener = await shortenerFor(script, opts.translate, cache, synthCtx);
     const shortenings = new Map<string, Shortening>();
     const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
-    const turns = placementTurns(opts);
+    const turns = opts.placement.turns;
     // line by line (turns off) speeds are counted from the line's length at its pace, as before turns
     const speakerRateOf = (slot: SegmentSlot): number | null => (turns ? rateToMatch(plan.speakers[slot.segment.speaker]) : null);
     const placements = await placeLines(
@@ -451,12 +447,6 @@ export function lineLength(defaultSeconds: number, lp: LinePace | undefined, spe
   const natural = defaultSeconds / (lp?.pace ?? 1);
   if (!lp || lp.reason || !lp.voiceRate || !speakerRate || !(speakerRate > 0)) return { natural };
   return { natural, atSpeakerRate: (defaultSeconds * lp.voiceRate) / speakerRate };
-}
-
-/** Turn placement (TURN_DEFAULTS) unless options.placement.turns is false or DUB_PLACEMENT_TURNS=off. */
-export function placementTurns(opts: GenerateVersionOptions): { pause: number; shift: number } | false {
-  const on = opts.placement?.turns ?? process.env.DUB_PLACEMENT_TURNS !== 'off';
-  return on ? { ...TURN_DEFAULTS } : false;
 }
 
 /** The speaker's rate a line's pace is matched to: none when it was measured over spans with their pauses (no speech track, no words). */

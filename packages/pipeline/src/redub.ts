@@ -20,7 +20,7 @@ import { encodeWav, readWav, type MediaToolOptions } from '@dub/media';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { synthesizeLines, type SynthesisResult } from './generate-synthesis.js';
-import type { GenerateVersionOptions } from './generate-options.js';
+import { resolveGenerateOptions, type GenerateVersionOptions } from './generate-options.js';
 
 /** Longest text a re-dub or preview speaks (characters). */
 export const REDUB_MAX_TEXT = 2000;
@@ -111,7 +111,7 @@ async function withSynthesis<T>(
   };
   let synth: SynthesisResult | undefined;
   try {
-    synth = await synthesizeLines(job, q, opts, { runner, cache, local, media, ...extra });
+    synth = await synthesizeLines(job, q, resolveGenerateOptions(opts), { runner, cache, local, media, ...extra });
     return await use(synth, local);
   } finally {
     await synth?.dispose();

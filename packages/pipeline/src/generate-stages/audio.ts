@@ -1,0 +1,40 @@
+/**
+ * The audio stage of a generation: the dubbed track (m4a, AAC) in chunks cached by their samples,
+ * so a re-dub encodes only the chunks whose mix changed (a mix updated in place differs from the
+ * previous generation's only within the update's spans: the chunks away from them keep their
+ * identities unread). The lines' quality measurements (Whisper's back-transcription above all)
+ * start here and run while the track is encoded (ffmpeg's AAC encoder, one core) and muxed: they
+ * read the speech timeline and the lines only. Not beside the mix: both are CPU-bound, and beside
+ * it the mix took 11x longer on 2 cores, so the pair gained nothing.
+ */
+import path from 'node:path';
+import { encodeAudioChunked } from '@dub/media';
+import { keyedFiles } from '../artifacts.js';
+import { startQualityLines } from '../generate-quality-stage.js';
+import { STAGE_VERSION } from '../generate-synthesis.js';
+import type { AudioStageValue, GenerateStage } from './state.js';
+
+export const audioStage: GenerateStage = {
+  name: 'audio',
+  weight: 0.5,
+  inputs: ['qualityPlan', 'mixed'],
+  async run(s) {
+    const { rt, local, media, previous } = s;
+    const linesMeasured = startQualityLines(rt, s.qualityPlan!, s.runner.context('quality').logger, s.earlyLines.signal);
+    linesMeasured.catch(() => undefined);
+    // the teardown stops them when a stage fails before the quality stage takes them
+    s.held.linesMeasured = linesMeasured;
+    const mixKey = s.mixed!.files['mix.wav']!;
+    const chunking = s.opts.audio.chunking;
+    const update = s.mixed!.value.update;
+    const prevChunks = previous?.mixState?.chunks && update?.used && update.from_generation === previous.generation ? { ...previous.mixState.chunks, changed: update.spans.map(([start, end]) => ({ start, end })) } : undefined;
+    const chunkStore = keyedFiles(rt.store, s.job.asset_id, 'audio-chunk', 'chunk.adts', local);
+    const audio = await s.runner.run<AudioStageValue>('audio', { v: STAGE_VERSION, mix: mixKey, ...chunking }, async (out, ctx) => {
+      const file = path.join(out.dir, 'result.m4a');
+      const r = await encodeAudioChunked(await local(mixKey), file, { ...media, ...chunking, store: chunkStore, tmpDir: out.dir, ...(prevChunks ? { previous: prevChunks } : {}) }, ctx);
+      out.addFile('result.m4a', file);
+      return { chunks: r.chunks, encode: r.encode, ...(r.fallback ? { fallback: r.fallback } : {}), identities: { settings: r.settings, frames: r.frames, hashes: r.hashes }, hashesReused: r.hashesReused };
+    });
+    return { linesMeasured, audio, audioKey: audio.files['result.m4a']! };
+  },
+};
