@@ -6,6 +6,11 @@
 import { stat } from 'node:fs/promises';
 import { AssetError, DubError, ProcessError, resolveContext, type PartialContext } from '@dub/core';
 import { runFfprobe, type RunFfprobeOptions } from './ffmpeg.js';
+import { fileIdentity, FileMemo } from './file-memo.js';
+import { resolveMediaTools } from './tools.js';
+
+/** Probes of files that have not changed since (file-memo.ts). */
+const probed = new FileMemo<MediaInfo>();
 
 export interface VideoStreamInfo {
   /** Stream index in the container. */
@@ -92,6 +97,13 @@ export async function probe(file: string, opts: ProbeOptions = {}, context: Part
   } catch (e) {
     throw new AssetError('unsupported_media', `cannot read media file ${file}`, { cause: e, details: { file } });
   }
+  const id = await fileIdentity(file);
+  const key = id && `${resolveMediaTools(opts).ffprobePath}|${file}|${id}`;
+  const known = key ? probed.get(key) : undefined;
+  if (known) {
+    ctx.logger.debug({ file, format: known.format, duration: known.duration, cached: true }, 'probed');
+    return known;
+  }
   let text: string;
   try {
     text = await runFfprobe(['-print_format', 'json', '-show_format', '-show_streams', '--', file], opts, ctx);
@@ -108,6 +120,8 @@ export async function probe(file: string, opts: ProbeOptions = {}, context: Part
     throw new DubError('internal_error', 'ffprobe printed invalid JSON', { cause: e, retryable: true });
   }
   const info = toMediaInfo(file, size, raw);
+  // kept only if the file did not change while ffprobe read it
+  if (key && (await fileIdentity(file)) === id) probed.set(key, info);
   ctx.logger.debug({ file, format: info.format, duration: info.duration }, 'probed');
   return info;
 }

@@ -13,7 +13,8 @@
 import { open } from 'node:fs/promises';
 import { resolveContext, type PartialContext } from '@dub/core';
 import { runFfprobe } from './ffmpeg.js';
-import type { MediaToolOptions } from './tools.js';
+import { resolveMediaTools, tools, type MediaToolOptions } from './tools.js';
+import { fileIdentity, FileMemo } from './file-memo.js';
 
 export interface StreamStarts {
   /** Presentation time (s, in the file's timestamps) of the first video frame; undefined without a video stream. */
@@ -44,8 +45,18 @@ export async function streamStarts(file: string, opts: StreamStartsOptions = {},
     const audio = opts.only === 'video' || (opts.audioStream ?? 0) !== 0 ? undefined : 0;
     return { video: undefined, audio, origin: 0, formatStart: 0 };
   }
-  return probedStreamStarts(file, opts, ctx);
+  const id = await fileIdentity(file);
+  const key = id && `${resolveMediaTools(tools(opts)).ffprobePath}|${file}|${id}|${opts.audioStream ?? 0}|${opts.only ?? ''}`;
+  const known = key ? started.get(key) : undefined;
+  if (known) return known;
+  const starts = await probedStreamStarts(file, opts, ctx);
+  // kept only if the file did not change while ffprobe read it
+  if (key && (await fileIdentity(file)) === id) started.set(key, starts);
+  return starts;
 }
+
+/** Stream starts of files that have not changed since (file-memo.ts). */
+const started = new FileMemo<StreamStarts>();
 
 /** `streamStarts` as ffprobe reads it (three processes), for any file. */
 export async function probedStreamStarts(file: string, opts: StreamStartsOptions = {}, context: PartialContext = {}): Promise<StreamStarts> {
