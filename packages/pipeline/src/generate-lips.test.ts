@@ -163,6 +163,23 @@ describeWithMedia(['talking-head-480.mp4'], 'generateVersion with_lips on a real
       });
     });
 
+    it('on a CUDA worker with only MuseTalk installed, auto renders the lips with it (the worker\'s device reaches the choice)', async () => {
+      // MuseTalk's stand-in graphs (the real export's signature) where the resolver looks; no CUDA
+      // provider is loadable here, so the sessions fall back to the CPU and the record says so
+      const models = path.join(dir, 'models-musetalk');
+      await fsp.mkdir(path.join(models, 'musetalk-v15'), { recursive: true });
+      for (const f of ['unet.onnx', 'vae_encoder.onnx', 'vae_decoder.onnx', 'whisper_encoder.onnx']) {
+        await fsp.copyFile(fileURLToPath(new URL(`../../lips/fixtures/musetalk-tiny/${f}`, import.meta.url)), path.join(models, 'musetalk-v15', f));
+      }
+      const events: EmittedEvent[] = [];
+      await generateVersion(job(6, 'real_face'), runtime(events, { DUB_MODELS_DIR: models, DUB_DEVICE: 'cuda' }), ESPEAK);
+      expect(generated(events).engines?.lips).toMatchObject({ id: 'musetalk', model_id: 'musetalk-v15', commercial: 'yes', provider: 'cpu', selected: 'auto' });
+      // on a CPU worker the same models are passed over: MuseTalk is a CUDA engine for auto
+      const cpu: EmittedEvent[] = [];
+      await generateVersion(job(7, 'real_face'), runtime(cpu, { DUB_MODELS_DIR: models }), ESPEAK);
+      expect(generated(cpu).engines?.lips).toMatchObject({ id: 'viseme-warp', selected: 'auto' });
+    });
+
     it('an explicitly chosen engine whose model is missing fails naming the fetch command, never substituted', async () => {
       const events: EmittedEvent[] = [];
       await expect(generateVersion(job(5, 'real_face'), runtime(events), { ...ESPEAK, lips: { engine: 'wav2lip' } })).rejects.toThrow(/dub models fetch wav2lip-gan-96/);

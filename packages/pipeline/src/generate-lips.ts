@@ -81,7 +81,8 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
   // The engine is chosen before the cache is consulted, and its model file (path, size, time) is
   // part of the key: installing or replacing the Wav2Lip model re-renders, it never serves the
   // classical engine's video again. An explicit engine whose model is missing fails here.
-  const lo = resolveLipsOptions({ ...extra, ...where, model });
+  // the worker's device: auto chooses MuseTalk only where it runs on CUDA
+  const lo = resolveLipsOptions({ device: rt.config.device, ...extra, ...where, model });
   const chosen = await resolveEngine('lips', lo.engine, input.job.locale, lipsEngineHost(lo));
   const engine = chosen.id as LipsEngineId;
   const modelId = chosen.models[0];
