@@ -52,9 +52,15 @@ describe('ffprobe answers kept per file', () => {
     expect(await count()).toBe(before + 3);
     await streamStarts(v, { ffprobePath, only: 'video' });
     expect(await count()).toBe(before + 5);
+    // asked twice at once (trim and audio run together): still one ffprobe per question
+    const v2 = tmp.file('d.mp4');
+    await makeVideo(v2, { duration: 1 });
+    const [x, y] = await Promise.all([streamStarts(v2, { ffprobePath }), streamStarts(v2, { ffprobePath, audioStream: 0 })]);
+    expect(y).toEqual(x);
+    expect(await count()).toBe(before + 8);
     const w = tmp.file('c.wav');
     await makeTone(w, { duration: 0.5 });
     expect(await streamStarts(w, { ffprobePath })).toEqual({ video: undefined, audio: 0, origin: 0, formatStart: 0 });
-    expect(await count()).toBe(before + 5);
+    expect(await count()).toBe(before + 8);
   }, 120_000);
 });

@@ -49,11 +49,26 @@ export async function streamStarts(file: string, opts: StreamStartsOptions = {},
   const key = id && `${resolveMediaTools(tools(opts)).ffprobePath}|${file}|${id}|${opts.audioStream ?? 0}|${opts.only ?? ''}`;
   const known = key ? started.get(key) : undefined;
   if (known) return known;
-  const starts = await probedStreamStarts(file, opts, ctx);
-  // kept only if the file did not change while ffprobe read it
-  if (key && (await fileIdentity(file)) === id) started.set(key, starts);
-  return starts;
+  if (!key) return probedStreamStarts(file, opts, ctx);
+  // stages that run together (trim and audio) ask about the same file at once: one ffprobe each
+  const asking = startsAsked.get(key);
+  if (asking) return structuredClone(await asking);
+  const p = (async () => {
+    const starts = await probedStreamStarts(file, opts, ctx);
+    // kept only if the file did not change while ffprobe read it
+    if ((await fileIdentity(file)) === id) started.set(key, starts);
+    return starts;
+  })();
+  startsAsked.set(key, p);
+  try {
+    return structuredClone(await p);
+  } finally {
+    startsAsked.delete(key);
+  }
 }
+
+/** Questions to ffprobe under way, by the same key. */
+const startsAsked = new Map<string, Promise<StreamStarts>>();
 
 /** Stream starts of files that have not changed since (file-memo.ts). */
 const started = new FileMemo<StreamStarts>();
