@@ -31,12 +31,12 @@ import { ModelMissingError, resolveContext, resolveModelFile } from '@dub/core';
 import { SessionCache, tensorF32, tensorI64, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import { MUSETALK_AUDIO, MuseTalkAudio, type LogMel } from '../audio/musetalk-audio.js';
 import { speechWav } from '../audio/speech-envelope.js';
-import { clipRect, cropResize, sampleBilinear, type Rect, type RgbImage } from '../image/rgb-image.js';
-import { featherWeight } from '../image/feather.js';
+import { cropResize, type Rect, type RgbImage } from '../image/rgb-image.js';
 import type { FaceFrame } from '../face/mouth-region.js';
 import type { VideoInfo } from '../video/video-info.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
+import { pasteNetworkFace } from '../image/paste-face.js';
 
 export const MUSETALK_MODEL_ID = 'musetalk-v15';
 /** The exported graphs, the UNet (the record's model file) first. */
@@ -110,30 +110,7 @@ export function musetalkImageBatch(crop: RgbImage): Float32Array {
 
 /** Blend the decoded face (RGB CHW [0, 1], 256x256) over `crop` of `frame`, inside the mouth box. */
 export function pasteMuseTalkFace(frame: RgbImage, face: FaceFrame, crop: Rect, output: Float32Array): boolean {
-  const s = MUSETALK_SIZE;
-  const plane = s * s;
-  const img = { width: s, height: s, data: new Uint8Array(plane * 3) };
-  for (let p = 0; p < plane; p++) for (let c = 0; c < 3; c++) img.data[p * 3 + c] = Math.round(Math.min(1, Math.max(0, output[c * plane + p]!)) * 255);
-  const region = clipRect(face.mouth, frame.width, frame.height);
-  let changed = false;
-  for (let y = region.y; y < region.y + region.h; y++) {
-    for (let x = region.x; x < region.x + region.w; x++) {
-      const a = featherWeight(face.mouth, 0.35, x + 0.5, y + 0.5);
-      if (a <= 0) continue;
-      const u = ((x + 0.5 - crop.x) / crop.w) * s;
-      const v = ((y + 0.5 - crop.y) / crop.h) * s;
-      if (u < 0 || v < 0 || u > s || v > s) continue;
-      const o = (y * frame.width + x) * 3;
-      for (let c = 0; c < 3; c++) {
-        const nv = Math.round(frame.data[o + c]! + (sampleBilinear(img, u, v, c) - frame.data[o + c]!) * a);
-        if (nv !== frame.data[o + c]) {
-          frame.data[o + c] = nv;
-          changed = true;
-        }
-      }
-    }
-  }
-  return changed;
+  return pasteNetworkFace(frame, face, crop, output, MUSETALK_SIZE, 'rgb');
 }
 
 function expectDims(name: string, dims: readonly number[] | undefined, want: readonly number[]): void {

@@ -15,12 +15,12 @@ import { resolveContext, resolveModelFile, type DeviceChoice } from '@dub/core';
 import { SessionCache, tensorF32, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import { MelWindows } from '../audio/mel.js';
 import { speechWav } from '../audio/speech-envelope.js';
-import { clipRect, cropResize, sampleBilinear, type Rect, type RgbImage } from '../image/rgb-image.js';
-import { featherWeight } from '../image/feather.js';
+import { cropResize, type Rect, type RgbImage } from '../image/rgb-image.js';
 import type { FaceFrame } from '../face/mouth-region.js';
 import type { VideoInfo } from '../video/video-info.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
+import { pasteNetworkFace } from '../image/paste-face.js';
 
 export const WAV2LIP_MODEL_ID = 'wav2lip-gan-96';
 export const WAV2LIP_FILE = 'wav2lip_gan_96.onnx';
@@ -84,30 +84,7 @@ export function faceTensor(crop: RgbImage): Float32Array {
 
 /** Blend the network's output (BGR CHW [0, 1]) over `crop` of `frame`, inside the mouth box. */
 export function pasteFace(frame: RgbImage, face: FaceFrame, crop: Rect, output: Float32Array): boolean {
-  const s = WAV2LIP_SIZE;
-  const plane = s * s;
-  const img = { width: s, height: s, data: new Uint8Array(plane * 3) };
-  for (let p = 0; p < plane; p++) for (let c = 0; c < 3; c++) img.data[p * 3 + c] = Math.round(Math.min(1, Math.max(0, output[(2 - c) * plane + p])) * 255);
-  const region = clipRect(face.mouth, frame.width, frame.height);
-  let changed = false;
-  for (let y = region.y; y < region.y + region.h; y++) {
-    for (let x = region.x; x < region.x + region.w; x++) {
-      const a = featherWeight(face.mouth, 0.35, x + 0.5, y + 0.5);
-      if (a <= 0) continue;
-      const u = ((x + 0.5 - crop.x) / crop.w) * s;
-      const v = ((y + 0.5 - crop.y) / crop.h) * s;
-      if (u < 0 || v < 0 || u > s || v > s) continue;
-      const o = (y * frame.width + x) * 3;
-      for (let c = 0; c < 3; c++) {
-        const nv = Math.round(frame.data[o + c] + (sampleBilinear(img, u, v, c) - frame.data[o + c]) * a);
-        if (nv !== frame.data[o + c]) {
-          frame.data[o + c] = nv;
-          changed = true;
-        }
-      }
-    }
-  }
-  return changed;
+  return pasteNetworkFace(frame, face, crop, output, WAV2LIP_SIZE, 'bgr');
 }
 
 export class Wav2LipEngine implements LipsEngine {
