@@ -24,7 +24,7 @@ export { resolveMfccStatsOptions, type MfccStatsOptions } from './speakers/mfcc-
 export { DEFAULT_EMBEDDING_WINDOW, embeddingWindowOf, resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './speakers/onnx-embedding.js';
 export { averageLinkage, cosineDistances, cutDendrogram, prepareVectors, type Merge } from './speakers/cluster.js';
 export type { SpeakerTurn } from './speakers/resegment.js';
-export { cutLines, deepestPause, DEFAULT_LINE_OPTIONS, type LineOptions } from './speakers/lines.js';
+export { cutLines, deepestPause, fitLineSpans, DEFAULT_LINE_OPTIONS, type LineOptions } from './speakers/lines.js';
 export { BIC_REFERENCE_SECONDS } from './speakers/bic.js';
 export type { ClipPiece } from './speakers/reference-clip.js';
 export { diarizationErrorRate, parseRttm, type DerResult, type LabelledTurn } from './speakers/der.js';

@@ -15,7 +15,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionCache } from '@dub/onnx';
 import type { AsrSegment } from './asr/types.js';
-import { cutLines } from './speakers/lines.js';
+import { cutLines, fitLineSpans } from './speakers/lines.js';
 import { diarize, type Diarization } from './speakers/diarize.js';
 import { openSpeechAudio, SPEECH_SAMPLE_RATE } from './speech-audio.js';
 import { detectSpeech } from './vad/detect-speech.js';
@@ -82,6 +82,45 @@ describe('cutLines (deepest pause, at most 7 s, local)', () => {
     const lines = cutLines([segmentOf(0, 9)], speech);
     expect(lines.length).toBe(2);
     expect(lines[1]!.start).toBeCloseTo(4.9, 1);
+  });
+});
+
+describe('fitLineSpans (a line spans its speech, not the silence up to the next line)', () => {
+  const region = (start: number, end: number) => ({ start, end, probability: 0.9 });
+
+  it('ends a line where its last speech region ends and starts it where its first begins, leaving the pause as a gap', () => {
+    // Whisper-like: the first segment runs to the next one's start (4.0) though speech stops at 3.1.
+    const lines = fitLineSpans([segmentOf(0, 4), segmentOf(4, 8)], [region(0.4, 1.8), region(2.0, 3.1), region(4.6, 7.2)]);
+    expect([lines[0]!.start, lines[0]!.end]).toEqual([0.4, 3.1]);
+    expect([lines[1]!.start, lines[1]!.end]).toEqual([4.6, 7.2]);
+    expect(lines[1]!.start - lines[0]!.end).toBeCloseTo(1.5, 6);
+    for (const l of lines) {
+      // Still covers all its words, in order, with their shares kept (linear map of the old span).
+      expect(l.words[0]!.start).toBe(l.start);
+      expect(l.words.at(-1)!.end).toBe(l.end);
+      for (const [i, w] of l.words.entries()) {
+        expect(w.start).toBeGreaterThanOrEqual(l.start);
+        expect(w.end).toBeLessThanOrEqual(l.end);
+        expect(w.end).toBeGreaterThanOrEqual(w.start);
+        if (i) expect(w.start).toBeGreaterThanOrEqual(l.words[i - 1]!.end);
+      }
+    }
+    expect(lines[0]!.words[1]!.start - lines[0]!.words[0]!.start).toBeCloseTo(0.25 * (2.7 / 4), 2);
+  });
+
+  it('invents no gap where the speech runs on, never grows a span, and keeps a line without speech as it is', () => {
+    const s = [segmentOf(0, 4), segmentOf(4, 8), segmentOf(9, 10)];
+    const lines = fitLineSpans(s, [region(0, 9.0)]);
+    expect(lines.slice(0, 2).map((l) => [l.start, l.end])).toEqual([[0, 4], [4, 8]]);
+    expect(lines.slice(0, 2)).toEqual(s.slice(0, 2));
+    expect(lines[2]).toEqual(s[2]);
+    expect(fitLineSpans([segmentOf(1, 3)], [region(0, 5)])[0]).toEqual(segmentOf(1, 3));
+  });
+
+  it('fits the pieces of a cut, which touch at the pause, to the speech on each side', () => {
+    const speech = { probabilities: new Float32Array(0), frameSeconds: FRAME, regions: [region(0, 3), region(3.2, 4.5), region(5.3, 9)] };
+    const lines = fitLineSpans(cutLines([segmentOf(0, 9)], speech), speech.regions);
+    expect(lines.map((l) => [l.start, l.end])).toEqual([[0, 4.5], [5.3, 9]]);
   });
 });
 

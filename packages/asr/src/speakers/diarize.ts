@@ -20,7 +20,7 @@ import { resolveMfccStatsOptions, type MfccStatsOptions } from './mfcc-stats.js'
 import { resolveOnnxEmbeddingOptions, type OnnxEmbeddingOptions } from './onnx-embedding.js';
 import { chooseClipPieces, renderClip, type ClipPiece } from './reference-clip.js';
 import { createSpeakerEmbedding, type EmbeddingEngineId, type ResolvedEmbeddingEngineOptions } from './registry.js';
-import { cutLines, type LineOptions } from './lines.js';
+import { cutLines, fitLineSpans, type LineOptions } from './lines.js';
 import { labelSegments, labelTurns, type SpeakerTurn } from './resegment.js';
 import { speakerWindows, type SpeakerWindow } from './windows.js';
 
@@ -57,7 +57,8 @@ export interface DiarizeOptions extends EngineEnvOptions, SpeechAudioOptions {
   bicReferenceSeconds?: number;
   /**
    * Lines: segments longer than `maxSeconds` (7) are cut at their deepest pause, leaving at least
-   * `minSeconds` (1) each side (see lines.ts); `false` keeps the ASR segments as they are.
+   * `minSeconds` (1) each side, and each line's span is fitted to the VAD speech inside it
+   * (fitLineSpans, see lines.ts); `false` keeps the ASR segments as they are.
    */
   lines?: Partial<LineOptions> | false;
   /** Clusters holding less than this share of the speech are folded into the nearest one when estimating (default 0.1). */
@@ -396,15 +397,19 @@ export async function runDiarize(audio: SpeechAudio, o: ResolvedDiarizeOptions, 
 }
 
 /**
- * Segments cut into lines (lines.ts). The pause depth needs per-frame VAD probabilities: a given
- * detection without them (the pipeline passes regions only) gets them from one VAD pass here.
+ * Segments cut into lines and fitted to their speech (lines.ts). The pause depth needs per-frame
+ * VAD probabilities: a given detection without them (the pipeline passes regions only) gets them
+ * from one VAD pass here.
  */
 async function toLines(segments: AsrSegment[], speech: SpeechDetection, audio: SpeechAudio, o: ResolvedDiarizeOptions, env: EngineEnv, ctx: StageContext): Promise<AsrSegment[]> {
   if (o.lines === false) return segments;
   const max = o.lines.maxSeconds ?? 7;
-  if (!segments.some((s) => s.end - s.start > max)) return segments;
+  // Spans fitted to the speech first (a segment's trailing silence is no reason to cut it), and
+  // again after the cut, whose pieces touch at the pause.
+  const fitted = fitLineSpans(segments, speech.regions);
+  if (!fitted.some((s) => s.end - s.start > max)) return fitted;
   const probs = speech.probabilities.length ? speech : await runVad(audio, resolveVadOptions(o.vad), env, subContext(ctx, 'vad', 0.9, 1));
-  return cutLines(segments, { probabilities: probs.probabilities, frameSeconds: probs.frameSeconds, regions: speech.regions }, o.lines, o.joiner);
+  return fitLineSpans(cutLines(fitted, { probabilities: probs.probabilities, frameSeconds: probs.frameSeconds, regions: speech.regions }, o.lines, o.joiner), speech.regions);
 }
 
 /** Find the speakers of `input` (a media path, samples, or an open SpeechAudio). */

@@ -12,6 +12,15 @@
  *
  * Without per-frame probabilities (e.g. regions only), the pause is the longest gap between two
  * speech regions in that window, else between two words, else the window's last word boundary.
+ *
+ * Spans (fitLineSpans): an ASR segment runs until the next one starts (Whisper's `<|t|>` pairs
+ * are contiguous, text after the last timestamp runs to the window's end) and a cut leaves both
+ * pieces touching at the pause, so the silence between lines would read as speech. Each line is
+ * therefore fitted to the speech the VAD found inside it: it starts where the first speech region
+ * overlapping it starts (or at its own start, if later) and ends where the last one ends (or at
+ * its own end, if earlier). Its words are mapped linearly from the old span onto the new one, so
+ * they keep their order and shares and the line still covers all its words. A line with no speech
+ * region inside keeps its span. The rule only shrinks spans, so lines never overlap that did not.
  */
 import { round3 } from '../asr/text-words.js';
 import type { AsrSegment, AsrWord } from '../asr/types.js';
@@ -53,6 +62,29 @@ export function cutLines(segments: readonly AsrSegment[], speech: Speech, option
   };
   for (const s of segments) cut(s);
   return out;
+}
+
+/**
+ * Each line fitted to the VAD speech inside its span (see the module comment): real gaps between
+ * lines where the VAD heard a pause, none invented where it did not.
+ */
+export function fitLineSpans(segments: readonly AsrSegment[], regions: readonly { start: number; end: number }[]): AsrSegment[] {
+  return segments.map((s) => {
+    let a = Infinity;
+    let b = -Infinity;
+    for (const r of regions) {
+      if (r.end <= s.start || r.start >= s.end) continue;
+      a = Math.min(a, r.start);
+      b = Math.max(b, r.end);
+    }
+    if (!(b > a)) return { ...s, words: s.words.map((w) => ({ ...w })) };
+    const start = round3(Math.max(s.start, a));
+    const end = round3(Math.min(s.end, b));
+    if (!(end > start) || (start === s.start && end === s.end)) return { ...s, words: s.words.map((w) => ({ ...w })) };
+    const scale = s.end > s.start ? (end - start) / (s.end - s.start) : 0;
+    const map = (t: number) => round3(Math.min(end, Math.max(start, start + (t - s.start) * scale)));
+    return { ...s, start, end, words: s.words.map((w) => ({ ...w, start: map(w.start), end: map(w.end) })) };
+  });
 }
 
 function piece(s: AsrSegment, words: AsrWord[], start: number, end: number, joiner: string): AsrSegment {
