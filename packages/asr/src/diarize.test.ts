@@ -82,6 +82,21 @@ describeWithMedia(['two-speakers-call.wav', 'two-speakers-call.rttm', 'two-speak
     expect(der.der).toBeLessThan(0.15); // measured 0.03 with a 0.25 s collar
   });
 
+  it('fits line spans to the speech by default; lines.fitSpans false keeps authored times (a source SRT)', async () => {
+    // Whisper-like lines of jfk.wav that run to the next line's start (the speech stops well before 3.184)
+    const seg = (start: number, end: number, text: string): AsrSegment => ({ start, end, text, words: [{ text, start, end, confidence: 1 }] });
+    const segments = [seg(0, 3.184, 'And so, my fellow Americans,'), seg(3.184, 7.82, 'ask not what your country can do for you,'), seg(7.82, 11, 'ask what you can do for your country.')];
+    const fitted = await diarize(jfk, { referenceClips: false, sessions, segments, speakersCount: 1 });
+    expect(fitted.segments[0]!.end).toBeLessThan(3.184 - 0.3);
+    expect(fitted.segments[1]!.start - fitted.segments[0]!.end).toBeGreaterThan(0.3);
+    const kept = await diarize(jfk, { referenceClips: false, sessions, segments, speakersCount: 1, lines: { fitSpans: false } });
+    expect(kept.segments.map((s) => [s.start, s.end])).toEqual([
+      [0, 3.184],
+      [3.184, 7.82],
+      [7.82, 11],
+    ]);
+  });
+
   it('estimates 1 speaker in jfk.wav', async () => {
     const d = await diarize(jfk, { referenceClips: false, sessions });
     expect(d.speakers.map((s) => s.id)).toEqual(['speaker_1']);

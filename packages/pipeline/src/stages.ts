@@ -92,7 +92,7 @@ export interface PrepareStages {
   /** Who speaks each segment (speakers_count, else estimated); reference clips written under `outDir`. */
   diarize(
     speech: string,
-    request: { locale: string; segments: readonly RecognizedSegment[]; regions: SpeechRegions; speakersCount?: number; outDir: string; embedding?: 'mfcc' | 'onnx'; embeddingModel?: string },
+    request: { locale: string; segments: readonly RecognizedSegment[]; regions: SpeechRegions; speakersCount?: number; outDir: string; embedding?: 'mfcc' | 'onnx'; embeddingModel?: string; /** The segments are a source SRT's cues: their times are kept (no fitting to the speech). */ authored?: boolean },
     env: StageEnv,
     ctx: PartialContext,
   ): Promise<SpeakerTurns>;
@@ -176,6 +176,7 @@ export const defaultStages: PrepareStages = {
         referenceClips: { dir: request.outDir },
         ...(request.embedding ? { embedding: request.embedding } : {}),
         ...(request.embeddingModel ? { onnx: { file: request.embeddingModel } } : {}),
+        ...(request.authored ? { lines: { fitSpans: false } } : {}),
         ...asrEnv(env),
       },
       ctx,

@@ -406,10 +406,11 @@ async function toLines(segments: AsrSegment[], speech: SpeechDetection, audio: S
   const max = o.lines.maxSeconds ?? 7;
   // Spans fitted to the speech first (a segment's trailing silence is no reason to cut it), and
   // again after the cut, whose pieces touch at the pause.
-  const fitted = fitLineSpans(segments, speech.regions);
+  const fit = (lines: AsrSegment[]): AsrSegment[] => (o.lines !== false && o.lines.fitSpans === false ? lines : fitLineSpans(lines, speech.regions));
+  const fitted = fit(segments);
   if (!fitted.some((s) => s.end - s.start > max)) return fitted;
   const probs = speech.probabilities.length ? speech : await runVad(audio, resolveVadOptions(o.vad), env, subContext(ctx, 'vad', 0.9, 1));
-  return fitLineSpans(cutLines(fitted, { probabilities: probs.probabilities, frameSeconds: probs.frameSeconds, regions: speech.regions }, o.lines, o.joiner), speech.regions);
+  return fit(cutLines(fitted, { probabilities: probs.probabilities, frameSeconds: probs.frameSeconds, regions: speech.regions }, o.lines, o.joiner));
 }
 
 /** Find the speakers of `input` (a media path, samples, or an open SpeechAudio). */

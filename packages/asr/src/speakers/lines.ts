@@ -31,6 +31,11 @@ export interface LineOptions {
   maxSeconds: number;
   /** Shortest piece a cut may leave on either side (seconds, default 1). */
   minSeconds: number;
+  /**
+   * Fit each line's span to the speech inside it (fitLineSpans; default true). false keeps the
+   * segments' own times: an authored transcript (a source SRT) whose cues are the user's timing.
+   */
+  fitSpans?: boolean;
 }
 
 export const DEFAULT_LINE_OPTIONS: Readonly<LineOptions> = { maxSeconds: 7, minSeconds: 1 };

@@ -19,7 +19,8 @@ export const speakers = prepareStage({
       'speakers',
       // v2: the output records how the count was reached and the clusters folded or merged
       // v3: the count by length-normalized BIC, and lines cut to at most 7 s at pauses (issue #26)
-      { v: 3, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.models[0]?.sha256 ?? null, window: speakerEngine.window ?? null },
+      // v4: each line's span fitted to the speech inside it (a source SRT's cues keep their times)
+      { v: 4, speech: speechKey, transcription: recognition.key, speakers_count: job.speakers_count ?? null, engine: speakerEngine.id, model: speakerEngine.models[0]?.sha256 ?? null, window: speakerEngine.window ?? null },
       async (out, ctx) => {
         const refDir = path.join(out.dir, 'references');
         const t = await stages.diarize(
@@ -30,6 +31,7 @@ export const speakers = prepareStage({
             regions: vad.value,
             ...(job.speakers_count !== undefined ? { speakersCount: job.speakers_count } : {}),
             outDir: refDir,
+            ...(recognition.value.engine === 'source_srt' ? { authored: true } : {}),
             embedding: speakerEngine.embedding,
             ...(speakerEngine.models[0] ? { embeddingModel: speakerEngine.models[0].file } : {}),
           },
