@@ -30,7 +30,11 @@ export class Player {
       const report = () => {
         if (this.track === track) this.o.onTime(v.currentTime);
       };
-      v.addEventListener('timeupdate', report);
+      // timeupdate is a media task (every 15-250 ms while playing), so a span stops at its end
+      // even when animation frames are starved (a hidden or busy tab)
+      v.addEventListener('timeupdate', () => {
+        if (this.track === track && !this.stopAtSpanEnd(v)) report();
+      });
       v.addEventListener('seeked', report);
       v.addEventListener('play', () => {
         if (this.track === track) this.loop();
@@ -140,19 +144,23 @@ export class Player {
     });
   }
 
+  /** When a span is playing and has reached its end: pause there. True when it stopped. */
+  private stopAtSpanEnd(v: HTMLVideoElement): boolean {
+    if (this.spanEnd === undefined || v.paused || v.currentTime < this.spanEnd) return false;
+    const end = this.spanEnd;
+    v.pause();
+    v.currentTime = end;
+    this.spanEnd = undefined;
+    this.o.onTime(end);
+    return true;
+  }
+
   private loop(): void {
     cancelAnimationFrame(this.frame);
     const tick = () => {
       const v = this.video;
       if (!v || v.paused) return;
-      if (this.spanEnd !== undefined && v.currentTime >= this.spanEnd) {
-        const end = this.spanEnd;
-        v.pause();
-        v.currentTime = end;
-        this.spanEnd = undefined;
-        this.o.onTime(end);
-        return;
-      }
+      if (this.stopAtSpanEnd(v)) return;
       this.o.onTime(v.currentTime);
       this.frame = requestAnimationFrame(tick);
     };
