@@ -155,7 +155,10 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
 
     await page.locator(`#seg-${n}-play-source`).click();
     await poll(() => video.evaluate((v: HTMLVideoElement) => !v.paused)).toBe(true);
-    await poll(() => video.evaluate((v: HTMLVideoElement) => v.paused), 30_000).toBe(true);
+    // the video's state goes into the failure message, so a stall (network, decoder) can be told
+    // from a span that played past its end
+    const state = () => video.evaluate((v: HTMLVideoElement) => ({ paused: v.paused, t: v.currentTime, readyState: v.readyState, networkState: v.networkState, buffered: Array.from({ length: v.buffered.length }, (_, i) => [v.buffered.start(i), v.buffered.end(i)]), error: v.error?.message ?? null }));
+    await expect.poll(state, { timeout: 45_000, interval: 100, message: `span ${s.start}-${s.end} s did not stop` }).toMatchObject({ paused: true });
     const t = await video.evaluate((v: HTMLVideoElement) => v.currentTime);
     expect(Math.abs(t - s.end)).toBeLessThan(0.05);
     // Play dub needs a generated result: disabled, and says why
