@@ -44,6 +44,7 @@ export {
 export type { WaveformBody } from './waveform.js';
 export {
   blobKeys, EVENT_SUBJECT_PREFIX, EVENTS_STREAM, eventSubject, type GenerateOptions, GenerateOptionsSchema,
+  type GenerationBlobKeys, generationBlobKeys,
   type GenerateVersionJob, GenerateVersionJobSchema, type Job, JOB_SUBJECT_PREFIX, JOB_TYPES, JOBS_STREAM,
   JobSchema, jobSubject, type JobType, type Limits, LimitsSchema, type MediaRef, MediaRefSchema, parseJob,
   parseWorkerEvent, type PrepareAssetJob, PrepareAssetJobSchema, type PrepareVersionJob,

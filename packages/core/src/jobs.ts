@@ -242,3 +242,29 @@ export const blobKeys = {
   /** Every version's re-dub state of an asset. */
   redubPrefix: (assetId: string) => `assets/${assetId}/redub/`,
 };
+
+/** The blob keys of one generation of a version (what generate-version reads and writes), resolved once from its job. */
+export interface GenerationBlobKeys {
+  /** The asset's source video (prepare-asset's). */
+  sourceVideo: string;
+  /** The asset's transcript (prepare-asset's). */
+  transcript: string;
+  /** The version's (edited) script: the job's script_key. */
+  script: string;
+  resultVideo: string;
+  resultAudio: string;
+  qualityReport: string;
+}
+
+/** Every key blobKeys gives for this generation of the job's version, in one lookup. */
+export function generationBlobKeys(job: Pick<GenerateVersionJob, 'asset_id' | 'version_id' | 'generation' | 'script_key'>): GenerationBlobKeys {
+  const { asset_id: assetId, version_id: versionId, generation } = job;
+  return {
+    sourceVideo: blobKeys.sourceVideo(assetId),
+    transcript: blobKeys.transcript(assetId),
+    script: job.script_key,
+    resultVideo: blobKeys.resultVideo(versionId, generation),
+    resultAudio: blobKeys.resultAudio(versionId, generation),
+    qualityReport: blobKeys.qualityReport(versionId, generation),
+  };
+}

@@ -6,7 +6,6 @@ import {
   NotFoundError,
   TranscriptSchema,
   VersionScriptSchema,
-  blobKeys,
   validate,
   type BlobStore,
   type Transcript,
@@ -22,6 +21,7 @@ export function loadScript(store: BlobStore, key: string): Promise<VersionScript
   return readJson<VersionScript>(store, key, VersionScriptSchema, 'version script');
 }
 
-export function loadTranscript(store: BlobStore, assetId: string): Promise<Transcript> {
-  return readJson<Transcript>(store, blobKeys.transcript(assetId), TranscriptSchema, 'transcript');
+/** The asset's transcript, at `key` (blobKeys.transcript of the asset). */
+export function loadTranscript(store: BlobStore, key: string): Promise<Transcript> {
+  return readJson<Transcript>(store, key, TranscriptSchema, 'transcript');
 }

@@ -7,13 +7,14 @@
  * `options.lips_model` of the job picks real_face or real_face_turbo.
  */
 import path from 'node:path';
-import { engineLabel, type GenerateVersionJob, type JobRuntime, type LipsModel, type StageContext } from '@dub/core';
+import { engineLabel, type JobRuntime, type StageContext } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { detectFaces, LIPS_ENGINES, lipsEngineHost, lipSync, resolveLipsOptions, type FaceTrack, type LipsEngineId, type LipsChunkStore, type LipsOptions, type TimedWord } from '@dub/lips';
 import { resolveEngine } from './engine-choice.js';
 import type { MediaToolOptions } from '@dub/media';
 import { inputsHash, keyedFiles } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
+import type { ResolvedGenerateJob } from './generate-job.js';
 
 /** Bump when the lips output changes for the same inputs. */
 // 3: the lips video keeps the source's frame times (retimeLike); 4: its speech drive starts with the picture;
@@ -36,7 +37,7 @@ function chunkStore(rt: JobRuntime, assetId: string, local: (key: string) => Pro
 
 export interface LipsStageInput {
   /** What the stage reads of the job: the asset (the chunks' blobs), the target locale and options.lips_model. */
-  job: Pick<GenerateVersionJob, 'asset_id' | 'locale' | 'options'>;
+  job: Pick<ResolvedGenerateJob, 'assetId' | 'locale' | 'lipsModel'>;
   /** Source video blob and its identity (key, size, ...) for the cache key. */
   sourceKey: string;
   sourceIdentity: unknown;
@@ -74,7 +75,7 @@ export interface LipsStageResult {
 }
 
 export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: LipsStageInput): Promise<LipsStageResult> {
-  const model = (input.job.options.lips_model ?? 'real_face') as LipsModel;
+  const model = input.job.lipsModel;
   const sourceSpeechKey = input.sourceSpeechKey;
   const extra = input.options ?? {};
   const where = { ...(rt.config.modelsDir ? { modelsDir: rt.config.modelsDir } : {}) };
@@ -120,7 +121,7 @@ export async function runLipsStage(rt: JobRuntime, runner: StageRunner, input: L
         },
         output: file,
         faces: faces.value,
-        chunks: { store: chunkStore(rt, input.job.asset_id, input.local, used), identity: JSON.stringify({ source: input.sourceIdentity, model, engine, engineModel: inputs.engineModel }) },
+        chunks: { store: chunkStore(rt, input.job.assetId, input.local, used), identity: JSON.stringify({ source: input.sourceIdentity, model, engine, engineModel: inputs.engineModel }) },
       },
       {
         ...extra,

@@ -8,7 +8,6 @@ import {
   QUALITY_REPORT_SCHEMA,
   QUALITY_THRESHOLDS,
   type EngineRecords,
-  type GenerateVersionJob,
   type QualityFlag,
   type QualityReport,
   type QualitySegment,
@@ -17,11 +16,13 @@ import {
 } from '@dub/core';
 import { recheckGlossaryLine } from '@dub/translate';
 import type { QualityLine, QualityMeasurements } from './generate-quality.js';
+import type { ResolvedGenerateJob } from './generate-job.js';
 
 const r3 = (x: number): number => Math.round(x * 1000) / 1000;
 
 export interface ReportInput {
-  job: GenerateVersionJob;
+  /** The generation's ids, target locale, mode and voice-over (generate-job.ts). */
+  job: Pick<ResolvedGenerateJob, 'assetId' | 'versionId' | 'generation' | 'locale' | 'mode' | 'voiceOver'>;
   sourceLocale: string;
   voiceOverDelay: number;
   speedCap: number;
@@ -101,14 +102,14 @@ export function buildQualityReport(r: ReportInput): QualityReport {
   for (const [id, voice] of Object.entries(r.voiceSources)) if (!found.some((f) => f.id === id)) found.push({ id, speech_seconds: null, segments: r.lines.filter((l) => l.segment.speaker === id).length, voice });
   return {
     schema: QUALITY_REPORT_SCHEMA,
-    asset_id: r.job.asset_id,
-    version_id: r.job.version_id,
+    asset_id: r.job.assetId,
+    version_id: r.job.versionId,
     generation: r.job.generation,
     created_at: r.now.toISOString(),
     source_locale: r.sourceLocale,
     target_locale: r.job.locale,
     mode: r.job.mode,
-    voice_over: r.job.options.voice_over === true,
+    voice_over: r.job.voiceOver,
     thresholds: { speed_factor: T.speedFactor, overflow_ms: T.overflowMs, wer: T.wer, similarity: simThreshold, similarity_engine: r.similarityEngine },
     placement: { speed_cap: r.speedCap, speed_limit: r.speedLimit, voice_over_delay_s: r.voiceOverDelay, shortening: r.shortening },
     segments,
@@ -124,7 +125,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
 
 /** What the dubbed track keeps of the source besides the dubbed speech (the transcript's separation record, or the voice-over's original). */
 function backgroundKept(r: ReportInput): QualityReport['background'] {
-  if (r.job.options.voice_over === true) return { source: 'original_ducked', under_speech: 'ducked_original', kept_seconds: r.transcript.duration, replaced_seconds: 0, reason: 'voice-over: the original audio stays, ducked under the dubbed speech' };
+  if (r.job.voiceOver) return { source: 'original_ducked', under_speech: 'ducked_original', kept_seconds: r.transcript.duration, replaced_seconds: 0, reason: 'voice-over: the original audio stays, ducked under the dubbed speech' };
   const sep = r.transcript.separation;
   if (!sep) return undefined;
   if (sep.engine === 'given_tracks') return { source: 'given_tracks', under_speech: 'given', kept_seconds: null, replaced_seconds: null, reason: 'the clean background given with the asset' };

@@ -6,7 +6,6 @@
  */
 import {
   reportProgress,
-  type GenerateVersionJob,
   type JobRuntime,
   type Speaker,
   type StageContext,
@@ -23,6 +22,7 @@ import type { MixState } from './redub-state.js';
 import { round6, type PlacedSegment } from './generate-synthesis.js';
 import { asrEngineIdentity, speakerEngineOf } from './engine-choice.js';
 import type { ResolvedGenerateOptions } from './generate-options.js';
+import type { ResolvedGenerateJob } from './generate-job.js';
 
 /** How a replace mix was made against the previous generation's: updated near the changed speech (frames computed again), or why not. */
 export type MixUpdate = { used: true; from_generation: number; frames: number; spans: [number, number][]; sampleRate: number } | { used: false; reason: string };
@@ -32,7 +32,7 @@ const QUALITY_VERSION = 2;
 
 export interface QualityStageInput {
   /** What the plan reads of the job: the asset (the lines' cache), the target locale and the voice options. */
-  job: Pick<GenerateVersionJob, 'asset_id' | 'locale' | 'options'>;
+  job: Pick<ResolvedGenerateJob, 'assetId' | 'locale' | 'voiceLibraryId' | 'anonymization'>;
   script: VersionScript;
   transcript: Transcript;
   /** The speakers with their voice choices (speakersOf). */
@@ -100,15 +100,15 @@ export async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'jo
   const notApplicable: Record<string, string> = {};
   for (const sp of q.speakers) {
     const c = sp.voice;
-    const library = c ? (c.source === 'library' ? c.library_voice_id : undefined) : q.job.options.voice_library_id;
-    const anonymization = c?.source === 'anonymized' ? (c.anonymization ?? 1) : c?.source === 'speaker' ? 0 : (q.job.options.voice_anonymization ?? 0);
+    const library = c ? (c.source === 'library' ? c.library_voice_id : undefined) : q.job.voiceLibraryId;
+    const anonymization = c?.source === 'anonymized' ? (c.anonymization ?? 1) : c?.source === 'speaker' ? 0 : q.job.anonymization;
     if (library !== undefined) notApplicable[sp.id] = `${sp.id} speaks with the library voice ${library}, not their own: similarity is not flagged`;
     else if (anonymization > 0) notApplicable[sp.id] = `${sp.id}'s voice is anonymized (${anonymization}): moved away from theirs on purpose, similarity is not flagged`;
   }
   const references = Object.fromEntries(q.transcript.speakers.filter((s) => s.reference_key).map((s) => [s.id, s.reference_key!]));
   // the timeline's sample rate, as the timeline stage chose it (a line's audio there depends on it)
   const voicedRates = q.segments.flatMap((s) => (s.result ? [s.result.value.sampleRate] : []));
-  const lineCache = new ArtifactCache(rt.store, q.job.asset_id, { tmpDir: q.work });
+  const lineCache = new ArtifactCache(rt.store, q.job.assetId, { tmpDir: q.work });
   const linesInput = async (ctx: StageContext): Promise<QualityLinesInput> => {
     const localRefs: Record<string, string> = {};
     for (const [id, key] of Object.entries(references)) localRefs[id] = await q.local(key);

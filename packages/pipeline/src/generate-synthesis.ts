@@ -11,7 +11,6 @@
 import os from 'node:os';
 import path from 'node:path';
 import {
-  blobKeys,
   DubError,
   engineLabel,
   modelIdentity,
@@ -20,7 +19,6 @@ import {
   throwIfAborted,
   ValidationError,
   type EngineRecord,
-  type GenerateVersionJob,
   type JobRuntime,
   type ModelIdentity,
   type RecordTerms,
@@ -63,6 +61,7 @@ export interface VoiceConversionChoice {
   models: ModelIdentity[];
 }
 import type { ResolvedGenerateOptions } from './generate-options.js';
+import type { ResolvedGenerateJob } from './generate-job.js';
 
 /** Bump when the output of a stage changes for the same inputs (new fitting, new mix). */
 export const STAGE_VERSION = 1;
@@ -158,12 +157,11 @@ export function stretchRecord(stretcher: Stretcher): EngineRecord {
     : { id: 'atempo', label: 'atempo', selected: 'auto', reason: "auto: this ffmpeg has no rubberband filter (librubberband), so ffmpeg's atempo (WSOLA) stretches the lines" };
 }
 
-export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, opts: ResolvedGenerateOptions, input: SynthesisInput): Promise<SynthesisResult> {
+export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, opts: ResolvedGenerateOptions, input: SynthesisInput): Promise<SynthesisResult> {
   const { runner, cache, media, local } = input;
   // The model policy (DUB_MODEL_POLICY) refuses an explicit engine whose weights are not cleared, before any line is synthesized.
   if (opts.tts.engine) TTS_ENGINES.checkPolicy(opts.tts.engine, job.locale, engineHost(rt.config.modelsDir));
-  const anonymization = job.options.voice_anonymization ?? 0;
-  const voiceOver = job.options.voice_over === true;
+  const { anonymization, voiceOver } = job;
   // auto: the registry's choice (Kokoro where it speaks the locale, Piper when the locale's voice is
   // installed, else espeak-ng); explicit engines come in opts. An explicit Chatterbox or Kokoro is
   // resolved here so a missing model or a language it refuses fails before any stage runs.
@@ -201,10 +199,10 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     // The voice model (Piper) is part of the voices and synthesis keys: a new voice file re-synthesizes.
     const ttsModelFile = engineId === 'espeak-ng' ? undefined : (ttsChoice.models[0]?.file ?? (await getEngine()).modelFile?.(job.locale));
     const ttsModel = ttsModelFile ? await modelIdentity(ttsModelFile) : undefined;
-    const loaded = await loadScript(rt.store, job.script_key);
+    const loaded = await loadScript(rt.store, job.keys.script);
     const script = input.editScript ? input.editScript(loaded) : loaded;
-    const transcript = await loadTranscript(rt.store, job.asset_id);
-    const sourceKey = blobKeys.sourceVideo(job.asset_id);
+    const transcript = await loadTranscript(rt.store, job.keys.transcript);
+    const sourceKey = job.keys.sourceVideo;
     const sourceStat = await rt.store.stat(sourceKey);
     if (!sourceStat) throw new DubError('not_found', `source video ${sourceKey} does not exist; prepare the asset first`, { retryable: false });
     const sourceIdentity = { key: sourceKey, size: sourceStat.size, transcript: inputsHash(transcript) };
@@ -226,10 +224,10 @@ export async function synthesizeLines(job: GenerateVersionJob, rt: JobRuntime, o
     const voices = await runner.run<VoicePlan>(
       'voices',
       // tone 2: a speaker's tone colour is the mean over the reference's ~10 s pieces (was: the whole clip at once)
-      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.models[0]?.sha256 ?? null, ...(conversion.models[0] ? { tone: 2 } : {}), locale: job.locale, library: job.options.voice_library_id ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
+      { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, timbre: 1, conversion: conversion.models[0]?.sha256 ?? null, ...(conversion.models[0] ? { tone: 2 } : {}), locale: job.locale, library: job.voiceLibraryId ?? null, anonymization, speakers: speakers.map((s) => [s.id, s.reference_key ?? null, s.voice ?? null]) },
       async (out, ctx) => {
         const e = await getEngine();
-        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.options.voice_library_id, anonymization, referenceFile: local, workDir: out.dir, media, speakersAtOnce: lineConcurrency, ...(converter ? { converter } : {}) }, ctx);
+        return planVoices(e, { locale: job.locale, speakers, libraryVoiceId: job.voiceLibraryId, anonymization, referenceFile: local, workDir: out.dir, media, speakersAtOnce: lineConcurrency, ...(converter ? { converter } : {}) }, ctx);
       },
     );
 

@@ -31,11 +31,12 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { getLocale, ValidationError, type GenerateVersionJob, type JobRuntime, type QualityReport } from '@dub/core';
+import { ValidationError, type GenerateVersionJob, type JobRuntime, type QualityReport } from '@dub/core';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { markGenerationRunning, type RedubCollection } from './redub-state.js';
 import { resolveGenerateOptions, type GenerateVersionOptions } from './generate-options.js';
+import { resolveGenerateJob } from './generate-job.js';
 import { runStages, stageWeights } from './pipeline-stage.js';
 import type { GenerateHeld, GenerateStage, GenerateState } from './generate-stages/state.js';
 import { synthesisStage } from './generate-stages/synthesis.js';
@@ -89,23 +90,25 @@ export const GENERATE_STAGES: readonly GenerateStage[] = [
 ];
 
 export async function generateVersion(job: GenerateVersionJob, rt: JobRuntime, given: GenerateVersionOptions = {}): Promise<GenerateVersionResult> {
-  if (!getLocale(job.locale)?.target) throw new ValidationError(`"${job.locale}" is not a supported target locale`, { field: 'locale' });
+  // the job's ids, keys, locale and options, resolved once: the stages read `resolved`, not the job
+  const resolved = resolveGenerateJob(job);
+  if (!resolved.target?.target) throw new ValidationError(`"${resolved.locale}" is not a supported target locale`, { field: 'locale' });
   const opts = resolveGenerateOptions(given);
   const work = await mkdtemp(path.join(rt.config.tmpDir, 'dub-generate-'));
-  const cache = new ArtifactCache(rt.store, job.asset_id, { tmpDir: work });
-  const withLips = job.mode === 'with_lips';
+  const cache = new ArtifactCache(rt.store, resolved.assetId, { tmpDir: work });
+  const { withLips, voiceOver } = resolved;
   // the stages' `when`s read the job's mode only
   const weights = stageWeights(GENERATE_STAGES, { withLips } as GenerateState);
-  const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: job.version_id }, { weights });
+  const runner = new StageRunner(rt, cache, { type: 'generate-version', version_id: resolved.versionId }, { weights });
   // what the teardown releases when a stage fails: the TTS engine, the lines' measurements running beside the encode
   const held: GenerateHeld = {};
   const earlyLines = new AbortController();
   // while this generation runs, another one of the asset collects no chunk blobs (redub-state.ts)
   let running: (() => Promise<void>) | undefined;
   try {
-    running = await markGenerationRunning(rt.store, job.asset_id, job.version_id, job.generation);
+    running = await markGenerationRunning(rt.store, resolved.assetId, resolved.versionId, resolved.generation);
     const local = (key: string): Promise<string> => localPath(rt, key, work);
-    const done = await runStages(GENERATE_STAGES, { job, rt, runner, cache, media: { config: rt.config }, work, local, opts, voiceOver: job.options.voice_over === true, withLips, earlyLines, held });
+    const done = await runStages(GENERATE_STAGES, { job: resolved, rt, runner, cache, media: { config: rt.config }, work, local, opts, voiceOver, withLips, earlyLines, held });
     const report = done.report!;
     const overlongSegments = report.segments.filter((s) => s.flags.includes('overflow')).map((s) => s.id);
     return { resultVideoKey: done.resultVideoKey!, resultAudioKey: done.resultAudioKey!, duration: done.synth!.duration, overlongSegments, reportKey: done.reportKey!, report, ...(done.collected ? { collected: done.collected } : {}) };

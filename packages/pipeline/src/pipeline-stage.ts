@@ -27,6 +27,14 @@ export interface PipelineStage<S extends object> {
   run(state: Readonly<S>): Promise<Partial<S>>;
 }
 
+/**
+ * A step with no progress share of its own (a plan, the report, a final write, the event): weight
+ * 0 and no progress names, so the job's progress is shared among the other stages only.
+ */
+export function unweightedStage<S extends object>(stage: Omit<PipelineStage<S>, 'weight' | 'progress'>): PipelineStage<S> {
+  return { ...stage, weight: 0, progress: {} };
+}
+
 /** The StageRunner weights of the stages that run for a job with this (initial) state. */
 export function stageWeights<S extends object>(stages: readonly PipelineStage<S>[], state: Readonly<S>): Record<string, number> {
   const weights: Record<string, number> = {};

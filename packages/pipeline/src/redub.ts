@@ -20,6 +20,7 @@ import { encodeWav, readWav, type MediaToolOptions } from '@dub/media';
 import { ArtifactCache } from './artifacts.js';
 import { StageRunner } from './stage-runner.js';
 import { synthesizeLines, type SynthesisResult } from './generate-synthesis.js';
+import { resolveGenerateJob } from './generate-job.js';
 import { resolveGenerateOptions, type GenerateVersionOptions } from './generate-options.js';
 
 /** Longest text a re-dub or preview speaks (characters). */
@@ -111,7 +112,7 @@ async function withSynthesis<T>(
   };
   let synth: SynthesisResult | undefined;
   try {
-    synth = await synthesizeLines(job, q, resolveGenerateOptions(opts), { runner, cache, local, media, ...extra });
+    synth = await synthesizeLines(resolveGenerateJob(job), q, resolveGenerateOptions(opts), { runner, cache, local, media, ...extra });
     return await use(synth, local);
   } finally {
     await synth?.dispose();

@@ -28,7 +28,7 @@ export const audioStage: GenerateStage = {
     const chunking = s.opts.audio.chunking;
     const update = s.mixed!.value.update;
     const prevChunks = previous?.mixState?.chunks && update?.used && update.from_generation === previous.generation ? { ...previous.mixState.chunks, changed: update.spans.map(([start, end]) => ({ start, end })) } : undefined;
-    const chunkStore = keyedFiles(rt.store, s.job.asset_id, 'audio-chunk', 'chunk.adts', local);
+    const chunkStore = keyedFiles(rt.store, s.job.assetId, 'audio-chunk', 'chunk.adts', local);
     const audio = await s.runner.run<AudioStageValue>('audio', { v: STAGE_VERSION, mix: mixKey, ...chunking }, async (out, ctx) => {
       const file = path.join(out.dir, 'result.m4a');
       const r = await encodeAudioChunked(await local(mixKey), file, { ...media, ...chunking, store: chunkStore, tmpDir: out.dir, ...(prevChunks ? { previous: prevChunks } : {}) }, ctx);

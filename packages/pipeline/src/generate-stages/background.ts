@@ -5,7 +5,7 @@
  * background, yet the stage keeps its progress share there (as generations always had).
  */
 import path from 'node:path';
-import { blobKeys, type StageContext } from '@dub/core';
+import type { StageContext } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { STAGE_VERSION } from '../generate-synthesis.js';
 import type { GenerateStage } from './state.js';
@@ -27,7 +27,7 @@ export const backgroundStage: GenerateStage = {
       const { extractAudio } = await import('@dub/media');
       const { separate } = await import('@dub/separation');
       const mix = path.join(out.dir, 'mix.wav');
-      await extractAudio(await local(blobKeys.sourceVideo(job.asset_id)), mix, { config: rt.config, sampleRate: 44100, channels: 2 }, ctx);
+      await extractAudio(await local(job.keys.sourceVideo), mix, { config: rt.config, sampleRate: 44100, channels: 2 }, ctx);
       const speech = path.join(out.dir, 'speech.wav');
       const background = path.join(out.dir, 'background.wav');
       const run = () => separate(mix, { config: rt.config, sessions: sessionCacheOf(rt.sessions), tmpDir: out.dir, speechPath: speech, backgroundPath: background }, ctx);

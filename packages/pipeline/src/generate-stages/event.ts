@@ -1,15 +1,14 @@
 /** The event of a finished generation: version_generated, with its results, the engines and the report's key and counts. No progress share. */
+import { unweightedStage } from '../pipeline-stage.js';
 import type { GenerateStage } from './state.js';
 
-export const eventStage: GenerateStage = {
+export const eventStage: GenerateStage = unweightedStage({
   name: 'event',
-  weight: 0,
-  progress: {},
   inputs: ['synth', 'speechKey', 'resultVideoKey', 'resultAudioKey', 'engines', 'report', 'reportKey'],
   async run(s) {
     await s.rt.emit({
       type: 'version_generated',
-      version_id: s.job.version_id,
+      version_id: s.job.versionId,
       generation: s.job.generation,
       result_video_key: s.resultVideoKey!,
       result_audio_key: s.resultAudioKey!,
@@ -21,4 +20,4 @@ export const eventStage: GenerateStage = {
     });
     return {};
   },
-};
+});

@@ -7,9 +7,10 @@
  */
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { blobKeys, type GenerateVersionJob, type JobRuntime, type QualityReport, type StageContext } from '@dub/core';
+import { blobKeys, type JobRuntime, type QualityReport, type StageContext } from '@dub/core';
 import { resample } from '@dub/media';
 import { mixReplace, mixUpdateDecision, mixVoiceOver, updateMixReplace, type MixResult } from '@dub/mix';
+import type { ResolvedGenerateJob } from '../generate-job.js';
 import { STAGE_VERSION } from '../generate-synthesis.js';
 import { readRedubState, type LoudnessNormalization, type MixState } from '../redub-state.js';
 import type { GenerateStage, MixStageValue, PreviousGeneration } from './state.js';
@@ -32,7 +33,7 @@ export const mixStage: GenerateStage = {
     const backgroundKey = s.backgroundKey;
     const mixInputs = voiceOver ? { mode: 'voice_over', original: sourceIdentity, duckDb: opts.voiceOver.duckDb, delay: voiceOverDelay } : { mode: 'replace', background: backgroundKey };
     const target = opts.loudness.target.integrated;
-    const previous = await previousNormalization(rt, { asset_id: s.job.asset_id, version_id: s.job.version_id, generation: s.job.generation }, voiceOver, target);
+    const previous = await previousNormalization(rt, s.job, voiceOver, target);
     // The background at the mix's rate and format, converted once per background and kept.
     const mixBackground = async (ctx: StageContext): Promise<string> => {
       const r = await cache.run('mix-background', { v: 1, background: backgroundKey, sampleRate: 48000, channels: 2 }, ctx, async (out) => {
@@ -93,25 +94,25 @@ export const mixStage: GenerateStage = {
  * Read from the generation's re-dub state (redub-state.ts), which revise keeps; a generation made
  * before re-dub states existed is read from its report and mix state under the result prefix.
  */
-async function previousNormalization(rt: JobRuntime, version: Pick<GenerateVersionJob, 'asset_id' | 'version_id' | 'generation'>, voiceOver: boolean, targetLufs: number): Promise<PreviousGeneration | undefined> {
+async function previousNormalization(rt: JobRuntime, version: Pick<ResolvedGenerateJob, 'assetId' | 'versionId' | 'generation'>, voiceOver: boolean, targetLufs: number): Promise<PreviousGeneration | undefined> {
   const usable = async (st: MixState | undefined, gainDb: number): Promise<MixState | undefined> =>
     // usable only while its blobs are there and it applied the gain the normalization says
     st && st.gainDb === gainDb && (await rt.store.has(st.mix)) && (await rt.store.has(st.speech)) && (!st.hops || (await rt.store.has(st.hops))) ? st : undefined;
   for (let g = version.generation - 1; g >= Math.max(1, version.generation - 20); g--) {
-    const state = await readRedubState(rt.store, version.asset_id, version.version_id, g);
+    const state = await readRedubState(rt.store, version.assetId, version.versionId, g);
     if (state) {
       const n = state.normalization;
       if (!(n.target_lufs === targetLufs && state.voice_over === voiceOver)) return undefined;
       const mixState = await usable(state.mix, n.gain_db);
       return { ...n, generation: g, ...(mixState ? { mixState } : {}) };
     }
-    const key = blobKeys.qualityReport(version.version_id, g);
+    const key = blobKeys.qualityReport(version.versionId, g);
     if (!(await rt.store.has(key))) continue;
     try {
       const report = JSON.parse((await rt.store.getBuffer(key)).toString('utf8')) as QualityReport;
       const n = report.loudness?.normalization;
       if (!(n && n.target_lufs === targetLufs && report.voice_over === voiceOver)) return undefined;
-      const stateKey = blobKeys.mixState(version.version_id, g);
+      const stateKey = blobKeys.mixState(version.versionId, g);
       const mixState = (await rt.store.has(stateKey)) ? await usable(JSON.parse((await rt.store.getBuffer(stateKey)).toString('utf8')) as MixState, n.gain_db) : undefined;
       return { ...n, generation: g, ...(mixState ? { mixState } : {}) };
     } catch {

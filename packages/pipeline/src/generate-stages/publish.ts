@@ -2,7 +2,7 @@
  * The publish stage of a generation: the dubbed video and track under the generation number, and
  * the placed target word timings in the stored script (the studio and the target SRT read them).
  */
-import { blobKeys, type JobRuntime, type VersionScript } from '@dub/core';
+import type { JobRuntime, VersionScript } from '@dub/core';
 import type { PlacedSegment } from '../generate-synthesis.js';
 import type { GenerateStage } from './state.js';
 
@@ -12,10 +12,8 @@ export const publishStage: GenerateStage = {
   inputs: ['synth', 'resultMp4', 'audioKey'],
   async run(s) {
     const { rt } = s;
-    const { version_id: versionId, generation, script_key: scriptKey } = s.job;
+    const { resultVideo: resultVideoKey, resultAudio: resultAudioKey, script: scriptKey } = s.job.keys;
     const t1 = performance.now();
-    const resultVideoKey = blobKeys.resultVideo(versionId, generation);
-    const resultAudioKey = blobKeys.resultAudio(versionId, generation);
     await rt.store.put(resultVideoKey, await rt.store.getStream(s.resultMp4!));
     await rt.store.put(resultAudioKey, await rt.store.getStream(s.audioKey!));
     await storeWordTimings(rt, scriptKey, s.synth!.script, s.synth!.segments);

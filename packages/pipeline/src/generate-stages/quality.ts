@@ -7,18 +7,17 @@
  * of those a cached quality stage did not need.
  */
 import { planQuality, qualityStage as runQualityStage } from '../generate-quality-stage.js';
+import { unweightedStage } from '../pipeline-stage.js';
 import type { GenerateStage } from './state.js';
 
-export const qualityPlanStage: GenerateStage = {
+export const qualityPlanStage: GenerateStage = unweightedStage({
   name: 'quality-plan',
-  weight: 0,
-  progress: {},
   inputs: ['synth', 'speechKey'],
   async run(s) {
     const { transcript, speakers, segments } = s.synth!;
     return { qualityPlan: await planQuality(s.rt, { job: s.job, transcript, speakers, segments, speechKey: s.speechKey!, local: s.local, engines: s.opts.quality, work: s.work }) };
   },
-};
+});
 
 export const qualityStage: GenerateStage = {
   name: 'quality',

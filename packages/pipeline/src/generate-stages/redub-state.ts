@@ -5,16 +5,15 @@
  * leaves the blobs for the next generation and does not fail this one. No progress share.
  */
 import { collectRedubState, writeRedubState, type MixState, type RedubCollection } from '../redub-state.js';
+import { unweightedStage } from '../pipeline-stage.js';
 import type { GenerateStage } from './state.js';
 
-export const redubStateStage: GenerateStage = {
+export const redubStateStage: GenerateStage = unweightedStage({
   name: 'redub-state',
-  weight: 0,
-  progress: {},
   inputs: ['synth', 'speechKey', 'mixed', 'audio', 'audioKey', 'quality', 'normalization'],
   async run(s) {
     const { rt, opts } = s;
-    const { asset_id: assetId, version_id: versionId, generation } = s.job;
+    const { assetId, versionId, generation } = s.job;
     const mixed = s.mixed!;
     const audio = s.audio!;
     const quality = s.quality!;
@@ -49,4 +48,4 @@ export const redubStateStage: GenerateStage = {
     }
     return collected ? { collected } : {};
   },
-};
+});

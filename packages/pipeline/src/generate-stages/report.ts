@@ -3,17 +3,16 @@
  * loudness, back-transcription and similarity, the outputs' measurements, the stage times and the
  * engines, stored as report.json under the generation number. No progress share of its own.
  */
-import { blobKeys, QualityReportSchema, validate, type QualityReport } from '@dub/core';
+import { QualityReportSchema, validate, type QualityReport } from '@dub/core';
 import { buildQualityReport } from '../generate-quality-report.js';
 import { qualityLines } from '../generate-quality-stage.js';
 import { withRates, withTurns } from '../generate-rates.js';
 import { generationEngines } from './engines.js';
+import { unweightedStage } from '../pipeline-stage.js';
 import type { GenerateStage } from './state.js';
 
-export const reportStage: GenerateStage = {
+export const reportStage: GenerateStage = unweightedStage({
   name: 'report',
-  weight: 0,
-  progress: {},
   inputs: ['synth', 'quality', 'normalization'],
   async run(s) {
     const synth = s.synth!;
@@ -41,8 +40,8 @@ export const reportStage: GenerateStage = {
       }), synth.pace, segments), segments, synth.turns),
       'quality report',
     );
-    const reportKey = blobKeys.qualityReport(s.job.version_id, s.job.generation);
+    const reportKey = s.job.keys.qualityReport;
     await s.rt.store.put(reportKey, Buffer.from(JSON.stringify(report, null, 2)));
     return { engines, report, reportKey };
   },
-};
+});

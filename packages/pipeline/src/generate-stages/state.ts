@@ -1,15 +1,16 @@
 /**
  * The state a generation's stages read and add to (generate.ts runs them with runStages): what
- * the setup gives every stage (the runtime, the runner, the cache, the resolved options, the job's
- * fields), then what each stage adds, in the order of the list. A stage's `inputs` name the fields
+ * the setup gives every stage (the runtime, the runner, the cache, the resolved options, the job
+ * resolved once), then what each stage adds, in the order of the list. A stage's `inputs` name the fields
  * it reads that an earlier stage sets.
  */
-import type { EngineRecord, EngineRecords, GenerateVersionJob, JobRuntime, QualityReport } from '@dub/core';
+import type { EngineRecord, EngineRecords, JobRuntime, QualityReport } from '@dub/core';
 import type { MediaToolOptions } from '@dub/media';
 import type { ArtifactCache, StageResult } from '../artifacts.js';
 import type { PipelineStage } from '../pipeline-stage.js';
 import type { StageRunner } from '../stage-runner.js';
 import type { ResolvedGenerateOptions } from '../generate-options.js';
+import type { ResolvedGenerateJob } from '../generate-job.js';
 import type { MeasuredLines, QualityMeasureInput } from '../generate-quality.js';
 import type { MixUpdate, QualityPlan, QualityStageResult } from '../generate-quality-stage.js';
 import type { PlacedSegment, SegmentArtifact, SynthesisResult } from '../generate-synthesis.js';
@@ -57,7 +58,8 @@ export interface GenerateHeld {
 
 export interface GenerateState {
   // Setup (generate.ts).
-  job: GenerateVersionJob;
+  /** The job, resolved once (generate-job.ts): its ids, keys, target locale and options. */
+  job: ResolvedGenerateJob;
   rt: JobRuntime;
   runner: StageRunner;
   cache: ArtifactCache;

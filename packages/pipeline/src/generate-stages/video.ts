@@ -5,7 +5,6 @@
  * muxed (kept from the previous generation's measurement near an updated mix: previousLoudness).
  */
 import path from 'node:path';
-import { getLocale } from '@dub/core';
 import { mux, streamStarts } from '@dub/media';
 import { measureTrackLoudness } from '../generate-quality.js';
 import { previousLoudness } from '../generate-quality-stage.js';
@@ -20,7 +19,7 @@ export const videoStage: GenerateStage = {
     const { local, media, previous, withLips } = s;
     const { sourceKey, sourceIdentity, duration } = s.synth!;
     const { locale } = s.job;
-    const lang = getLocale(locale)!.iso639_3;
+    const lang = s.job.target!.iso639_3;
     const audioKey = s.audioKey!;
     // with_lips: the mouth follows the dubbed speech (the lips stage's video); else the source's
     const videoKey = s.videoKey ?? sourceKey;
