@@ -27,7 +27,7 @@ export function warpMouth(frame: RgbImage, face: FaceFrame, amount: number, work
   const box = clipRect(face.mouth, frame.width, frame.height);
   if (box.w < 4 || box.h < 4) return false;
   const s = Math.min(1, Math.max(0.25, workScale));
-  return s === 1 ? warpFull(frame, face, amount, box) : warpScaled(frame, face, amount, box, s);
+  return s === 1 ? warpSamples(frame.data, 0, frame.width, frame.height, 3, 1, face, amount, INNER) : warpScaled(frame, face, amount, box, s);
 }
 
 /** The warp's geometry for one face and amount (see the file's comment). */
@@ -36,95 +36,6 @@ function geometry(face: FaceFrame, amount: number) {
   const { x: mx, y: my } = face.mouthCenter;
   const drop = WARP.jawDrop * d * Math.max(-1, Math.min(1, amount));
   return { d, mx, my, drop, open: Math.max(0, amount), y0: my - WARP.rampAbove * d, y1: my + WARP.rampBelow * d, yChin: my + WARP.chin * d, yEnd: face.mouth.y + face.mouth.h };
-}
-
-/**
- * Full resolution: every output pixel of the mouth box is its own patch sample, at the pixel's
- * centre horizontally, so the bilinear sample is a blend of two source rows of the same column.
- * The same arithmetic as the general path, with the per-column and per-row terms computed once.
- */
-function warpFull(frame: RgbImage, face: FaceFrame, amount: number, box: Rect): boolean {
-  const { d, mx, my, drop, open, y0, y1, yChin, yEnd } = geometry(face, amount);
-  const { data, width, height } = frame;
-  const pw = box.w;
-  const ph = box.h;
-  const m = face.mouth;
-  const hx = m.x + m.w / 2;
-  const hy = m.y + m.h / 2;
-  // per column: the horizontal falloff, the inner-mouth weight, the ellipse's dx²
-  const wxs = new Float64Array(pw);
-  const inner = new Float64Array(pw);
-  const dx2 = new Float64Array(pw);
-  for (let i = 0; i < pw; i++) {
-    const x = box.x + ((i + 0.5) * box.w) / pw;
-    const ax = Math.abs(x - mx) / (WARP.halfWidth * d);
-    wxs[i] = ax < 1 ? Math.cos((ax * Math.PI) / 2) ** 2 : 0;
-    const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
-    inner[i] = ai < 1 ? 1 - smoothstep(0.6, 1, ai) : -1;
-    const dx = (x - hx) / (m.w / 2);
-    dx2[i] = dx * dx;
-  }
-  // the patch (sampled from the unchanged frame) and its weights, then the composite
-  const patch = new Uint8Array(pw * ph * 3);
-  const alpha = new Float32Array(pw * ph);
-  const lastRow = height - 1;
-  for (let j = 0; j < ph; j++) {
-    const y = box.y + ((j + 0.5) * box.h) / ph;
-    const g = y < yChin ? smoothstep(y0, y1, y) : 1 - smoothstep(yChin, yEnd, y);
-    const dyc = (y - hy) / (m.h / 2);
-    const dy2 = dyc * dyc;
-    for (let i = 0; i < pw; i++) {
-      const k = j * pw + i;
-      const a = 1 - smoothstep(1 - 0.35, 1, Math.sqrt(dx2[i]! + dy2));
-      alpha[k] = a;
-      if (a <= 0) continue; // never composited
-      const wx = wxs[i]!;
-      const sy = y - drop * wx * g;
-      let dark = 0;
-      if (open > 0 && inner[i]! >= 0) {
-        const gapTop = my + 0.03 * d;
-        const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
-        const mid = (gapTop + gapBottom) / 2;
-        const half = (gapBottom - gapTop) / 2;
-        if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * inner[i]!;
-      }
-      // sampleBilinear at (pixel centre, sy): the rows around sy, clamped to the frame
-      let fy = sy - 0.5;
-      if (fy < 0) fy = 0;
-      if (fy > lastRow) fy = lastRow;
-      const r0 = Math.floor(fy);
-      const r1 = r0 + 1 < height ? r0 + 1 : r0;
-      const ay = fy - r0;
-      const col = (box.x + i) * 3;
-      const o0 = r0 * width * 3 + col;
-      const o1 = r1 * width * 3 + col;
-      for (let c = 0; c < 3; c++) {
-        const p = data[o0 + c]!;
-        const q = data[o1 + c]!;
-        const v = p * (1 - ay) + q * ay; // sampleBilinear's blend with a zero horizontal weight
-        patch[k * 3 + c] = v + (INNER[c]! - v) * dark + 0.5;
-      }
-    }
-  }
-  let changed = false;
-  for (let j = 0; j < ph; j++) {
-    const row = ((box.y + j) * width + box.x) * 3;
-    for (let i = 0; i < pw; i++) {
-      const k = j * pw + i;
-      const a = alpha[k]!;
-      if (a <= 0) continue;
-      const o = row + i * 3;
-      for (let c = 0; c < 3; c++) {
-        const src = data[o + c]!;
-        const nv = Math.round(src + (patch[k * 3 + c]! - src) * a);
-        if (nv !== src) {
-          data[o + c] = nv;
-          changed = true;
-        }
-      }
-    }
-  }
-  return changed;
 }
 
 /** Below full resolution: the patch at `s` of the box's size, scaled back bilinearly. */
@@ -208,33 +119,42 @@ export function warpMouthYuv(frame: YuvImage, face: FaceFrame, amount: number): 
   if (clipRect(face.mouth, width, height).w < 4 || clipRect(face.mouth, width, height).h < 4) return false;
   const cw = width / 2;
   const ch = height / 2;
-  let changed = warpPlane(frame.data, 0, width, height, 1, face, amount, INNER_YUV[0]!);
-  changed = warpPlane(frame.data, width * height, cw, ch, 2, face, amount, INNER_YUV[1]!) || changed;
-  changed = warpPlane(frame.data, width * height + cw * ch, cw, ch, 2, face, amount, INNER_YUV[2]!) || changed;
+  let changed = warpSamples(frame.data, 0, width, height, 1, 1, face, amount, [INNER_YUV[0]!]);
+  changed = warpSamples(frame.data, width * height, cw, ch, 1, 2, face, amount, [INNER_YUV[1]!]) || changed;
+  changed = warpSamples(frame.data, width * height + cw * ch, cw, ch, 1, 2, face, amount, [INNER_YUV[2]!]) || changed;
   return changed;
 }
 
-/** One plane (`pw` x `ph` samples at `offset`, each covering `scale` x `scale` frame pixels) of warpMouthYuv. */
-function warpPlane(data: Uint8Array, offset: number, pw: number, ph: number, scale: number, face: FaceFrame, amount: number, innerValue: number): boolean {
+/**
+ * Full resolution, on interleaved samples: `pw` x `ph` pixels of `channels` samples each from
+ * `offset` of `data` (an RGB frame: 3; one yuv420p plane: 1), each pixel covering `scale` x `scale`
+ * frame pixels, `inner` the inner-mouth colour in those channels. Every pixel of the mouth box is
+ * its own patch sample, at the pixel's centre horizontally, so the bilinear sample is a blend of
+ * two rows of the same column: the same arithmetic as warpScaled's general path, with the
+ * per-column and per-row terms computed once.
+ */
+function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, channels: number, scale: number, face: FaceFrame, amount: number, inner: readonly number[]): boolean {
   const { d, mx, my, drop, open, y0, y1, yChin, yEnd } = geometry(face, amount);
   const m = face.mouth;
   const box = clipRect({ x: m.x / scale, y: m.y / scale, w: m.w / scale, h: m.h / scale }, pw, ph);
   if (box.w < 1 || box.h < 1) return false;
   const hx = m.x + m.w / 2;
   const hy = m.y + m.h / 2;
+  // per column: the horizontal falloff, the inner-mouth weight, the ellipse's dx²
   const wxs = new Float64Array(box.w);
-  const inner = new Float64Array(box.w);
+  const innerW = new Float64Array(box.w);
   const dx2 = new Float64Array(box.w);
   for (let i = 0; i < box.w; i++) {
     const x = (box.x + i + 0.5) * scale;
     const ax = Math.abs(x - mx) / (WARP.halfWidth * d);
     wxs[i] = ax < 1 ? Math.cos((ax * Math.PI) / 2) ** 2 : 0;
     const ai = Math.abs(x - mx) / (WARP.innerHalfWidth * d);
-    inner[i] = ai < 1 ? 1 - smoothstep(0.6, 1, ai) : -1;
+    innerW[i] = ai < 1 ? 1 - smoothstep(0.6, 1, ai) : -1;
     const dx = (x - hx) / (m.w / 2);
     dx2[i] = dx * dx;
   }
-  const patch = new Uint8Array(box.w * box.h);
+  // the patch (sampled from the unchanged samples) and its weights, then the composite
+  const patch = new Uint8Array(box.w * box.h * channels);
   const alpha = new Float32Array(box.w * box.h);
   const lastRow = ph - 1;
   for (let j = 0; j < box.h; j++) {
@@ -246,42 +166,49 @@ function warpPlane(data: Uint8Array, offset: number, pw: number, ph: number, sca
       const k = j * box.w + i;
       const a = 1 - smoothstep(1 - 0.35, 1, Math.sqrt(dx2[i]! + dy2));
       alpha[k] = a;
-      if (a <= 0) continue;
+      if (a <= 0) continue; // never composited
       const wx = wxs[i]!;
       const sy = y - drop * wx * g;
       let dark = 0;
-      if (open > 0 && inner[i]! >= 0) {
+      if (open > 0 && innerW[i]! >= 0) {
         const gapTop = my + 0.03 * d;
         const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
         const mid = (gapTop + gapBottom) / 2;
         const half = (gapBottom - gapTop) / 2;
-        if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * inner[i]!;
+        if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * innerW[i]!;
       }
-      // the plane's rows around sy (in plane samples), clamped
+      // sampleBilinear at (pixel centre, sy): the rows around sy (in samples), clamped
       let fy = sy / scale - 0.5;
       if (fy < 0) fy = 0;
       if (fy > lastRow) fy = lastRow;
       const r0 = Math.floor(fy);
       const r1 = r0 + 1 < ph ? r0 + 1 : r0;
       const ay = fy - r0;
-      const p = data[offset + r0 * pw + box.x + i]!;
-      const q = data[offset + r1 * pw + box.x + i]!;
-      const v = p * (1 - ay) + q * ay;
-      patch[k] = v + (innerValue - v) * dark + 0.5;
+      const o0 = offset + (r0 * pw + box.x + i) * channels;
+      const o1 = offset + (r1 * pw + box.x + i) * channels;
+      for (let c = 0; c < channels; c++) {
+        const p = data[o0 + c]!;
+        const q = data[o1 + c]!;
+        const v = p * (1 - ay) + q * ay; // sampleBilinear's blend with a zero horizontal weight
+        patch[k * channels + c] = v + (inner[c]! - v) * dark + 0.5;
+      }
     }
   }
   let changed = false;
   for (let j = 0; j < box.h; j++) {
-    const row = offset + (box.y + j) * pw + box.x;
+    const row = offset + ((box.y + j) * pw + box.x) * channels;
     for (let i = 0; i < box.w; i++) {
       const k = j * box.w + i;
       const a = alpha[k]!;
       if (a <= 0) continue;
-      const src = data[row + i]!;
-      const nv = Math.round(src + (patch[k]! - src) * a);
-      if (nv !== src) {
-        data[row + i] = nv;
-        changed = true;
+      const o = row + i * channels;
+      for (let c = 0; c < channels; c++) {
+        const src = data[o + c]!;
+        const nv = Math.round(src + (patch[k * channels + c]! - src) * a);
+        if (nv !== src) {
+          data[o + c] = nv;
+          changed = true;
+        }
       }
     }
   }

@@ -36,7 +36,7 @@ import type { FaceFrame } from '../face/mouth-region.js';
 import type { VideoInfo } from '../video/video-info.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
-import { pasteNetworkFace } from '../image/paste-face.js';
+import { networkFaceInput, pasteNetworkFace } from '../image/paste-face.js';
 
 export const MUSETALK_MODEL_ID = 'musetalk-v15';
 /** The exported graphs, the UNet (the record's model file) first. */
@@ -92,20 +92,7 @@ export function musetalkCrop(face: FaceFrame, frameWidth: number, frameHeight: n
  * crop; RGB CHW in [-1, 1].
  */
 export function musetalkImageBatch(crop: RgbImage): Float32Array {
-  const s = MUSETALK_SIZE;
-  const plane = s * s;
-  const out = new Float32Array(6 * plane);
-  for (let y = 0; y < s; y++) {
-    for (let x = 0; x < s; x++) {
-      const p = y * s + x;
-      for (let c = 0; c < 3; c++) {
-        const v = (crop.data[p * 3 + c]! / 255) * 2 - 1;
-        out[c * plane + p] = y < s / 2 ? v : -1;
-        out[(3 + c) * plane + p] = v;
-      }
-    }
-  }
-  return out;
+  return networkFaceInput(crop, MUSETALK_SIZE, 'rgb', '-1..1');
 }
 
 /** Blend the decoded face (RGB CHW [0, 1], 256x256) over `crop` of `frame`, inside the mouth box. */

@@ -20,7 +20,7 @@ import type { FaceFrame } from '../face/mouth-region.js';
 import type { VideoInfo } from '../video/video-info.js';
 import type { DubbedSpeech, FaceTrack, LipsContext, LipsEngine, LipsRenderOptions, LipsRenderResult, PreparedLips } from '../types.js';
 import { transformFrames } from './frame-loop.js';
-import { pasteNetworkFace } from '../image/paste-face.js';
+import { networkFaceInput, pasteNetworkFace } from '../image/paste-face.js';
 
 export const WAV2LIP_MODEL_ID = 'wav2lip-gan-96';
 export const WAV2LIP_FILE = 'wav2lip_gan_96.onnx';
@@ -66,20 +66,7 @@ function checkPads(pads: readonly number[] | undefined): void {
 
 /** `target` tensor data of one crop: [masked BGR, reference BGR] / 255, CHW. */
 export function faceTensor(crop: RgbImage): Float32Array {
-  const s = WAV2LIP_SIZE;
-  const plane = s * s;
-  const out = new Float32Array(6 * plane);
-  for (let y = 0; y < s; y++) {
-    for (let x = 0; x < s; x++) {
-      const p = y * s + x;
-      for (let c = 0; c < 3; c++) {
-        const v = crop.data[p * 3 + (2 - c)] / 255; // BGR
-        out[(3 + c) * plane + p] = v;
-        out[c * plane + p] = y < s / 2 ? v : 0;
-      }
-    }
-  }
-  return out;
+  return networkFaceInput(crop, WAV2LIP_SIZE, 'bgr', '0..1');
 }
 
 /** Blend the network's output (BGR CHW [0, 1]) over `crop` of `frame`, inside the mouth box. */

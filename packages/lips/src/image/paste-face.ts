@@ -1,12 +1,38 @@
 /**
- * A network's face (CHW float [0, 1], `size` x `size`, RGB or BGR planes) blended over `crop` of
- * `frame` inside the face's mouth box (feathered edge), as Wav2Lip and MuseTalk both paste theirs.
+ * A network's face in and out, as Wav2Lip and MuseTalk both take and give it: the input (six
+ * CHW planes of one `size` x `size` crop: the crop with its lower half blanked, then the crop),
+ * and the output (CHW float [0, 1], RGB or BGR planes) blended over `crop` of `frame` inside the
+ * face's mouth box (feathered edge).
  */
 import type { FaceFrame } from '../face/mouth-region.js';
 import { featherWeight } from './feather.js';
 import { clipRect, sampleBilinear, type Rect, type RgbImage } from './rgb-image.js';
 
-/** Returns whether any pixel of `frame` changed. */
+/**
+ * A network's face input of one `size` x `size` crop: six CHW planes, the crop with its lower half
+ * blanked (black), then the crop itself, channels in `planes` order, each sample scaled from
+ * [0, 1] to `range` (Wav2Lip: [0, 1] BGR; MuseTalk: [-1, 1] RGB, its lower half at -1).
+ */
+export function networkFaceInput(crop: RgbImage, size: number, planes: 'rgb' | 'bgr', range: '0..1' | '-1..1'): Float32Array {
+  const s = size;
+  const plane = s * s;
+  const out = new Float32Array(6 * plane);
+  const blank = range === '0..1' ? 0 : -1;
+  for (let y = 0; y < s; y++) {
+    for (let x = 0; x < s; x++) {
+      const p = y * s + x;
+      for (let c = 0; c < 3; c++) {
+        const unit = crop.data[p * 3 + (planes === 'bgr' ? 2 - c : c)]! / 255;
+        const v = range === '0..1' ? unit : unit * 2 - 1;
+        out[c * plane + p] = y < s / 2 ? v : blank;
+        out[(3 + c) * plane + p] = v;
+      }
+    }
+  }
+  return out;
+}
+
+/** A network's face output pasted over `crop` of `frame`; returns whether any pixel of `frame` changed. */
 export function pasteNetworkFace(frame: RgbImage, face: FaceFrame, crop: Rect, output: Float32Array, size: number, planes: 'rgb' | 'bgr'): boolean {
   const s = size;
   const plane = s * s;
