@@ -9,8 +9,7 @@ export const audio = prepareStage({
   name: 'audio',
   weight: 0.5,
   inputs: ['media', 'range'],
-  async run({ prep, media, range }) {
-    const { runner, stages, files, env } = prep;
+  async run({ media, range }, { runner, stages, files, env }) {
     // v2: sample 0 is the source's presentation origin (an audio stream that starts late is preceded by silence)
     const mix = await runner.run('audio', { v: 2, media: media.identity, range }, async (out, ctx) => {
       const file = path.join(out.dir, 'mix.wav');

@@ -6,7 +6,7 @@ export const fetchMedia = prepareStage({
   name: 'fetch-media',
   weight: 1,
   inputs: [],
-  async run({ prep }) {
+  async run(_, prep) {
     return { media: await resolveMedia(prep.job.media, 'media_url', prep.rt.store, prep.runner, prep.options.media) };
   },
 });

@@ -12,7 +12,7 @@ function givenTrack(kind: 'speech' | 'background'): PipelineStage<PrepareState> 
     name: `fetch-${kind}`,
     weight: 0.5,
     inputs: [],
-    async run({ prep }) {
+    async run(_, prep) {
       const ref = prep.job[kind];
       const given = ref ? await resolveMedia(ref, `${kind}_url`, prep.rt.store, prep.runner, prep.options.givenMedia) : null;
       return kind === 'speech' ? { givenSpeech: given } : { givenBackground: given };

@@ -11,8 +11,7 @@ export const probe = prepareStage({
   name: 'probe',
   weight: 0.2,
   inputs: ['media'],
-  async run({ prep, media }) {
-    const { job, runner, stages, files, env, options } = prep;
+  async run({ media }, { job, runner, stages, files, env, options }) {
     const probed = await runner.run('probe', { media: media.identity }, async (_out, ctx) => {
       const info = await stages.probe(await files.path(media.key), env, ctx);
       return { ...info, file: '' } satisfies MediaInfo;

@@ -16,8 +16,7 @@ export const separationPlan = prepareStage({
   name: 'separation-plan',
   weight: 1,
   inputs: ['audio', 'givenSpeech', 'givenBackground'],
-  async run(state) {
-    const { rt, runner, stages, files, env, options } = state.prep;
+  async run(state, { rt, runner, stages, files, env, options }) {
     const given = hasGiven(state);
     const vadEngine = await resolveEngine('vad', options.engines.vad, undefined, engineHost(rt.config.modelsDir) as never);
     const separationEngine = given ? null : await resolveEngine('separation', options.engines.separation, undefined, { ...engineHost(rt.config.modelsDir), device: rt.config.device });

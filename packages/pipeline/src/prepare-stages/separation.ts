@@ -15,8 +15,7 @@ export const separation = prepareStage({
   name: 'separation',
   weight: 12,
   inputs: ['audio', 'range', 'givenSpeech', 'givenBackground', 'separationEngine', 'planned', 'plan'],
-  async run(state) {
-    const { rt, runner, stages, files, env } = state.prep;
+  async run(state, { rt, runner, stages, files, env }) {
     const { audio, range, planned, plan } = state;
     const sepEngine = state.separationEngine;
     const given = { speech: state.givenSpeech, background: state.givenBackground };

@@ -12,8 +12,7 @@ export const speakers = prepareStage({
   name: 'speakers',
   weight: 3,
   inputs: ['speechKey', 'vad', 'recognition'],
-  async run({ prep, speechKey, vad, recognition }) {
-    const { job, rt, runner, stages, files, env, options } = prep;
+  async run({ speechKey, vad, recognition }, { job, rt, runner, stages, files, env, options }) {
     const speakerEngine = await speakerEngineOf(options.engines.speaker, rt.config.modelsDir);
     const turns = await runner.run<SpeakerTurns & { provider?: Provider }>(
       'speakers',

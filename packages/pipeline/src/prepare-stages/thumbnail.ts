@@ -12,8 +12,7 @@ export const thumbnail = prepareStage({
   name: 'thumbnail',
   weight: 0.3,
   inputs: ['trimmed'],
-  async run({ prep, trimmed }) {
-    const { job, rt, runner, stages, files, env, beside } = prep;
+  async run({ trimmed }, { job, rt, runner, stages, files, env, beside }) {
     const video = beside.add(
       trimmed.then(async ({ result, sourceVideoKey }) => {
         let thumbnailKey: string | undefined;

@@ -29,8 +29,7 @@ export const transcript = prepareStage({
     'speakers',
     'referenceKeys',
   ],
-  async run(state) {
-    const { job, rt, runner } = state.prep;
+  async run(state, { job, rt, runner }) {
     const { duration, plan, separated, recognition, speakers, referenceKeys, speechKey } = state;
     // The trimmed video and the thumbnail (their failure is the job's).
     const source = await state.video;

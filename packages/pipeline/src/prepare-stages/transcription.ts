@@ -21,8 +21,7 @@ export const transcription = prepareStage({
   name: 'transcription',
   weight: 6,
   inputs: ['speechKey', 'vad'],
-  async run({ prep, speechKey, vad }) {
-    const { job, rt, runner, stages, files, env, options } = prep;
+  async run({ speechKey, vad }, { job, rt, runner, stages, files, env, options }) {
     const asr = job.source_srt !== undefined ? SOURCE_SRT : await asrEngineIdentity(job.locale, rt.config.modelsDir, options.engines.asr);
     const recognition = await runner.run<Recognition & { provider?: Provider }>(
       'transcription',

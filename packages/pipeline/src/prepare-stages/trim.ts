@@ -13,8 +13,7 @@ export const trim = prepareStage({
   name: 'trim',
   weight: 2,
   inputs: ['media', 'info', 'range'],
-  async run({ prep, media, info, range }) {
-    const { job, rt, runner, stages, files, env, beside } = prep;
+  async run({ media, info, range }, { job, rt, runner, stages, files, env, beside }) {
     const trimmed = beside.add(
       (async () => {
         // v2: the streams keep their places on the source's presentation timeline (no shift for AAC priming)

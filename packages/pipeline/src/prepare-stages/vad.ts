@@ -15,8 +15,7 @@ export const vad = prepareStage({
   name: 'vad',
   weight: 1,
   inputs: ['speechKey', 'vadEngine', 'planned', 'plan'],
-  async run({ prep, speechKey, vadEngine, planned, plan }) {
-    const { runner, stages, files, env } = prep;
+  async run({ speechKey, vadEngine, planned, plan }, { runner, stages, files, env }) {
     const mixIsSpeech = plan?.mode === 'none' && !plan.background;
     const regions = await runner.run<SpeechRegions>('vad', { speech: speechKey, ...vadIdentity(vadEngine), ...(mixIsSpeech ? { same_as: planned!.key } : {}) }, async (_out, ctx) =>
       mixIsSpeech ? planned!.value.vad : stages.detectSpeech(await files.path(speechKey), env, ctx, vadEngine.id),

@@ -23,7 +23,7 @@ export const versionScript = versionStage({
   name: 'script',
   weight: 0.1,
   inputs: ['transcript', 'translation'],
-  async run({ prep, transcript, translation }) {
+  async run({ transcript, translation }, prep) {
     const { job } = prep;
     const { engine, record, texts } = translation;
     return writeScript(prep, {
@@ -50,7 +50,7 @@ export const copiedScript = versionStage({
   name: 'script',
   weight: 0.1,
   inputs: [],
-  async run({ prep }) {
+  async run(_, prep) {
     const { job, rt } = prep;
     const from = job.copy_from_version_id!;
     const fromKey = blobKeys.script(from);

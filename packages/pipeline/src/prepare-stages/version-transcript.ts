@@ -11,8 +11,7 @@ export const versionTranscript = versionStage({
   name: 'transcript',
   weight: 0.1,
   inputs: [],
-  async run({ prep }) {
-    const { job, rt, runner } = prep;
+  async run(_, { job, rt, runner }) {
     const t0 = performance.now();
     const transcriptKey = blobKeys.transcript(job.asset_id);
     if (!(await rt.store.has(transcriptKey))) {

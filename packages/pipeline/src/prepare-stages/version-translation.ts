@@ -31,11 +31,11 @@ export const translation = versionStage({
   name: 'translation',
   weight: 5,
   inputs: ['transcript', 'transcriptKey'],
-  async run({ prep, transcript, transcriptKey }) {
-    const { job } = prep;
-    let passThrough: string | undefined;
-    if (job.version.srt !== undefined && job.version.srt.trim() !== '') return { translation: await fromReferenceSrt(prep, job.version.srt, transcript) };
-    if ((passThrough = await passThroughReason(prep.translateConfig(), job.source_locale, job.version.locale)) !== undefined) return { translation: await untranslated(prep, passThrough, transcript) };
+  async run({ transcript, transcriptKey }, prep) {
+    const { srt, locale } = prep.job.version;
+    if (srt !== undefined && srt.trim() !== '') return { translation: await fromReferenceSrt(prep, srt, transcript) };
+    const passThrough = await passThroughReason(prep.translateConfig(), prep.job.source_locale, locale);
+    if (passThrough !== undefined) return { translation: await untranslated(prep, passThrough, transcript) };
     return { translation: await translated(prep, transcript, transcriptKey) };
   },
 });
