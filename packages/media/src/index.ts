@@ -4,7 +4,7 @@ export { resolveMediaTools, type MediaToolOptions, type MediaTools } from './too
 export { probe, probeSource, assertDubbable, type MediaInfo, type VideoStreamInfo, type AudioStreamInfo, type ProbeOptions } from './probe.js';
 export { checkTrim, TRIM_TOLERANCE_SEC, type TrimRange } from './check-trim.js';
 export { extractAudio, resample, wavInfo, type ExtractAudioOptions, type ResampleOptions, type WavFileInfo } from './extract-audio.js';
-export { frameCount, type PlanarAudio } from './audio.js';
+export { concatSamples, frameCount, type PlanarAudio } from './audio.js';
 export { readWav, decodeWav, encodeWav, writeWav, type DecodedWav, type WavWriteOptions } from './wav.js';
 export { WavReader, type AudioSource } from './wav-reader.js';
 export { WavWriter, type WavWriterOptions } from './wav-writer.js';

@@ -8,7 +8,7 @@
 import path from 'node:path';
 import { mkdir } from 'node:fs/promises';
 import { getLocale, reportProgress, resolveContext, subContext, throwIfAborted, ValidationError, type PartialContext, type StageContext } from '@dub/core';
-import { writeWav } from '@dub/media';
+import { concatSamples, writeWav } from '@dub/media';
 import type { AsrSegment } from '../asr/types.js';
 import { runOnSpeech, type EngineEnv, type EngineEnvOptions } from '../engine-env.js';
 import { SPEECH_SAMPLE_RATE, type AudioInput, type SpeechAudio, type SpeechAudioOptions } from '../speech-audio.js';
@@ -200,14 +200,7 @@ export interface Diarization {
 
 async function readWindow(audio: SpeechAudio, w: SpeakerWindow): Promise<Float32Array> {
   if (w.pieces.length === 1) return audio.readSeconds(w.pieces[0]!.start, w.pieces[0]!.end);
-  const parts = await Promise.all(w.pieces.map((p) => audio.readSeconds(p.start, p.end)));
-  const out = new Float32Array(parts.reduce((s, p) => s + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
+  return concatSamples(await Promise.all(w.pieces.map((p) => audio.readSeconds(p.start, p.end))));
 }
 
 export function speakerId(i: number): string {

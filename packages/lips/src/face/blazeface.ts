@@ -9,6 +9,7 @@
  * default) and maps boxes and keypoints back to image pixels.
  */
 import { resolveModelFile, type DeviceChoice } from '@dub/core';
+import { concatSamples } from '@dub/media';
 import { SessionCache, tensorF32, type OnnxEngineOptions, type OnnxModel } from '@dub/onnx';
 import { anchorLayers, BLAZEFACE_STRIDES, generateAnchors, type Anchor } from './anchors.js';
 import { decodeDetections, weightedNms, type Point } from './decode.js';
@@ -91,8 +92,8 @@ export class BlazeFaceDetector {
     const tensors = Object.values(out);
     const scoreT = tensors.filter((t) => t.dims[2] === 1).sort((a, b) => b.dims[1] - a.dims[1]);
     const regT = tensors.filter((t) => t.dims[2] === 16).sort((a, b) => b.dims[1] - a.dims[1]);
-    const scores = concat(scoreT.map((t) => t.data as Float32Array));
-    const regressors = concat(regT.map((t) => t.data as Float32Array));
+    const scores = concatSamples(scoreT.map((t) => t.data as Float32Array));
+    const regressors = concatSamples(regT.map((t) => t.data as Float32Array));
     const faces = weightedNms(decodeDetections(scores, regressors, this.anchors, this.size, this.minScore), this.iouThreshold);
     const px = (n: number, off: number): number => n * this.size * box.scale + off;
     return faces.map((d) => ({
@@ -108,12 +109,3 @@ export class BlazeFaceDetector {
   }
 }
 
-function concat(parts: Float32Array[]): Float32Array {
-  const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.length;
-  }
-  return out;
-}
