@@ -10,6 +10,7 @@ export type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, AsrWord, Detec
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
 export { resolveWhisperOptions, isWhisperModelInstalled, whisperFileNames, whisperModelOf, WHISPER_FILES, WHISPER_Q8_FILES, WHISPER_MODEL_PREFERENCE, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type WhisperFileNames, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
 export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';
+export { hasRepetitionLoop, loopWord, loopWords, markRepetitionLoops, repetitionLoops, type RepetitionLoop, type RepetitionOptions } from './whisper/repetition.js';
 export { identifyLanguage, type IdentifiedLanguage } from './whisper/identify.js';
 export { WhisperTokenizer } from './whisper/tokenizer.js';
 export { WhisperFeatureExtractor, WHISPER_N_FRAMES, WHISPER_N_SAMPLES } from './dsp/whisper-mel.js';

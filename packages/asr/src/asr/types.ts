@@ -9,6 +9,8 @@ export interface AsrWord {
   end: number;
   /** 0..1. */
   confidence: number;
+  /** Part of a repetition loop the recognizer decoded (Whisper: one phrase again and again, a hallucination; repetition.ts). */
+  loop?: boolean;
 }
 
 export interface AsrSegment {

@@ -14,14 +14,19 @@
  *
  * decodeWithFallback decodes greedily first and again at rising temperatures (0.2 .. 1.0, best of
  * 5 samples by log probability per token) while the text is too repetitive (compression ratio
- * > 2.4) or too unlikely (average log probability < -1), unless the window looks silent (no-speech
- * probability > 0.6 with a low average log probability). A window whose no-speech probability is
- * above 0.6 is skipped as silence unless its average log probability is above -1. Sampling uses a
- * seeded generator, so a window decodes the same way every time.
+ * > 2.4, or a repetition loop in its words: repetition.ts, which catches the loops of short
+ * windows that zlib's fixed cost keeps under 2.4) or too unlikely (average log probability < -1),
+ * unless the window looks silent (no-speech probability > 0.6 with a low average log probability).
+ * When every temperature fails, openai keeps the last decoding (at 1.0, often text of another
+ * language or script); this keeps the lowest temperature's that is not repetitive (bestOfFailed).
+ * A window whose no-speech probability is above 0.6 is skipped as silence unless its average log
+ * probability is above -1. Sampling uses a seeded generator, so a window decodes the same way
+ * every time.
  */
-import { deflateSync } from 'node:zlib';
+import { deflate } from 'pako';
 import { throwIfAborted } from '@dub/core';
 import type { WhisperSessions } from './model.js';
+import { loopWords, repetitionLoops, type RepetitionOptions } from './repetition.js';
 import { applyTimestampRules, argmax } from './timestamp-rules.js';
 import type { WhisperTokenizer } from './tokenizer.js';
 
@@ -51,6 +56,8 @@ export interface DecodeResult {
   noSpeechProbability: number | undefined;
   /** Bytes of the text over bytes of its zlib compression. */
   compressionRatio: number;
+  /** Whether the text's words hold a repetition loop (repetition.ts, default options). */
+  repetitionLoop: boolean;
   temperature: number;
 }
 
@@ -67,6 +74,8 @@ export interface DecodeOptions {
   suppress?: readonly number[];
   /** Suppress the blank and the end token at the first sampled position (default true). */
   suppressBlank?: boolean;
+  /** What makes a repetition loop (repetitionLoop of the result). */
+  repetition?: RepetitionOptions;
 }
 
 export function promptTokens(tok: WhisperTokenizer, language: string, timestamps: boolean): number[] {
@@ -89,10 +98,16 @@ export function suppressTokenIds(tok: WhisperTokenizer, suppress: 'non-speech' |
   return [...ids].sort((a, b) => a - b);
 }
 
-/** openai/whisper's compression_ratio: UTF-8 bytes of the text over bytes of zlib.compress of them. */
+/**
+ * openai/whisper's compression_ratio: UTF-8 bytes of the text over bytes of Python's
+ * zlib.compress of them (level 6). Compressed by pako 2.1.0, whose output is zlib's byte for byte,
+ * not by node:zlib: Node's zlib is Chromium's fork, whose matcher finds other matches (on 300
+ * short Portuguese texts, 108 came out 1 to 3 bytes apart from Python's), which moves a short
+ * window's ratio across 2.4.
+ */
 export function compressionRatio(text: string): number {
   const bytes = Buffer.from(text, 'utf8');
-  return bytes.length / deflateSync(bytes).length;
+  return bytes.length / deflate(bytes).length;
 }
 
 /** log softmax of `logits` at `index` (-Infinity for a suppressed index). */
@@ -176,6 +191,7 @@ export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenize
     avgLogprob: sumLogprob / (tokens.length + 1),
     noSpeechProbability,
     compressionRatio: compressionRatio(text),
+    repetitionLoop: repetitionLoops(loopWords(text), o.repetition).length > 0,
     temperature,
   };
 }
@@ -192,6 +208,8 @@ export interface FallbackOptions {
   bestOf?: number;
   /** Text more compressible than this is a failed decoding (default 2.4; null: no check). */
   compressionRatioThreshold?: number | null;
+  /** A text with a repetition loop in its words is a failed decoding (default true; beyond openai, whose compression ratio misses the loops of short texts). */
+  repetitionCheck?: boolean;
   /** An average log probability below this is a failed decoding (default -1; null: no check). */
   logprobThreshold?: number | null;
   /** A no-speech probability above this makes a window silence (default 0.6; null: no check). */
@@ -204,6 +222,7 @@ export interface ResolvedFallbackOptions {
   temperatures: readonly number[];
   bestOf: number;
   compressionRatioThreshold: number | null;
+  repetitionCheck: boolean;
   logprobThreshold: number | null;
   noSpeechThreshold: number | null;
 }
@@ -217,31 +236,59 @@ export function resolveFallbackOptions(o: FallbackOptions = {}): ResolvedFallbac
     temperatures,
     bestOf,
     compressionRatioThreshold: o.compressionRatioThreshold === undefined ? 2.4 : o.compressionRatioThreshold,
+    repetitionCheck: o.repetitionCheck ?? true,
     logprobThreshold: o.logprobThreshold === undefined ? -1 : o.logprobThreshold,
     noSpeechThreshold: o.noSpeechThreshold === undefined ? 0.6 : o.noSpeechThreshold,
   };
 }
 
 export interface FallbackResult extends DecodeResult {
-  /** The temperatures tried, in order (the last one gave this result). */
+  /** The temperatures tried, in order. */
   tried: number[];
+  /** Whether every temperature failed the checks (the result is then bestOfFailed's choice). */
+  allFailed: boolean;
   /** openai's no-speech rule: the no-speech probability is above the threshold and the average log probability is not above its threshold. */
   silent: boolean;
 }
 
+/** Whether a decoding is too repetitive: compression ratio above the threshold, or a repetition loop. */
+function repetitive(r: DecodeResult, f: Pick<ResolvedFallbackOptions, 'compressionRatioThreshold' | 'repetitionCheck'>): boolean {
+  return (f.compressionRatioThreshold !== null && r.compressionRatio > f.compressionRatioThreshold) || (f.repetitionCheck && r.repetitionLoop);
+}
+
 function failed(r: DecodeResult, f: ResolvedFallbackOptions): boolean {
   let fail = false;
-  if (f.compressionRatioThreshold !== null && r.compressionRatio > f.compressionRatioThreshold) fail = true; // too repetitive
+  if (repetitive(r, f)) fail = true; // too repetitive
   if (f.logprobThreshold !== null && r.avgLogprob < f.logprobThreshold) fail = true; // too unlikely
   if (f.noSpeechThreshold !== null && f.logprobThreshold !== null && (r.noSpeechProbability ?? 0) > f.noSpeechThreshold && r.avgLogprob < f.logprobThreshold) fail = false; // silence
   return fail;
 }
 
-/** openai's decode_with_fallback, then its no-speech check. */
+/**
+ * The decoding kept when every temperature failed (`results` in the order tried): the first one
+ * (the lowest temperature) that is not too repetitive; when all are, the one with the highest
+ * average log probability (the earliest on a tie). openai keeps the last (at the highest
+ * temperature: on speech Whisper hears badly, text in other languages and scripts), faster-whisper
+ * the most likely of the non-repetitive ones; but the average log probability favours text that
+ * repeats itself without looping in a row (a phrase's second copy is predictable to the decoder:
+ * measured on espeak-ng's Portuguese, -1.15 at 0.4 with one phrase three times against -1.35 for
+ * the greedy text), so when no temperature reads the audio well, the plain (greedy) reading stands.
+ */
+export function bestOfFailed<R extends DecodeResult>(results: readonly R[], f: Pick<ResolvedFallbackOptions, 'compressionRatioThreshold' | 'repetitionCheck'>): R {
+  const plain = results.find((r) => !repetitive(r, f));
+  if (plain) return plain;
+  let best = results[0]!;
+  for (const r of results) if (r.avgLogprob > best.avgLogprob) best = r;
+  return best;
+}
+
+/** openai's decode_with_fallback (bestOfFailed's choice when every temperature fails), then its no-speech check. */
 export async function decodeWithFallback(sessions: WindowDecoder, tok: WhisperTokenizer, encoded: Tensor, o: DecodeOptions & FallbackOptions): Promise<FallbackResult> {
   const f = resolveFallbackOptions(o);
   const tried: number[] = [];
+  const results: DecodeResult[] = [];
   let result: DecodeResult | undefined;
+  let allFailed = true;
   for (const t of f.temperatures) {
     tried.push(t);
     if (t === 0) {
@@ -260,12 +307,16 @@ export async function decodeWithFallback(sessions: WindowDecoder, tok: WhisperTo
       }
       result = best!;
     }
-    if (!failed(result, f)) break;
+    results.push(result);
+    if (!failed(result, f)) {
+      allFailed = false;
+      break;
+    }
   }
-  const r = result!;
+  const r = allFailed ? bestOfFailed(results, f) : result!;
   let silent = f.noSpeechThreshold !== null && (r.noSpeechProbability ?? 0) > f.noSpeechThreshold;
   if (silent && f.logprobThreshold !== null && r.avgLogprob > f.logprobThreshold) silent = false;
-  return { ...r, tried, silent };
+  return { ...r, tried, allFailed, silent };
 }
 
 export interface LanguageGuess {

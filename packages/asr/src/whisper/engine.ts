@@ -18,6 +18,7 @@ import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
 import { maxNewTokensFor, whisperFileNames, whisperLabel, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
+import { markRepetitionLoops } from './repetition.js';
 import { tokensToSegments } from './segments.js';
 import { round3 } from '../asr/text-words.js';
 import { WhisperTokenizer } from './tokenizer.js';
@@ -169,7 +170,7 @@ class Whisper implements AsrEngine {
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       const report = { start: c.start, end: c.end, noSpeechProbability: decoded.noSpeechProbability ?? 0, avgLogprob: decoded.avgLogprob, compressionRatio: decoded.compressionRatio, temperature: decoded.temperature };
-      if (decoded.tried.length > 1) ctx.logger.debug({ ...report, tried: decoded.tried }, 'whisper: temperature fallback');
+      if (decoded.tried.length > 1) ctx.logger.debug({ ...report, tried: decoded.tried, allFailed: decoded.allFailed }, 'whisper: temperature fallback');
       if (decoded.silent) {
         skippedWindows.push(report);
         ctx.logger.info(report, 'whisper: window skipped as no speech');
@@ -180,7 +181,11 @@ class Whisper implements AsrEngine {
       const offset = gap === null ? c.start : 0;
       // how far into the window the decoded segments reach
       let heardTo = 0;
-      for (const s of tokensToSegments(tokenizer, decoded.tokens, offset, c.length, req.locale)) {
+      const decodedSegments = tokensToSegments(tokenizer, decoded.tokens, offset, c.length, req.locale);
+      // a loop every temperature decoded: its words are marked (`loop`), for the caller to leave out of what it measures
+      const loops = markRepetitionLoops(decodedSegments.flatMap((s) => s.words));
+      if (loops.length) ctx.logger.info({ ...report, loops: loops.map((l) => ({ words: l.end - l.start, period: l.period, copies: l.copies })) }, 'whisper: a repetition loop survived every temperature');
+      for (const s of decodedSegments) {
         heardTo = Math.max(heardTo, s.end - offset);
         if (s.start >= offset + c.length) continue;
         s.end = Math.min(s.end, offset + c.length);
