@@ -3,7 +3,9 @@
 // (the product's path: one process, one source analysis, one dub per target), then per target the
 // exit status, the engines that ran (engines.json) and the quality report's back-transcription
 // word error rate (Whisper decoding each dubbed line in the target language): median over the
-// lines, and lines measured. Issue 23's set: en-US, es-ES, es-MX, pt-BR, pt-PT, fr-FR, it-IT, and
+// lines, and lines measured; and two counts of what Whisper made up rather than heard: lines whose
+// WER is over 1 (more words inserted than the line has) and lines left unmeasured because a
+// repetition loop reached into them (one phrase again and again at every temperature tried). Issue 23's set: en-US, es-ES, es-MX, pt-BR, pt-PT, fr-FR, it-IT, and
 // ro-RO as a source.
 //
 // Real recordings (nothing made by a synthesizer; none were used to tune anything):
@@ -125,6 +127,7 @@ for (const src of sources) {
     const report = JSON.parse(fs.readFileSync(reportFile, 'utf8'));
     const engines = JSON.parse(fs.readFileSync(path.join(out, t, 'engines.json'), 'utf8'));
     const wers = report.segments.map((s) => s.back_transcription?.wer).filter((w) => typeof w === 'number');
+    const loops = report.segments.filter((s) => s.back_transcription?.wer === null && /repetition loop/.test(s.back_transcription.reason ?? '')).length;
     rows.push({
       source: src,
       target: t,
@@ -137,16 +140,18 @@ for (const src of sources) {
       lines: report.segments.length,
       lines_measured: wers.length,
       wer_median: median(wers),
+      wer_over_1: wers.filter((w) => w > 1).length,
+      loops,
       wall_s: Number(wall.toFixed(1)),
     });
   }
 }
 
 const fmt = (v) => (v === null || v === undefined ? '-' : typeof v === 'number' ? (Number.isInteger(v) ? String(v) : v.toFixed(2)) : String(v));
-console.log(`| source | target | status | ASR | translation | TTS | lines | WER measured | back-transcription WER, median |`);
-console.log(`|---|---|---|---|---|---|---|---|---|`);
+console.log(`| source | target | status | ASR | translation | TTS | lines | WER measured | back-transcription WER, median | WER > 1 | loops |`);
+console.log(`|---|---|---|---|---|---|---|---|---|---|---|`);
 for (const r of rows) {
-  console.log(`| ${r.source} | ${r.target} | ${r.status}${r.reason ? `: ${r.reason}` : ''} | ${fmt(r.asr)} | ${fmt(r.translation)} | ${fmt(r.tts)} | ${fmt(r.lines)} | ${fmt(r.lines_measured)} | ${fmt(r.wer_median)} |`);
+  console.log(`| ${r.source} | ${r.target} | ${r.status}${r.reason ? `: ${r.reason}` : ''} | ${fmt(r.asr)} | ${fmt(r.translation)} | ${fmt(r.tts)} | ${fmt(r.lines)} | ${fmt(r.lines_measured)} | ${fmt(r.wer_median)} | ${fmt(r.wer_over_1)} | ${fmt(r.loops)} |`);
 }
 const dubbed = rows.filter((r) => r.status === 'dubbed');
 const withWer = dubbed.filter((r) => r.wer_median !== null);

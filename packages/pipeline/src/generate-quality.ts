@@ -32,6 +32,9 @@ import { measureLoudnessFrames, updateLoudnessFrames, type LoudnessFrames } from
 import { speechExtent, toMono } from '@dub/voice';
 import type { ArtifactCache } from './artifacts.js';
 import type { Placement } from './generate-placement.js';
+import { lineTranscripts, wordsOverLines, type TimedWord } from './quality-words.js';
+
+export { wordsByLine, wordsOverLines } from './quality-words.js';
 
 export type Shortening = NonNullable<QualitySegment['shortening']>;
 
@@ -166,69 +169,6 @@ export function speechRmsDbfs(x: Float32Array, sampleRate: number): number | nul
   return ms > 0 ? r1(10 * Math.log10(ms)) : null;
 }
 
-/**
- * Words of the transcription, each given to the placed line its midpoint falls in, else to the
- * nearest line: the timeline holds nothing but the lines, so a word timed into a pause between
- * two (Whisper times words by character share inside its segments, whose timestamps are coarse)
- * was spoken in one of them and is not dropped.
- */
-export function wordsByLine(spans: readonly { id: string; start: number; end: number }[], words: readonly { text: string; start: number; end: number }[]): Map<string, string[]> {
-  const out = new Map<string, string[]>(spans.map((s) => [s.id, []]));
-  if (!spans.length) return out;
-  for (const w of words) {
-    const mid = (w.start + w.end) / 2;
-    let line = spans.find((s) => mid >= s.start && mid <= s.end);
-    if (!line) {
-      let best = Infinity;
-      for (const s of spans) {
-        const d = mid < s.start ? s.start - mid : mid - s.end;
-        if (d < best) [best, line] = [d, s];
-      }
-    }
-    out.get(line!.id)!.push(w.text);
-  }
-  return out;
-}
-
-/**
- * The words of Whisper's segments timed over the placed lines only: Whisper times a segment by its
- * timestamp tokens (coarse) and its words by character share over the whole segment, pauses
- * included, so a segment spanning two lines puts words in the pause between them or in the wrong
- * line. The timeline is silent outside the lines, so each segment's words are laid by character
- * share over the parts of the segment that lines cover (a segment over no line keeps its times).
- */
-export function wordsOverLines(segments: readonly { start: number; end: number; words: readonly { text: string; start: number; end: number }[] }[], spans: readonly { start: number; end: number }[]): { text: string; start: number; end: number }[] {
-  const out: { text: string; start: number; end: number }[] = [];
-  for (const seg of segments) {
-    const parts = spans.map((l) => [Math.max(l.start, seg.start), Math.min(l.end, seg.end)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
-    const total = parts.reduce((acc, [a, b]) => acc + b - a, 0);
-    if (!(total > 0) || !seg.words.length) {
-      out.push(...seg.words);
-      continue;
-    }
-    const at = (offset: number): number => {
-      let left = offset;
-      for (const [a, b] of parts) {
-        if (left <= b - a) return a + left;
-        left -= b - a;
-      }
-      return parts[parts.length - 1]![1];
-    };
-    const chars = seg.words.map((w) => Math.max(1, [...w.text].length));
-    const sum = chars.reduce((x, y) => x + y, 0);
-    let acc = 0;
-    for (const [i, w] of seg.words.entries()) {
-      const from = (acc / sum) * total;
-      acc += chars[i]!;
-      const to = (acc / sum) * total;
-      // the word's middle in the speech decides its line (wordsByLine): only the texts are reported
-      const mid = at((from + to) / 2);
-      out.push({ text: w.text, start: mid, end: mid });
-    }
-  }
-  return out;
-}
-
 /** Lines that one ASR call decodes together, and the span of the speech timeline it reads for them. */
 interface DecodeUnit {
   lines: QualityLine[];
@@ -285,8 +225,8 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. */
-export const LINE_MEASUREMENT_VERSION = 3;
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. 4: a repetition loop fails a decoding too, the best of the failed decodings is kept (not the last), a line a loop reaches into is not counted (wer null). */
+export const LINE_MEASUREMENT_VERSION = 4;
 
 /** Seconds of silence between two lines packed into one Whisper window. */
 export const BACK_TRANSCRIPTION_PACK_GAP = 1;
@@ -301,10 +241,14 @@ export const BACK_TRANSCRIPTION_PACK_GAP = 1;
  * - bounded: at most 15 tokens per second of the window plus 8 (read text, even fast with
  *   timestamps, stays well under it: 3-6 tokens per second measured on Kokoro's Spanish);
  * - openai's compression-ratio (> 2.4) and average log-probability (< -1) checks and no-speech
- *   rule, with a cheap temperature fallback: a window that fails is decoded again at 0.4, then at
+ *   rule, plus a repetition-loop check (the ratio of a short window's text stays under 2.4 however
+ *   it loops), with a cheap temperature fallback: a window that fails is decoded again at 0.4, then at
  *   0.8, one sample each (openai samples 5 at each of 0.2 .. 1.0: up to 26 decodes of a window,
  *   which made a generation's quality stage take most of its time where Whisper could not read
- *   the synthesized lines). So a window costs at most three bounded decodes.
+ *   the synthesized lines). So a window costs at most three bounded decodes. When all three fail,
+ *   the most likely of the ones that do not loop is kept (openai keeps the last: at 0.8, on a voice
+ *   Whisper hears badly, text in other scripts and languages); a line a loop still reaches into
+ *   is reported with its text and no WER.
  */
 export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: BACK_TRANSCRIPTION_PACK_GAP, temperatures: [0, 0.4, 0.8], bestOf: 1 } as const;
 
@@ -382,7 +326,7 @@ async function backTranscribe(input: QualityLinesInput, env: Omit<QualityEnv, 'm
   const calls = engine === 'whisper' ? units.map((u) => u.lines) : [heard];
   const decode = async (audio: SpeechAudio, lines: readonly QualityLine[], i: number) => {
     const spans = lines.map((l) => ({ id: l.segment.id, start: l.placement.start, end: l.placement.end }));
-    let words: { text: string; start: number; end: number }[] = [];
+    let words: TimedWord[] = [];
     try {
       const t = await transcribe(
         audio,
@@ -406,10 +350,12 @@ async function backTranscribe(input: QualityLinesInput, env: Omit<QualityEnv, 'm
       // An engine that heard no word at all: every line's transcription is empty (WER 1).
       if ((e as { code?: string }).code !== 'empty_transcript') return fail(lines, e);
     }
-    const byLine = wordsByLine(spans, words);
+    const byLine = lineTranscripts(spans, words);
     for (const l of lines) {
-      const text = byLine.get(l.segment.id)!.join(' ');
-      out.set(l.segment.id, { engine, text, wer: r3(wordErrorRate(l.spokenText, text).wer) });
+      const { text, loop } = byLine.get(l.segment.id)!;
+      // a loop Whisper decoded at every temperature is a hallucination, not what the line says: not counted
+      if (loop) out.set(l.segment.id, { engine, text, wer: null, reason: `${engine} decoded a repetition loop here (one phrase again and again, at every temperature tried): a hallucination, not a measurement of the line` });
+      else out.set(l.segment.id, { engine, text, wer: r3(wordErrorRate(l.spokenText, text).wer) });
     }
   };
   try {
