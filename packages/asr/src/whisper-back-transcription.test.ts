@@ -19,7 +19,7 @@ import { silentLogger } from '@dub/core';
 import { describeWithMedia, media } from '../../../test/support/media.js';
 
 /** BACK_TRANSCRIPTION_WHISPER of @dub/pipeline (which depends on this package, not the other way round). */
-const BACK: WhisperOptions = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: 1, temperatures: [0, 0.4, 0.8], bestOf: 1 };
+const BACK: WhisperOptions = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: 1, temperatures: [0, 0.4, 0.8], bestOf: 1, wordTimestamps: true };
 const sessions = new SessionCache();
 afterAll(() => sessions.disposeAll());
 const RATE = 16000;
@@ -134,6 +134,34 @@ describeWithMedia(['jfk.wav', 'spanish-prompt.wav'], 'back-transcription with th
       heard[i]!.push(w.text);
     }
     for (const [i, l] of lines.entries()) expect(wordErrorRate(l.text, heard[i]!.join(' ')).wer, `line ${i + 1}: ${heard[i]!.join(' ')}`).toBeLessThanOrEqual(0.25);
+  }, 60_000);
+
+  it('times each word by the cross-attention: three lines with no pause between them, every word inside its own line', async () => {
+    // jfk.wav cut into three lines and laid end to end (JFK's pause after "Americans" inside the first)
+    const lines = [
+      { text: 'and so my fellow americans', from: 0.1, to: 3.2 },
+      { text: 'ask not what your country can do for you', from: 3.2, to: 7.8 },
+      { text: 'ask what you can do for your country', from: 8.0, to: 10.8 },
+    ];
+    let at = 0.5;
+    const spans: { start: number; end: number }[] = [];
+    const pieces: { at: number; x: Float32Array }[] = [];
+    for (const l of lines) {
+      pieces.push({ at, x: await mono16k(media('jfk.wav'), l.from, l.to) });
+      spans.push({ start: at, end: at + (l.to - l.from) });
+      at += l.to - l.from;
+    }
+    const t = await transcribe({ samples: timeline(12, pieces), sampleRate: RATE }, { locale: 'en-US', engine: 'whisper', sessions, whisper: BACK, speech: placement(spans) });
+    const words = t.segments.flatMap((s) => s.words);
+    expect(words.length).toBeGreaterThan(20);
+    expect(words.every((w) => w.aligned === true && w.end >= w.start)).toBe(true);
+    const heard = spans.map(() => [] as string[]);
+    for (const w of words) {
+      // the line its middle falls in (the lines touch: each ends where the next starts)
+      const i = spans.findIndex((s) => (w.start + w.end) / 2 <= s.end);
+      heard[i < 0 ? spans.length - 1 : i]!.push(w.text);
+    }
+    for (const [i, l] of lines.entries()) expect(wordErrorRate(l.text, heard[i]!.join(' ')).wer, `line ${i + 1}: ${heard[i]!.join(' ')}`).toBeLessThanOrEqual(0.15);
   }, 60_000);
 
   it('decodes a repetitive output again at 0.4 and 0.8 (compression ratio > 2.4), one sample each, each within the bound', async () => {

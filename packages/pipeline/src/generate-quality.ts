@@ -225,8 +225,8 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. 4: a repetition loop fails a decoding too, the best of the failed decodings is kept (not the last), a line a loop reaches into is not counted (wer null). */
-export const LINE_MEASUREMENT_VERSION = 4;
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. 4: a repetition loop fails a decoding too, the best of the failed decodings is kept (not the last), a line a loop reaches into is not counted (wer null). 5: words timed by Whisper's cross-attention (wordTimestamps). */
+export const LINE_MEASUREMENT_VERSION = 5;
 
 /** Seconds of silence between two lines packed into one Whisper window. */
 export const BACK_TRANSCRIPTION_PACK_GAP = 1;
@@ -237,7 +237,10 @@ export const BACK_TRANSCRIPTION_PACK_GAP = 1;
  * - the lines' speech packed into windows of up to 30 s (`packGapSeconds`: each line's samples
  *   after the previous one's, a pause longer than 1 s cut to 1 s, where Whisper ends a segment), so the encoder runs once per 30 s of
  *   dubbed speech, not once per 30 s of the timeline or per line; the words come back on the
- *   timeline and go to the line they were heard in (wordsOverLines, wordsByLine);
+ *   timeline and go to the line they were heard in (wordsOverLines, wordsByLine), each word timed
+ *   by the decoder's cross-attention (`wordTimestamps`, openai's word_timestamps: a segment often
+ *   runs over two lines with no pause between them, and timing its words by character share gave
+ *   the first word of the next line to the one before);
  * - bounded: at most 15 tokens per second of the window plus 8 (read text, even fast with
  *   timestamps, stays well under it: 3-6 tokens per second measured on Kokoro's Spanish);
  * - openai's compression-ratio (> 2.4) and average log-probability (< -1) checks and no-speech
@@ -250,7 +253,7 @@ export const BACK_TRANSCRIPTION_PACK_GAP = 1;
  *   Whisper hears badly, text in other scripts and languages); a line a loop still reaches into
  *   is reported with its text and no WER.
  */
-export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: BACK_TRANSCRIPTION_PACK_GAP, temperatures: [0, 0.4, 0.8], bestOf: 1 } as const;
+export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: BACK_TRANSCRIPTION_PACK_GAP, temperatures: [0, 0.4, 0.8], bestOf: 1, wordTimestamps: true } as const;
 
 /**
  * The cache key of every line's measurements: what they read. Its fitted audio (blob key), spoken

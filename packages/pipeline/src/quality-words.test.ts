@@ -45,4 +45,20 @@ describe("a back-transcription's words by line", () => {
     expect(t.get('b')).toEqual({ text: 'sim', loop: false });
     expect(t.get('c')).toEqual({ text: '', loop: false });
   });
+
+  it('words the engine timed on their own (cross-attention) keep their times; the others are laid over the lines by character share', () => {
+    // one segment over lines b and c: "Canselleto, el generato rezo", the engine's times put "el" at c's start
+    const aligned = [
+      { text: 'Canselleto,', start: 6.02, end: 8.3, aligned: true },
+      { text: 'el', start: 9.0, end: 9.2, aligned: true },
+      { text: 'generato', start: 9.2, end: 9.9, aligned: true },
+      { text: 'rezo', start: 9.9, end: 10.4, aligned: true },
+    ];
+    const laid = wordsOverLines([{ start: 6, end: 10.4, words: aligned }], lines);
+    expect(laid).toEqual(aligned.map(({ text, start, end }) => ({ text, start, end })));
+    expect(Object.fromEntries(wordsByLine(lines, laid))).toEqual({ a: [], b: ['Canselleto,'], c: ['el', 'generato', 'rezo'] });
+    // by character share over the 2.5 + 1.4 s of lines under the segment, "el" falls in b (its middle 1.87 s into the 3.9, b the first 2.5)
+    const spread = wordsOverLines([{ start: 6, end: 10.4, words: aligned.map(({ text, start, end }) => ({ text, start, end })) }], lines);
+    expect(Object.fromEntries(wordsByLine(lines, spread))).toEqual({ a: [], b: ['Canselleto,', 'el'], c: ['generato', 'rezo'] });
+  });
 });

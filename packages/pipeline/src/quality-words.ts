@@ -13,6 +13,8 @@ export interface TimedWord {
   end: number;
   /** Part of a repetition loop (the engine's mark). */
   loop?: boolean;
+  /** Timed on its own by the engine (Whisper's cross-attention), not spread over its segment. */
+  aligned?: boolean;
 }
 
 /** The line of `spans` a time falls in, else the nearest one (undefined only without spans). */
@@ -54,6 +56,7 @@ export function wordsByLine(spans: readonly { id: string; start: number; end: nu
  * included, so a segment spanning two lines puts words in the pause between them or in the wrong
  * line. The timeline is silent outside the lines, so each segment's words are laid by character
  * share over the parts of the segment that lines cover (a segment over no line keeps its times).
+ * Words the engine timed on their own (`aligned`: Whisper's cross-attention) keep their times.
  * A word's `loop` mark stays with it.
  */
 export function wordsOverLines(segments: readonly { start: number; end: number; words: readonly TimedWord[] }[], spans: readonly { start: number; end: number }[]): TimedWord[] {
@@ -61,7 +64,7 @@ export function wordsOverLines(segments: readonly { start: number; end: number; 
   for (const seg of segments) {
     const parts = spans.map((l) => [Math.max(l.start, seg.start), Math.min(l.end, seg.end)] as const).filter(([a, b]) => b > a).sort((x, y) => x[0] - y[0]);
     const total = parts.reduce((acc, [a, b]) => acc + b - a, 0);
-    if (!(total > 0) || !seg.words.length) {
+    if (!(total > 0) || !seg.words.length || seg.words.every((w) => w.aligned)) {
       out.push(...seg.words.map((w) => ({ text: w.text, start: w.start, end: w.end, ...(w.loop ? { loop: true } : {}) })));
       continue;
     }

@@ -11,6 +11,8 @@ export interface AsrWord {
   confidence: number;
   /** Part of a repetition loop the recognizer decoded (Whisper: one phrase again and again, a hallucination; repetition.ts). */
   loop?: boolean;
+  /** Timed by the recognizer's own alignment (Whisper: cross-attention, as openai's word_timestamps), not spread over its segment. */
+  aligned?: boolean;
 }
 
 export interface AsrSegment {

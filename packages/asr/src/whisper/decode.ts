@@ -26,6 +26,7 @@
 import { deflate } from 'pako';
 import { throwIfAborted } from '@dub/core';
 import type { WhisperSessions } from './model.js';
+import { ALIGNMENT_FRAME_SECONDS, alignmentStartFrames } from './alignment.js';
 import { loopWords, repetitionLoops, type RepetitionOptions } from './repetition.js';
 import { applyTimestampRules, argmax } from './timestamp-rules.js';
 import type { WhisperTokenizer } from './tokenizer.js';
@@ -34,12 +35,18 @@ type Tensor = Awaited<ReturnType<WhisperSessions['encode']>>;
 
 /** What the decoding loop needs of the sessions (WhisperSessions; tests script it). */
 export interface WindowDecoder {
-  startDecoding(encoded: Tensor): { step(ids: readonly number[]): Promise<Float32Array>; positionLogits(p: number): Float32Array; readonly pastLength: number };
+  startDecoding(
+    encoded: Tensor,
+    alignmentHeads?: readonly (readonly [number, number])[],
+  ): { step(ids: readonly number[]): Promise<Float32Array>; positionLogits(p: number): Float32Array; readonly pastLength: number; crossAttention?(): Float32Array[][] };
 }
 
 export interface DecodedToken {
   id: number;
   probability: number;
+  /** Seconds into the window where the token starts and ends, from the cross-attention (alignmentHeads; text tokens only). */
+  start?: number;
+  end?: number;
 }
 
 export interface DecodeResult {
@@ -76,6 +83,10 @@ export interface DecodeOptions {
   suppressBlank?: boolean;
   /** What makes a repetition loop (repetitionLoop of the result). */
   repetition?: RepetitionOptions;
+  /** Time the text tokens by these heads' cross-attention (alignment.ts; [layer, head]); with audioSeconds. */
+  alignmentHeads?: readonly (readonly [number, number])[];
+  /** Seconds of audio in the window (the frames the alignment reads). */
+  audioSeconds?: number;
 }
 
 export function promptTokens(tok: WhisperTokenizer, language: string, timestamps: boolean): number[] {
@@ -157,7 +168,8 @@ export function seededRandom(seed: number): () => number {
 export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenizer, encoded: Tensor, o: DecodeOptions): Promise<DecodeResult> {
   const temperature = o.temperature ?? 0;
   const random = o.random ?? seededRandom(0);
-  const state = sessions.startDecoding(encoded);
+  const aligned = !!o.alignmentHeads?.length && o.audioSeconds !== undefined;
+  const state = aligned ? sessions.startDecoding(encoded, o.alignmentHeads) : sessions.startDecoding(encoded);
   const prompt = promptTokens(tok, o.language, o.timestamps);
   let logits = await state.step(prompt);
   const noSpeechProbability = tok.noSpeech !== undefined ? Math.exp(logSoftmaxAt(state.positionLogits(prompt.indexOf(tok.sot)), tok.noSpeech)) : undefined;
@@ -182,6 +194,7 @@ export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenize
     logits = await state.step([id]);
     cacheLengths.push(state.pastLength);
   }
+  if (aligned && state.crossAttention) timeTokens(tokens, tok, state.crossAttention(), Math.max(1, Math.round(o.audioSeconds! / ALIGNMENT_FRAME_SECONDS)));
   const text = tok.decode(tokens.map((t) => t.id)).trim();
   return {
     tokens,
@@ -194,6 +207,23 @@ export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenize
     repetitionLoop: repetitionLoops(loopWords(text), o.repetition).length > 0,
     temperature,
   };
+}
+
+/**
+ * Sets `start` and `end` of the text tokens (not the timestamps) from the cross-attention rows
+ * (`rows[h][k]`: head h predicting the k-th token; one row more, for the end): the rows of the
+ * text tokens and the last one go through alignmentStartFrames over the audio's `frames`.
+ */
+function timeTokens(tokens: DecodedToken[], tok: WhisperTokenizer, rows: Float32Array[][], frames: number): void {
+  const text = tokens.flatMap((t, k) => (tok.isTimestamp(t.id) ? [] : [k]));
+  if (!text.length || rows.some((r) => r.length < tokens.length + 1)) return;
+  const picked = [...text, tokens.length];
+  const starts = alignmentStartFrames(rows.map((r) => picked.map((k) => r[k]!)), Math.min(frames, rows[0]![0]!.length));
+  if (starts.length !== picked.length) return;
+  for (const [i, k] of text.entries()) {
+    tokens[k]!.start = starts[i]! * ALIGNMENT_FRAME_SECONDS;
+    tokens[k]!.end = starts[i + 1]! * ALIGNMENT_FRAME_SECONDS;
+  }
 }
 
 /** Greedy decoding of one window (decodeWindow at temperature 0). */

@@ -18,6 +18,7 @@ import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from
 import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
 import { maxNewTokensFor, whisperFileNames, whisperLabel, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
+import { alignmentHeadsOf, shortenLongWords } from './alignment.js';
 import { markRepetitionLoops } from './repetition.js';
 import { tokensToSegments } from './segments.js';
 import { round3 } from '../asr/text-words.js';
@@ -127,7 +128,13 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
 class Whisper implements AsrEngine {
   readonly id = 'whisper';
   private readonly suppress: number[];
-  constructor(private readonly w: LoadedWhisper, private readonly o: ResolvedWhisperOptions, readonly label: string) {
+  constructor(
+    private readonly w: LoadedWhisper,
+    private readonly o: ResolvedWhisperOptions,
+    readonly label: string,
+    /** The alignment heads that time words (wordTimestamps on a model openai lists them for and whose decoder outputs them). */
+    private readonly alignmentHeads?: readonly (readonly [number, number])[],
+  ) {
     this.suppress = suppressTokenIds(w.tokenizer, o.suppressTokens);
   }
 
@@ -167,6 +174,7 @@ class Whisper implements AsrEngine {
         suppressBlank: this.o.suppressBlank,
         ...this.o.fallback,
         seed: i,
+        ...(this.alignmentHeads ? { alignmentHeads: this.alignmentHeads, audioSeconds: c.length } : {}),
         ...(ctx.signal ? { signal: ctx.signal } : {}),
       });
       const report = { start: c.start, end: c.end, noSpeechProbability: decoded.noSpeechProbability ?? 0, avgLogprob: decoded.avgLogprob, compressionRatio: decoded.compressionRatio, temperature: decoded.temperature };
@@ -182,6 +190,7 @@ class Whisper implements AsrEngine {
       // how far into the window the decoded segments reach
       let heardTo = 0;
       const decodedSegments = tokensToSegments(tokenizer, decoded.tokens, offset, c.length, req.locale);
+      if (this.alignmentHeads) shortenLongWords(decodedSegments.flatMap((s) => s.words));
       // a loop every temperature decoded: its words are marked (`loop`), for the caller to leave out of what it measures
       const loops = markRepetitionLoops(decodedSegments.flatMap((s) => s.words));
       if (loops.length) ctx.logger.info({ ...report, loops: loops.map((l) => ({ words: l.end - l.start, period: l.period, copies: l.copies })) }, 'whisper: a repetition loop survived every temperature');
@@ -196,7 +205,13 @@ class Whisper implements AsrEngine {
         if (gap !== null) {
           // the words over the speech the segment covers, each inside one piece; the segment from
           // the piece it starts in (or the next) to the piece it ends in (or the one before)
-          s.words = unpackWords(c, s.start, s.end, s.words).map((w) => ({ ...w, start: round3(w.start), end: round3(w.end) }));
+          // words timed by the cross-attention each on their own; else by character share over the speech
+          s.words = s.words.every((w) => w.aligned)
+            ? s.words.map((w) => {
+                const start = unpackTime(c, w.start, 'start');
+                return { ...w, start: round3(start), end: round3(Math.max(start, unpackTime(c, w.end, 'end'))) };
+              })
+            : unpackWords(c, s.start, s.end, s.words).map((w) => ({ ...w, start: round3(w.start), end: round3(w.end) }));
           [s.start, s.end] = [round3(unpackTime(c, s.start, 'start')), round3(Math.max(unpackTime(c, s.start, 'start'), unpackTime(c, s.end, 'end')))];
         }
         segments.push(s);
@@ -230,5 +245,14 @@ async function packedSamples(audio: SpeechAudio, c: PackedChunk): Promise<Float3
 
 /** A Whisper engine with these options (ASR_ENGINES' `whisper` entry creates it; that entry says whether it can run). */
 export async function createWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Promise<AsrEngine> {
-  return new Whisper(await loadWhisper(o, env), o, whisperLabel(o, env.models));
+  const w = await loadWhisper(o, env);
+  let heads: readonly (readonly [number, number])[] | undefined;
+  if (o.wordTimestamps) {
+    const model = o.encoderFile ? undefined : whisperModelOf(o, env.models);
+    heads = alignmentHeadsOf(model);
+    const outputs = w.sessions.decoder.outputNames;
+    if (heads && !heads.every(([l]) => outputs.includes(`cross_attentions.${l}`))) heads = undefined;
+    if (!heads) env.logger.info({ model }, 'whisper: no alignment heads for this model (or no cross_attentions output): words timed by character share');
+  }
+  return new Whisper(w, o, whisperLabel(o, env.models), heads);
 }

@@ -50,8 +50,9 @@ export class WhisperSessions {
     return out.last_hidden_state!;
   }
 
-  startDecoding(encoderHidden: Tensor): DecoderState {
-    return new DecoderState(this.decoder, this.layout, encoderHidden);
+  /** A decoding of one window; with `alignmentHeads` ([layer, head]), their cross-attention is kept per step (crossAttention). */
+  startDecoding(encoderHidden: Tensor, alignmentHeads?: readonly (readonly [number, number])[]): DecoderState {
+    return new DecoderState(this.decoder, this.layout, encoderHidden, alignmentHeads);
   }
 }
 
@@ -71,7 +72,29 @@ export class DecoderState {
     return all.subarray(p * this.vocab, (p + 1) * this.vocab);
   }
 
-  constructor(private readonly decoder: OnnxModel, private readonly layout: DecoderLayout, private readonly encoderHidden: Tensor) {}
+  /** Per alignment head, per step: the cross-attention of the step's last position over the encoder frames. */
+  private readonly attention: Float32Array[][];
+
+  constructor(
+    private readonly decoder: OnnxModel,
+    private readonly layout: DecoderLayout,
+    private readonly encoderHidden: Tensor,
+    private readonly alignmentHeads: readonly (readonly [number, number])[] = [],
+  ) {
+    for (const [l, h] of alignmentHeads) {
+      if (!decoder.outputNames.includes(`cross_attentions.${l}`)) throw new ModelError(`${decoder.path} has no output cross_attentions.${l} (export it with attentions for word times)`);
+      if (h >= layout.heads) throw new ModelError(`${decoder.path}: alignment head ${h} of layer ${l} is past its ${layout.heads} heads`);
+    }
+    this.attention = alignmentHeads.map(() => []);
+  }
+
+  /**
+   * The alignment heads' cross-attention, per head, one row per step: row k is the attention of the
+   * query that predicted the k-th token sampled (row 0: the prompt's last position).
+   */
+  crossAttention(): Float32Array[][] {
+    return this.attention;
+  }
 
   /** Feed `ids` and return the logits of the last position. */
   async step(ids: readonly number[]): Promise<Float32Array> {
@@ -91,8 +114,9 @@ export class DecoderState {
     }
     // logits and the keys and values the next step reads: the encoder ones only on the first step
     // (the cache branch passes them through; nextKvCache keeps those fed), never the attention maps
-    this.fetches ??= this.decoder.outputNames.filter((n) => n === 'logits' || /^present\.\d+\.decoder\./.test(n));
-    this.firstFetches ??= this.decoder.outputNames.filter((n) => n === 'logits' || /^present\.\d+\.(decoder|encoder)\./.test(n));
+    const layersAligned = new Set(this.alignmentHeads.map(([l]) => `cross_attentions.${l}`));
+    this.fetches ??= this.decoder.outputNames.filter((n) => n === 'logits' || /^present\.\d+\.decoder\./.test(n) || layersAligned.has(n));
+    this.firstFetches ??= this.decoder.outputNames.filter((n) => n === 'logits' || /^present\.\d+\.(decoder|encoder)\./.test(n) || layersAligned.has(n));
     const out = await this.decoder.run(feeds, this.past ? this.fetches : this.firstFetches);
     const logits = out.logits;
     if (!logits) throw new ModelError('decoder returned no logits');
@@ -102,6 +126,13 @@ export class DecoderState {
     const next = nextKvCache(out, layers, this.past);
     this.past = next;
     this.pastLength = (next['past_key_values.0.decoder.key']!.dims as number[])[2]!;
+    for (const [k, [l, h]] of this.alignmentHeads.entries()) {
+      // cross_attentions.L: [1, heads, T, frames]; the last position's row of head h
+      const a = out[`cross_attentions.${l}`]!;
+      const [, , T, F] = a.dims as number[];
+      const at = (h * T! + T! - 1) * F!;
+      this.attention[k]!.push((a.data as Float32Array).slice(at, at + F!));
+    }
     const data = logits.data as Float32Array;
     this.lastLogits = data;
     this.vocab = v!;

@@ -34,6 +34,14 @@ export interface WhisperOptions extends FallbackOptions {
    * retries it) instead of running to 224 tokens at every temperature.
    */
   maxTokensPerSecond?: number | null;
+  /**
+   * Time each word by the decoder's cross-attention (openai's word_timestamps: its alignment heads,
+   * DTW; whisper/alignment.ts) instead of spreading a segment's words over it by character share;
+   * only for the models whose alignment heads openai lists (base, small) and whose decoder outputs
+   * cross_attentions (the npm q8 exports do). Default false. Back-transcription sets it, so the
+   * words of lines packed into one window go to the line they were heard in.
+   */
+  wordTimestamps?: boolean;
   /** Detect the spoken language of the first chunk and report it (default true). */
   detectLanguage?: boolean;
   /** Decode with timestamp tokens (default true); without them each chunk is one segment. */
@@ -60,6 +68,7 @@ export interface ResolvedWhisperOptions {
   nMels: number | undefined;
   maxNewTokens: number;
   maxTokensPerSecond: number | null;
+  wordTimestamps: boolean;
   detectLanguage: boolean;
   timestamps: boolean;
   chunkSeconds: number;
@@ -179,6 +188,7 @@ export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOp
     nMels: o.nMels,
     maxNewTokens,
     maxTokensPerSecond,
+    wordTimestamps: o.wordTimestamps ?? false,
     detectLanguage: o.detectLanguage ?? true,
     timestamps: o.timestamps ?? true,
     chunkSeconds,

@@ -1,8 +1,9 @@
 /**
  * Decoded tokens -> timed segments: `<|t0|> text <|t1|>` pairs give segment times (relative to the
  * window, shifted by `offset`); text after the last timestamp ends at the window's end. Words are
- * timed by character share inside their segment, and each word's confidence is the mean
- * probability of the tokens that make it up.
+ * timed by their tokens' cross-attention times where the decoding has them (`aligned`), else by
+ * character share inside their segment, and each word's confidence is the mean probability of the
+ * tokens that make it up.
  */
 import { getLocale } from '@dub/core';
 import { joinWords, round3, splitWords, spreadWords } from '../asr/text-words.js';
@@ -10,7 +11,7 @@ import type { AsrSegment } from '../asr/types.js';
 import type { DecodedToken } from './decode.js';
 import type { WhisperTokenizer } from './tokenizer.js';
 
-function segmentFrom(tok: WhisperTokenizer, tokens: DecodedToken[], start: number, end: number, locale: string): AsrSegment | undefined {
+function segmentFrom(tok: WhisperTokenizer, tokens: DecodedToken[], start: number, end: number, locale: string, offset: number): AsrSegment | undefined {
   const ids = tokens.map((t) => t.id);
   const text = tok.decode(ids).trim();
   const words = splitWords(text, locale);
@@ -18,13 +19,14 @@ function segmentFrom(tok: WhisperTokenizer, tokens: DecodedToken[], start: numbe
   // Character span of each token in the decoded text (before trimming).
   const raw = tok.decode(ids);
   const lead = raw.length - raw.trimStart().length;
-  const spans: Array<[number, number, number]> = [];
+  const spans: Array<[number, number, number, number | undefined, number | undefined]> = [];
   let prevLen = 0;
   for (let i = 0; i < ids.length; i++) {
     const len = tok.decode(ids.slice(0, i + 1)).length;
-    spans.push([prevLen - lead, len - lead, tokens[i]!.probability]);
+    spans.push([prevLen - lead, len - lead, tokens[i]!.probability, tokens[i]!.start, tokens[i]!.end]);
     prevLen = len;
   }
+  const aligned = tokens.every((t) => t.start !== undefined && t.end !== undefined);
   const timed = spreadWords(words, start, Math.max(end, start));
   let pos = 0;
   for (const w of timed) {
@@ -32,8 +34,14 @@ function segmentFrom(tok: WhisperTokenizer, tokens: DecodedToken[], start: numbe
     const a = at < 0 ? pos : at;
     const b = a + w.text.length;
     pos = b;
-    const probs = spans.filter(([s, e]) => e > a && s < b).map(([, , p]) => p);
+    const mine = spans.filter(([s, e]) => e > a && s < b);
+    const probs = mine.map(([, , p]) => p);
     w.confidence = probs.length ? Math.round((probs.reduce((x, y) => x + y, 0) / probs.length) * 1000) / 1000 : 0;
+    if (aligned && mine.length) {
+      w.start = round3(offset + mine[0]![3]!);
+      w.end = round3(offset + Math.max(mine[0]![3]!, mine[mine.length - 1]![4]!));
+      w.aligned = true;
+    }
   }
   return { start: round3(start), end: round3(Math.max(end, start)), text: joinWords(timed, locale), words: timed };
 }
@@ -61,7 +69,7 @@ export function tokensToSegments(tok: WhisperTokenizer, tokens: readonly Decoded
   const out: AsrSegment[] = [];
   for (const g of groups) {
     if (!g.tokens.length) continue;
-    const seg = segmentFrom(tok, g.tokens, offset + g.start, offset + g.end, locale);
+    const seg = segmentFrom(tok, g.tokens, offset + g.start, offset + g.end, locale, offset);
     if (seg) out.push(seg);
   }
   return out;
