@@ -125,9 +125,34 @@ describe('decoding a window that loops', () => {
   it('a window whose every decoding loops keeps the most likely loop, and says every temperature failed', async () => {
     const r = await decodeWithFallback(reader([{ text: LOOPED, peak: 10 }]), tok, fakeEncoded, opts);
     expect(r.allFailed).toBe(true);
-    expect(r.text).toBe(LOOPED);
+    // each decoding stopped once its complete words held the loop: three copies and the word after
+    expect(r.text).toBe(LOOPED.slice(0, LOOPED.indexOf('palco, o país morre do palco, o país morre do palco,') + 'palco, o país morre do palco, o país morre do palco, o'.length));
+    expect(r.stoppedOnLoop).toBe(true);
     expect(r.repetitionLoop).toBe(true);
     expect(r.temperature).toBe(0);
+    expect(r.tokens.length).toBeLessThan(tok.encode(LOOPED).length);
+  });
+
+  it('stops a decoding at a loop only with the loop check on; the decoding to the end loops too', async () => {
+    const full = await decodeWithFallback(reader([{ text: LOOPED, peak: 10 }]), tok, fakeEncoded, { ...opts, repetitionCheck: false });
+    expect(full.stoppedOnLoop).toBe(false);
+    expect(full.text).toBe(LOOPED);
+    expect(hasRepetitionLoop(full.text)).toBe(true);
+    // speech that repeats a little runs to its end token
+    const speech = 'no, no, no, I said the red one, not the blue one';
+    const r = await decodeWithFallback(reader([{ text: speech, peak: 10 }]), tok, fakeEncoded, opts);
+    expect(r).toMatchObject({ text: speech, stoppedOnLoop: false, repetitionLoop: false, allFailed: false, tried: [0] });
+  });
+
+  it('among the samples of a temperature, one that does not loop ranks above a likelier loop', async () => {
+    const texts = [
+      { text: LOOPED, peak: 10 }, // greedy: the loop
+      { text: LOOPED, peak: 10 }, // 0.4, first sample: the loop again, log probability -0.01 a token
+      { text: 'e o país pode fazer para ti', peak: 6 }, // 0.4, second sample: -0.5 a token, passes
+    ];
+    const r = await decodeWithFallback(reader(texts), tok, fakeEncoded, { ...opts, bestOf: 2 });
+    expect(r).toMatchObject({ text: 'e o país pode fazer para ti', temperature: 0.4, allFailed: false, tried: [0, 0.4], repetitionLoop: false });
+    expect(r.avgLogprob).toBeGreaterThan(-1);
   });
 
   it('bestOfFailed: the lowest temperature that is not repetitive (ratio or loop), else the highest average log probability', () => {

@@ -20,7 +20,17 @@
  * When every temperature fails, openai keeps the last decoding (at 1.0, often text of another
  * language or script); this keeps the lowest temperature's that is not repetitive (bestOfFailed).
  * A window whose no-speech probability is above 0.6 is skipped as silence unless its average log
- * probability is above -1. Sampling uses a seeded generator, so a window decodes the same way
+ * probability is above -1.
+ *
+ * With the loop check on, a decoding stops as soon as its complete words hold a loop (stopOnLoop):
+ * a loop fails the decoding whatever follows, so running on to the token limit (224 tokens, about
+ * 3.5 s of decoder steps with base on a CPU core) only costs time. Among the samples of one
+ * temperature, one that is not repetitive ranks above one that is (a repetitive best sample fails
+ * the temperature even when another sample would pass); among either kind, by log probability per
+ * token. Measured on the separated speech of 8 s of a real talking head (Whisper base q8, one
+ * window): before, the greedy text and the best samples at 0.2 looped to 211-224 tokens, every
+ * temperature failed and 26 decodings took 56 s; now 6 decodings take 7 s, and a sample at 0.2
+ * that does not loop passes. Sampling uses a seeded generator, so a window decodes the same way
  * every time.
  */
 import { deflate } from 'pako';
@@ -65,6 +75,8 @@ export interface DecodeResult {
   compressionRatio: number;
   /** Whether the text's words hold a repetition loop (repetition.ts, default options). */
   repetitionLoop: boolean;
+  /** The decoding stopped at a loop in its complete words, before its end token or the token limit (stopOnLoop). */
+  stoppedOnLoop: boolean;
   temperature: number;
 }
 
@@ -83,6 +95,12 @@ export interface DecodeOptions {
   suppressBlank?: boolean;
   /** What makes a repetition loop (repetitionLoop of the result). */
   repetition?: RepetitionOptions;
+  /**
+   * Stop decoding once the complete words decoded so far (the last, maybe unfinished, word left
+   * out) hold a repetition loop: the loop stays in any continuation, so the result loops either
+   * way (default false; decodeWithFallback sets it with its loop check).
+   */
+  stopOnLoop?: boolean;
   /** Time the text tokens by these heads' cross-attention (alignment.ts; [layer, head]); with audioSeconds. */
   alignmentHeads?: readonly (readonly [number, number])[];
   /** Seconds of audio in the window (the frames the alignment reads). */
@@ -178,6 +196,7 @@ export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenize
   const seq: number[] = [];
   const blank = o.suppressBlank === false ? [] : [...tok.encode(' '), tok.eot];
   let sumLogprob = 0;
+  let stoppedOnLoop = false;
   for (let i = 0; i < o.maxNewTokens; i++) {
     throwIfAborted(o.signal);
     if (i === 0) for (const id of blank) logits[id] = -Infinity;
@@ -191,6 +210,10 @@ export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenize
     if (id === tok.eot) break;
     tokens.push({ id, probability: Math.exp(logprob) });
     seq.push(id);
+    if (o.stopOnLoop && loopsSoFar(tok, tokens, o.repetition)) {
+      stoppedOnLoop = true;
+      break;
+    }
     logits = await state.step([id]);
     cacheLengths.push(state.pastLength);
   }
@@ -204,9 +227,19 @@ export async function decodeWindow(sessions: WindowDecoder, tok: WhisperTokenize
     avgLogprob: sumLogprob / (tokens.length + 1),
     noSpeechProbability,
     compressionRatio: compressionRatio(text),
-    repetitionLoop: repetitionLoops(loopWords(text), o.repetition).length > 0,
+    repetitionLoop: stoppedOnLoop || repetitionLoops(loopWords(text), o.repetition).length > 0,
+    stoppedOnLoop,
     temperature,
   };
+}
+
+/** Whether the complete words of the text decoded so far hold a repetition loop (the last word, maybe unfinished, left out). */
+function loopsSoFar(tok: WhisperTokenizer, tokens: readonly DecodedToken[], o: RepetitionOptions | undefined): boolean {
+  // a loop needs at least 6 words (minWords' default) of at least one token each
+  if (tokens.length < 6) return false;
+  const words = loopWords(tok.decode(tokens.map((t) => t.id)));
+  words.pop();
+  return words.length >= 2 && repetitionLoops(words, o).length > 0;
 }
 
 /**
@@ -322,14 +355,15 @@ export async function decodeWithFallback(sessions: WindowDecoder, tok: WhisperTo
   for (const t of f.temperatures) {
     tried.push(t);
     if (t === 0) {
-      result = await decodeWindow(sessions, tok, encoded, { ...o, temperature: 0 });
+      result = await decodeWindow(sessions, tok, encoded, { ...o, temperature: 0, stopOnLoop: f.repetitionCheck });
     } else {
       const random = seededRandom(((o.seed ?? 0) * 7919 + Math.round(t * 1000)) >>> 0);
       let best: DecodeResult | undefined;
       let bestScore = -Infinity;
       for (let k = 0; k < f.bestOf; k++) {
-        const r = await decodeWindow(sessions, tok, encoded, { ...o, temperature: t, random });
-        const score = r.sumLogprob / Math.max(1, r.tokens.length); // MaximumLikelihoodRanker without length penalty
+        const r = await decodeWindow(sessions, tok, encoded, { ...o, temperature: t, random, stopOnLoop: f.repetitionCheck });
+        // MaximumLikelihoodRanker without length penalty, a repetitive sample below any other
+        const score = r.sumLogprob / Math.max(1, r.tokens.length) - (repetitive(r, f) ? 1e9 : 0);
         if (!best || score > bestScore) {
           best = r;
           bestScore = score;
