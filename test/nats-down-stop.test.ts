@@ -112,7 +112,13 @@ describe('SIGTERM with NATS unreachable', () => {
       headers: { authorization: 'Bearer k1', 'content-type': 'application/json' },
       body: JSON.stringify({ name: 'n', locale: 'en-US', languages: [{ locale: 'es-ES' }], media_url: 'http://127.0.0.1:9/v.mp4' }),
     }).then((r) => r.status, (e: Error) => e.message);
-    await new Promise((r) => setTimeout(r, 1500));
+    // the asset is committed (listed) before its job's publish starts retrying; a fixed wait was
+    // too short on a loaded machine (the stop came before the request reached the publish)
+    await waitFor(`asset listed (log: ${api.log()})`, async () => {
+      const r = await fetch(`${base}/v1/assets/`, { headers: { authorization: 'Bearer k1' } });
+      return r.ok && ((await r.json()) as { items: unknown[] }).items.length > 0 ? true : undefined;
+    }, 60_000);
+    await new Promise((r) => setTimeout(r, 1000));
     const { code, ms } = await terminate(api, 30_000);
     expect(code, api.log()).toBe(0);
     expect(ms).toBeLessThan(10_000);
