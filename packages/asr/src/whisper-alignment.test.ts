@@ -47,7 +47,7 @@ describe("openai's timing.py steps", () => {
     expect(alignmentHeadsOf('whisper-tiny-test')).toBeUndefined();
   });
 
-  it('a word stretched over the pause before it starts at twice the median word duration before its end', () => {
+  it('a word stretched over a pause is cut to twice the median word duration: from its start, or after a sentence end from its end', () => {
     // "ask" after JFK's pause: DTW starts it at 2.5 s, in the silence, though it is said from about 3.5 s
     const words = [
       { text: 'fellow', start: 1.6, end: 1.96, aligned: true },
@@ -61,9 +61,17 @@ describe("openai's timing.py steps", () => {
     expect(words[2]).toEqual({ text: 'ask', start: 3.08, end: 4.12, aligned: true });
     expect(words.map((w) => w.start)).toEqual([1.6, 1.96, 3.08, 4.12, 4.62]);
     // the median is capped at 0.7 s
-    const slow = [0.9, 1.0, 1.1].map((d, i) => ({ start: i * 2, end: i * 2 + d, aligned: true }));
-    slow.push({ start: 6, end: 7.6, aligned: true });
+    const slow = [0.9, 1.0, 1.1].map((d, i) => ({ text: 'x', start: i * 2, end: i * 2 + d, aligned: true }));
+    slow.push({ text: 'y', start: 6, end: 7.6, aligned: true });
     expect(shortenLongWords(slow)).toBe(1);
     expect(slow[3]!.start).toBe(6.2);
+    // a sentence's last word keeps its start: it ran on into what follows
+    const end = [
+      { text: 'à', start: 0, end: 0.3, aligned: true },
+      { text: 'vous.', start: 0.3, end: 1.5, aligned: true },
+      { text: 'Le', start: 1.5, end: 1.7, aligned: true },
+    ];
+    expect(shortenLongWords(end)).toBe(1);
+    expect(end[1]).toEqual({ text: 'vous.', start: 0.3, end: 0.9, aligned: true });
   });
 });

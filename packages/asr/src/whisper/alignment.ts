@@ -122,14 +122,14 @@ export function alignmentStartFrames(weights: readonly (readonly Float32Array[])
 }
 
 /**
- * A word DTW stretches over the pause before it starts later: the attention of a word said after a
- * silence spreads over the silence, so its start comes early (openai's add_word_timestamps clips
- * such words to twice the median word duration, capped at 0.7 s, at sentence ends and after
- * pauses). Here every aligned word longer than twice the window's median word duration (the
- * median capped at 0.7 s) keeps its end and starts that long before it. In place; returns how many
- * were shortened.
+ * A word DTW stretches over a pause: the attention of a word said after a silence spreads over the
+ * silence, so it starts early, and a sentence's last word may run on into what follows. openai's
+ * add_word_timestamps clips words longer than twice the median word duration (capped at 0.7 s)
+ * at sentence ends; here every aligned word that long is clipped: one ending a sentence (. ! ?)
+ * keeps its start and ends that long after it, any other keeps its end and starts that long
+ * before it. In place; returns how many were clipped.
  */
-export function shortenLongWords(words: { start: number; end: number; aligned?: boolean }[]): number {
+export function shortenLongWords(words: { text: string; start: number; end: number; aligned?: boolean }[]): number {
   const aligned = words.filter((w) => w.aligned);
   if (!aligned.length) return 0;
   const d = aligned.map((w) => w.end - w.start).sort((a, b) => a - b);
@@ -138,10 +138,10 @@ export function shortenLongWords(words: { start: number; end: number; aligned?: 
   if (!(max > 0)) return 0;
   let n = 0;
   for (const w of aligned) {
-    if (w.end - w.start > max) {
-      w.start = Math.round((w.end - max) * 1000) / 1000;
-      n++;
-    }
+    if (w.end - w.start <= max) continue;
+    if (/[.!?。！？]["'»”)\]]*$/u.test(w.text)) w.end = Math.round((w.start + max) * 1000) / 1000;
+    else w.start = Math.round((w.end - max) * 1000) / 1000;
+    n++;
   }
   return n;
 }
