@@ -6,3 +6,4 @@
  */
 export * from './onnx.js';
 export { convIntegerAsMatMul, convIntegerModelFile, derivedModelsDir, int8GemmExact, CONV_INTEGER_REWRITE_VERSION, type ConvIntegerRewrite, type ConvIntegerModel } from './conv-integer.js';
+export { optimizedGraphsOn, optimizedGraphFile, createThroughOptimizedGraph, cpuIdentity, OPTIMIZED_GRAPH_VERSION, OPTIMIZED_GRAPH_MIN_BYTES, type OptimizedGraph } from './optimized-graph.js';

@@ -9,7 +9,8 @@
  */
 import type * as ortTypes from 'onnxruntime-node';
 import { createRequire } from 'node:module';
-import { convIntegerModelFile } from './conv-integer.js';
+import { convIntegerModelFile, derivedModelsDir } from './conv-integer.js';
+import { createThroughOptimizedGraph, optimizedGraphsOn } from './optimized-graph.js';
 import { ModelError, retryingOnce, silentLogger, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
 
 const require_ = createRequire(import.meta.url);
@@ -216,15 +217,20 @@ export class SessionCache implements SessionStore {
     }
     try {
       const cpu = { ...base, executionProviders: ['cpu'] };
-      let s: ortTypes.InferenceSession;
+      // The graph optimized once per model, onnxruntime and CPU (optimized-graph.ts), where the model is a file.
+      const load = async (f: string): Promise<{ s: ortTypes.InferenceSession; graph: Record<string, string> }> => {
+        if (!optimizedGraphsOn()) return { s: await o.InferenceSession.create(f, cpu), graph: {} };
+        const r = await createThroughOptimizedGraph(f, o.env.versions?.node ?? 'unknown', derivedModelsDir(), (x, extra) => o.InferenceSession.create(x, { ...cpu, ...extra }));
+        return { s: r.session, graph: r.loadedFrom ? { optimizedGraph: r.loadedFrom } : r.wrote ? { optimizedGraphWritten: r.wrote } : {} };
+      };
       if (convAsMatMul) {
         const r = await convIntegerModelFile(file);
-        s = r.file ? await o.InferenceSession.create(r.file, cpu) : await o.InferenceSession.create(r.bytes!, cpu);
-        logger.info({ model: file, provider: 'cpu', convIntegerAsMatMul: r.rewritten, convIntegerKept: r.kept, ...(r.file && r.file !== file ? { loadedFrom: r.file } : {}) }, 'onnx session created');
+        const { s, graph } = r.file ? await load(r.file) : { s: await o.InferenceSession.create(r.bytes!, cpu), graph: {} };
+        logger.info({ model: file, provider: 'cpu', convIntegerAsMatMul: r.rewritten, convIntegerKept: r.kept, ...(r.file && r.file !== file ? { loadedFrom: r.file } : {}), ...graph }, 'onnx session created');
         return new Model(file, 'cpu', s);
       }
-      s = await o.InferenceSession.create(file, cpu);
-      logger.info({ model: file, provider: 'cpu' }, 'onnx session created');
+      const { s, graph } = await load(file);
+      logger.info({ model: file, provider: 'cpu', ...graph }, 'onnx session created');
       return new Model(file, 'cpu', s);
     } catch (e) {
       throw new ModelError(`cannot load ONNX model ${file}: ${(e as Error).message}`, { cause: e });
