@@ -6,11 +6,11 @@ export { VAD_ENGINES, VAD_ENGINE_IDS, SILERO_VAD_MODEL, isVadEngineId, type VadE
 export type { SpeechRegion, SpeechDetection, VadEngine, VadStream, VadEngineFactory } from './vad/types.js';
 export { transcribe, resolveTranscribeOptions, asrEnginesFor, chooseAsrEngine, resolveAsrEngine, type TranscribeOptions, type ResolvedTranscribeOptions, type Transcription } from './asr/transcribe.js';
 export { ASR_ENGINES, ASR_ENGINE_IDS, asrInstallHints, DEFAULT_ASR_PREFERENCE, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineHost, type AsrEngineId, type ResolvedAsrEngineOptions } from './asr/registry.js';
-export type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, SkippedWindow } from './asr/types.js';
+export type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, AsrWord, DetectedLanguage, RemovedRepeats, SkippedWindow } from './asr/types.js';
 export { resolvePocketsphinxOptions, DEFAULT_POCKETSPHINX_MODEL_DIR, type PocketsphinxOptions, type ResolvedPocketsphinxOptions } from './asr/pocketsphinx.js';
 export { resolveWhisperOptions, isWhisperModelInstalled, whisperFileNames, whisperModelOf, WHISPER_FILES, WHISPER_Q8_FILES, WHISPER_MODEL_PREFERENCE, WHISPER_DEFAULT_MODEL, WHISPER_INSTALL_HINT, type WhisperFileNames, type WhisperOptions, type ResolvedWhisperOptions } from './whisper/options.js';
 export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';
-export { hasRepetitionLoop, loopWord, loopWords, markRepetitionLoops, repetitionLoops, type RepetitionLoop, type RepetitionOptions } from './whisper/repetition.js';
+export { dropLoopRepeats, hasRepetitionLoop, loopWord, loopWords, markRepetitionLoops, repetitionLoops, type RepetitionLoop, type RepetitionOptions } from './whisper/repetition.js';
 export { identifyLanguage, type IdentifiedLanguage } from './whisper/identify.js';
 export { WhisperTokenizer } from './whisper/tokenizer.js';
 export { WhisperFeatureExtractor, WHISPER_N_FRAMES, WHISPER_N_SAMPLES } from './dsp/whisper-mel.js';

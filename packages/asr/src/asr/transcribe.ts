@@ -17,7 +17,7 @@ import { whisperLanguageOf } from '../whisper/languages.js';
 import { resolvePocketsphinxOptions, type PocketsphinxOptions } from './pocketsphinx.js';
 import { ASR_ENGINE_IDS, ASR_ENGINES, unsupportedSourceLanguage, type AsrEngineEnv, type AsrEngineId, type ResolvedAsrEngineOptions } from './registry.js';
 import { parseSourceTranscript, sourceTextNeedsSpeech, type SourceTextFormat } from './source-text.js';
-import type { AsrEngine, AsrSegment, DetectedLanguage, SkippedWindow } from './types.js';
+import type { AsrEngine, AsrSegment, DetectedLanguage, RemovedRepeats, SkippedWindow } from './types.js';
 
 export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions {
   /** Contract locale of the source, e.g. "en-US". */
@@ -31,6 +31,12 @@ export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions 
   vad?: Omit<VadOptions, keyof EngineEnvOptions | keyof SpeechAudioOptions>;
   pocketsphinx?: PocketsphinxOptions;
   whisper?: WhisperOptions;
+  /**
+   * Remove the repeats of a repetition loop the engine decoded at every temperature (Whisper), its
+   * first copy kept and each removal listed in `removedRepeats`, instead of only marking its words
+   * `loop` (default false: a back-transcription measured against known text keeps them).
+   */
+  removeLoopRepeats?: boolean;
 }
 
 export interface ResolvedTranscribeOptions {
@@ -42,6 +48,7 @@ export interface ResolvedTranscribeOptions {
   engines: ResolvedAsrEngineOptions;
   env: EngineEnvOptions;
   audio: SpeechAudioOptions;
+  removeLoopRepeats: boolean;
 }
 
 export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscribeOptions {
@@ -60,6 +67,7 @@ export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscri
     },
     env,
     audio,
+    removeLoopRepeats: o.removeLoopRepeats === true,
   };
 }
 
@@ -77,6 +85,8 @@ export interface Transcription {
   detectedLanguage?: DetectedLanguage;
   /** Windows the engine skipped as no speech (Whisper), with the numbers that decided it. */
   skippedWindows?: SkippedWindow[];
+  /** Repetition loops cut to their first copy (removeLoopRepeats), with the removed text and the reason. */
+  removedRepeats?: RemovedRepeats[];
 }
 
 /** The registry env of these options: the caller's env with the engines' resolved options. */
@@ -131,10 +141,10 @@ export async function runTranscribe(audio: SpeechAudio, o: ResolvedTranscribeOpt
   const speech = await speechOf(audio, o, env, subContext(ctx, 'vad', 0, 0.2));
   if (!speech.regions.length) throw empty('no speech was found in the audio');
   ctx.logger.info({ engine: id, reason: chosen.reason, locale: o.locale, regions: speech.regions.length }, 'transcribing');
-  const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions }, subContext(ctx, 'asr', 0.2, 1));
+  const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions, ...(o.removeLoopRepeats ? { removeLoopRepeats: true } : {}) }, subContext(ctx, 'asr', 0.2, 1));
   const segments = out.segments.filter((s) => s.words.length > 0);
   if (!segments.length) throw empty(`the ${id} engine recognised no words in ${speech.regions.length} speech region(s)`);
-  return { engine: id, locale: o.locale, duration: audio.duration, segments, speech, ...(out.detectedLanguage ? { detectedLanguage: out.detectedLanguage } : {}), ...(out.skippedWindows ? { skippedWindows: out.skippedWindows } : {}) };
+  return { engine: id, locale: o.locale, duration: audio.duration, segments, speech, ...(out.detectedLanguage ? { detectedLanguage: out.detectedLanguage } : {}), ...(out.skippedWindows ? { skippedWindows: out.skippedWindows } : {}), ...(out.removedRepeats ? { removedRepeats: out.removedRepeats } : {}) };
 }
 
 /** Transcribe `input` (a media path, samples, or an open SpeechAudio). */

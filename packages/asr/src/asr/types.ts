@@ -31,6 +31,12 @@ export interface AsrRequest {
   language: string;
   /** Where the speech is; engines only decode these. */
   regions: readonly SpeechRegion[];
+  /**
+   * Remove the repeats of a repetition loop that survived every temperature (keeping its first
+   * copy; listed in the output's `removedRepeats`) instead of only marking its words `loop`. For a
+   * transcript that is dubbed; a back-transcription, measured against known text, keeps them.
+   */
+  removeLoopRepeats?: boolean;
 }
 
 export interface DetectedLanguage {
@@ -49,12 +55,34 @@ export interface SkippedWindow {
   temperature: number;
 }
 
+/**
+ * The repeats of a repetition loop taken out of the transcript (Whisper: one phrase decoded again
+ * and again at every temperature, a hallucination): the first copy of the phrase stays, the
+ * copies after it are removed. Times are seconds of the audio.
+ */
+export interface RemovedRepeats {
+  /** The removed words: from the first repeat's start to the last one's end, and their text. */
+  start: number;
+  end: number;
+  text: string;
+  /** The copy kept (the loop's first), and where it is. */
+  kept: string;
+  keptStart: number;
+  keptEnd: number;
+  /** Words per copy, and whole copies decoded in a row (the kept one included). */
+  period: number;
+  copies: number;
+  reason: string;
+}
+
 export interface AsrEngineOutput {
   segments: AsrSegment[];
   /** The language the engine heard, when it detects one. */
   detectedLanguage?: DetectedLanguage;
   /** Windows skipped as no speech, with the numbers that decided it. */
   skippedWindows?: SkippedWindow[];
+  /** Repetition loops whose repeats were removed (request `removeLoopRepeats`), in time order. */
+  removedRepeats?: RemovedRepeats[];
 }
 
 export interface AsrEngine extends Engine {

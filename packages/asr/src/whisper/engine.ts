@@ -3,14 +3,16 @@
  * config says), encoder + merged decoder with KV cache from the session cache, decoding with
  * openai/whisper's logit filters, temperature fallback and no-speech check (decode.ts), long audio
  * cut into chunks of at most 30 s on VAD region boundaries, optional language detection on the
- * first chunk. Windows judged silent are skipped and listed in the output's `skippedWindows`.
+ * first chunk. Windows judged silent are skipped and listed in the output's `skippedWindows`; a
+ * repetition loop that survived every temperature is marked on its words (`loop`), or, with the
+ * request's `removeLoopRepeats`, cut to its first copy and listed in `removedRepeats`.
  */
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { getModelEntry, ModelError, reportProgress, resolveModelFile, throwIfAborted, type StageContext } from '@dub/core';
 import type { OnnxModel } from '@dub/onnx';
 import { groupRegions, packRegions, unpackTime, unpackWords, type PackedChunk } from '../asr/chunking.js';
-import type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, DetectedLanguage, SkippedWindow } from '../asr/types.js';
+import type { AsrEngine, AsrEngineOutput, AsrRequest, AsrSegment, DetectedLanguage, RemovedRepeats, SkippedWindow } from '../asr/types.js';
 import { WhisperFeatureExtractor } from '../dsp/whisper-mel.js';
 import type { EngineEnv } from '../engine-env.js';
 import { SPEECH_SAMPLE_RATE, type SpeechAudio } from '../speech-audio.js';
@@ -19,7 +21,7 @@ import { whisperLanguageOf } from './languages.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
 import { maxNewTokensFor, whisperFileNames, whisperLabel, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { alignmentHeadsOf, shortenLongWords } from './alignment.js';
-import { markRepetitionLoops } from './repetition.js';
+import { dropLoopRepeats, markRepetitionLoops } from './repetition.js';
 import { tokensToSegments } from './segments.js';
 import { round3 } from '../asr/text-words.js';
 import { WhisperTokenizer } from './tokenizer.js';
@@ -155,6 +157,7 @@ class Whisper implements AsrEngine {
     reportProgress(ctx, 'asr', 0);
     const segments: AsrSegment[] = [];
     const skippedWindows: SkippedWindow[] = [];
+    const removedRepeats: RemovedRepeats[] = [];
     let detectedLanguage: DetectedLanguage | undefined;
     for (let i = 0; i < chunks.length; i++) {
       throwIfAborted(ctx.signal);
@@ -194,6 +197,7 @@ class Whisper implements AsrEngine {
       // a loop every temperature decoded: its words are marked (`loop`), for the caller to leave out of what it measures
       const loops = markRepetitionLoops(decodedSegments.flatMap((s) => s.words));
       if (loops.length) ctx.logger.info({ ...report, loops: loops.map((l) => ({ words: l.end - l.start, period: l.period, copies: l.copies })) }, 'whisper: a repetition loop survived every temperature');
+      const windowSegments: AsrSegment[] = [];
       for (const s of decodedSegments) {
         heardTo = Math.max(heardTo, s.end - offset);
         if (s.start >= offset + c.length) continue;
@@ -214,8 +218,15 @@ class Whisper implements AsrEngine {
             : unpackWords(c, s.start, s.end, s.words).map((w) => ({ ...w, start: round3(w.start), end: round3(w.end) }));
           [s.start, s.end] = [round3(unpackTime(c, s.start, 'start')), round3(Math.max(unpackTime(c, s.start, 'start'), unpackTime(c, s.end, 'end')))];
         }
-        segments.push(s);
+        windowSegments.push(s);
       }
+      if (req.removeLoopRepeats && loops.length) {
+        // a transcript to dub: the speaker said the phrase once (the repeats go, the removal is listed)
+        const d = dropLoopRepeats(windowSegments, req.locale);
+        segments.push(...d.segments);
+        removedRepeats.push(...d.removed);
+        for (const r of d.removed) ctx.logger.warn({ start: r.start, end: r.end, kept: r.kept, removed: r.text, copies: r.copies }, "whisper: a repetition loop's repeats were removed from the transcript");
+      } else segments.push(...windowSegments);
       if (gap !== null) {
         // openai's seek: Whisper may end a window before its audio does; the regions that start
         // after the last segment it decoded there are decoded again, in a window of their own
@@ -228,7 +239,7 @@ class Whisper implements AsrEngine {
       }
       reportProgress(ctx, 'asr', (i + 1) / chunks.length);
     }
-    return { segments, ...(detectedLanguage ? { detectedLanguage } : {}), ...(skippedWindows.length ? { skippedWindows } : {}) };
+    return { segments, ...(detectedLanguage ? { detectedLanguage } : {}), ...(skippedWindows.length ? { skippedWindows } : {}), ...(removedRepeats.length ? { removedRepeats } : {}) };
   }
 }
 
@@ -241,6 +252,11 @@ async function packedSamples(audio: SpeechAudio, c: PackedChunk): Promise<Float3
     out.set(x.subarray(0, Math.max(0, out.length - at)), at);
   }
   return out;
+}
+
+/** A Whisper engine over a model already loaded (tests give it scripted sessions: see WindowDecoder). */
+export function whisperOver(w: LoadedWhisper, o: ResolvedWhisperOptions, label = 'Whisper'): AsrEngine {
+  return new Whisper(w, o, label);
 }
 
 /** A Whisper engine with these options (ASR_ENGINES' `whisper` entry creates it; that entry says whether it can run). */
