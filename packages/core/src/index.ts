@@ -32,7 +32,7 @@ export {
 export {
   type ScriptSegment, ScriptSegmentSchema, type Speaker, type SpeakerAdjustment, SpeakerAdjustmentSchema,
   SpeakerCountMethodSchema, SpeakerSchema, type SpeakerVoice, SpeakerVoiceSchema, type Transcript,
-  TranscriptSchema, type TranscriptSegment, TranscriptSegmentSchema, type TranscriptSeparation,
+  RemovedTextSchema, type RemovedText, TranscriptSchema, type TranscriptSegment, TranscriptSegmentSchema, type TranscriptSeparation,
   TranscriptSeparationSchema, type VersionScript, VersionScriptSchema, type Word, WordSchema
 } from './script.js';
 export {

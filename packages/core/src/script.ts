@@ -47,10 +47,28 @@ const SEGMENT_PLACE = {
   speaker: Type.String(),
 };
 
+/**
+ * Text the recognizer decoded that was taken out of a transcript segment, and why: the repeats of
+ * a repetition loop (Whisper decoding one phrase again and again at every temperature, a
+ * hallucination), the first copy (`kept`) left in the segment. `start`/`end`: where the removed
+ * words were (seconds).
+ */
+export const RemovedTextSchema = Type.Object({
+  text: Type.String(),
+  start: Type.Number({ minimum: 0 }),
+  end: Type.Number({ minimum: 0 }),
+  kind: Type.Literal('repetition_loop'),
+  kept: Type.String(),
+  reason: Type.String(),
+});
+export type RemovedText = Static<typeof RemovedTextSchema>;
+
 export const TranscriptSegmentSchema = Type.Object({
   ...SEGMENT_PLACE,
   text: Type.String(),
   words: Type.Array(WordSchema),
+  /** Text removed from this segment (never silently), with the reason; absent when none was. */
+  removed: Type.Optional(Type.Array(RemovedTextSchema)),
 });
 export type TranscriptSegment = Static<typeof TranscriptSegmentSchema>;
 

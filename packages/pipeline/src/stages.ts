@@ -7,7 +7,7 @@
 import { copyFile, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/core';
-import type { VadEngineId } from '@dub/asr';
+import type { RemovedRepeats, VadEngineId } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
 import type { SeparatePlan, SeparationEngineId, SeparationPlan } from '@dub/separation';
@@ -42,6 +42,8 @@ export interface Recognition {
   /** ASR engine id, or "source_srt". */
   engine: string;
   segments: RecognizedSegment[];
+  /** Repetition loops cut to their first copy (Whisper's hallucination), with the removed text and the reason. */
+  removedRepeats?: RemovedRepeats[];
 }
 
 export interface SpeakerTurns {
@@ -158,11 +160,13 @@ export const defaultStages: PrepareStages = {
         ...(request.sourceSrt !== undefined ? { sourceSrt: request.sourceSrt } : {}),
         ...(request.engine === 'whisper' || request.engine === 'pocketsphinx' ? { engine: request.engine } : {}),
         speech: { ...request.regions, probabilities: new Float32Array(0) },
+        // a transcript to dub: a loop's repeats go (the speaker said the phrase once), each removal recorded
+        removeLoopRepeats: true,
         ...asrEnv(env),
       },
       ctx,
     );
-    return { engine: t.engine, segments: t.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words })) };
+    return { engine: t.engine, segments: t.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words })), ...(t.removedRepeats ? { removedRepeats: t.removedRepeats } : {}) };
   },
   async diarize(speech, request, env, ctx) {
     const { diarize } = await import('@dub/asr');

@@ -1,5 +1,6 @@
 /** Assembling the asset's transcript (core TranscriptSchema) from recognition and speaker turns. */
-import type { Speaker, Transcript, TranscriptSegment, TranscriptSeparation } from '@dub/core';
+import type { RemovedRepeats } from '@dub/asr';
+import type { RemovedText, Speaker, Transcript, TranscriptSegment, TranscriptSeparation } from '@dub/core';
 import type { KeptOutsideSpeech, SeparationPlan } from '@dub/separation';
 import type { SpeakerTurns } from './stages.js';
 
@@ -17,7 +18,9 @@ export function buildTranscript(
   referenceKeys: Record<string, string>,
   tracks?: { speech: string; background: string },
   separation?: TranscriptSeparation,
+  removedRepeats: readonly RemovedRepeats[] = [],
 ): Transcript {
+  const removed = removedBySegment(turns.segments, removedRepeats);
   const segments: TranscriptSegment[] = turns.segments.map((s, i) => ({
     id: segmentId(i),
     start: r3(Math.max(0, s.start)),
@@ -25,6 +28,7 @@ export function buildTranscript(
     speaker: s.speaker,
     text: s.text,
     words: s.words.map((w) => ({ text: w.text, start: r3(Math.max(0, w.start)), end: r3(Math.max(0, w.end)), ...(w.confidence !== undefined ? { confidence: Math.min(1, Math.max(0, w.confidence)) } : {}) })),
+    ...(removed.has(i) ? { removed: removed.get(i)! } : {}),
   }));
   const speakers: Speaker[] = turns.speakers.map((sp) => ({
     id: sp.id,
@@ -43,6 +47,31 @@ export function buildTranscript(
     ...(turns.method ? { speaker_count_method: turns.method } : {}),
     ...(turns.adjustments ? { speaker_adjustments: turns.adjustments } : {}),
   };
+}
+
+/**
+ * The repeats removed from the recognition (a repetition loop cut to its first copy), by the index
+ * of the segment that holds the kept copy: the segment whose span holds the copy's end, else the
+ * nearest one (the speakers stage may have split or refitted the recognizer's segments).
+ */
+export function removedBySegment(segments: readonly { start: number; end: number }[], removed: readonly RemovedRepeats[]): Map<number, RemovedText[]> {
+  const out = new Map<number, RemovedText[]>();
+  for (const r of removed) {
+    let at = -1;
+    let best = Infinity;
+    for (const [i, s] of segments.entries()) {
+      const d = r.keptEnd < s.start ? s.start - r.keptEnd : r.keptEnd > s.end ? r.keptEnd - s.end : 0;
+      if (d < best) [best, at] = [d, i];
+    }
+    if (at < 0) continue;
+    out.set(at, [...(out.get(at) ?? []), { text: r.text, start: r3(Math.max(0, r.start)), end: r3(Math.max(0, r.start, r.end)), kind: 'repetition_loop', kept: r.kept, reason: r.reason }]);
+  }
+  return out;
+}
+
+/** One line per text removed from the transcript's segments (the asr record's notes: engines.json, `dub run`'s summary, the quality report). */
+export function removedTextNotes(segments: readonly TranscriptSegment[]): string[] {
+  return segments.flatMap((s) => (s.removed ?? []).map((r) => `${s.id} (${r.start.toFixed(2)}-${r.end.toFixed(2)} s): removed "${r.text}"; ${r.reason}`));
 }
 
 /** What the separation stage did and why: the engine that ran (`none`, `htdemucs`, `given_tracks`), the plan's measurement, and what the background keeps (`kept`). */

@@ -1,10 +1,12 @@
 /**
  * transcript: once the trimmed video and the thumbnail are done (their failure is the job's), the
  * transcript (core TranscriptSchema) with its separation and engine records, stored as the
- * asset's transcript blob (not written again when unchanged: `stage_done` cached).
+ * asset's transcript blob (not written again when unchanged: `stage_done` cached). Text the
+ * transcription removed (a repetition loop's repeats) is on its segment (`removed`) and a note of
+ * the asr record.
  */
 import { blobKeys, validate, TranscriptSchema, type Transcript } from '@dub/core';
-import { buildTranscript, separationRecord } from '../transcript.js';
+import { buildTranscript, removedTextNotes, separationRecord } from '../transcript.js';
 import { engineRecords } from './records.js';
 import { prepareStage } from './state.js';
 
@@ -38,10 +40,14 @@ export const transcript = prepareStage({
     const kept = plan ? (await import('@dub/separation')).keptOutsideSpeech(plan.speech ?? [], duration) : undefined;
     const separation = separationRecord(separated.value.engine, plan ?? undefined, kept);
     const { speakerRecord, engines } = await engineRecords(state, kept);
+    const built = buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation, recognition.value.removedRepeats);
+    // text removed from segments (a repetition loop's repeats) is said in the asr record too, never silently
+    const removed = removedTextNotes(built.segments);
+    if (removed.length && engines.asr) engines.asr = { ...engines.asr, notes: [...(engines.asr.notes ?? []), ...removed] };
     const doc = validate<Transcript>(
       TranscriptSchema,
       {
-        ...buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation),
+        ...built,
         speaker_engine: speakerRecord,
         engines,
       },

@@ -2,6 +2,8 @@
  * transcription: the segments and words of the speech regions (@dub/asr transcribe with the
  * engine chosen for the locale), or the asset's source_srt. The engine and its model files
  * (sha256) are part of the key: installing Whisper transcribes again. No words: empty_transcript.
+ * A repetition loop that survived every temperature keeps its first copy; the repeats removed are
+ * listed (`removedRepeats`) and end up on their transcript segments (`removed`).
  */
 import { AssetError } from '@dub/core';
 import { asrEngineIdentity, type StageEngine } from '../engine-choice.js';
@@ -25,7 +27,8 @@ export const transcription = prepareStage({
     const asr = job.source_srt !== undefined ? SOURCE_SRT : await asrEngineIdentity(job.locale, rt.config.modelsDir, options.engines.asr);
     const recognition = await runner.run<Recognition & { provider?: Provider }>(
       'transcription',
-      { speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.id, model: asr.models.length ? asr.models.map((m) => [m.model, m.sha256]) : null },
+      // v2: a repetition loop Whisper decoded at every temperature is cut to its first copy (removedRepeats)
+      { v: 2, speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.id, model: asr.models.length ? asr.models.map((m) => [m.model, m.sha256]) : null },
       async (_out, ctx) => {
         const request = { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : asr.id !== 'none' ? { engine: asr.id } : {}) };
         const run = async () => stages.transcribe(await files.path(speechKey), request, env, ctx);
