@@ -3,11 +3,12 @@
  * argument arrays only (never a shell), the child in its own process group so an AbortSignal or
  * a timeout kills it and everything it started, failures as ProcessError with the stderr tail.
  */
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { finished } from 'node:stream/promises';
 import type { Readable, Writable } from 'node:stream';
 import { AbortedError, EngineUnavailableError, ProcessError, TimeoutError } from '@dub/core';
 import { LineSplitter, TailBuffer } from './lines.js';
+import { relaySpawn } from './spawn-relay.js';
 
 export interface RunProcessOptions {
   /** Bytes, text or a stream written to the child's stdin (stdin is closed when it ends). */
@@ -60,12 +61,16 @@ export function runProcess(cmd: string, args: readonly string[], opts: RunProces
   if (opts.signal?.aborted) return Promise.reject(abortError(cmd, opts.signal));
 
   return new Promise<ProcessResult>((resolve, reject) => {
-    const child = spawn(cmd, [...args], {
-      cwd: opts.cwd,
-      env: opts.env,
-      detached: true,
-      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-    });
+    // No stdin and no streamed stdout: started by the small helper process, whose fork is cheap (spawn-relay.ts).
+    const relayed = opts.input === undefined && typeof stdoutMode !== 'object' ? relaySpawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdout: stdoutMode === 'capture' || opts.onStdoutLine !== undefined }) : undefined;
+    const child: Pick<ChildProcess, 'pid' | 'exitCode' | 'signalCode' | 'stdout' | 'stderr' | 'stdin' | 'on' | 'kill'> =
+      (relayed as unknown as ChildProcess | undefined) ??
+      spawn(cmd, [...args], {
+        cwd: opts.cwd,
+        env: opts.env,
+        detached: true,
+        stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+      });
     const stdout = child.stdout!;
     const stderr = child.stderr!;
 
