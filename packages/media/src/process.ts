@@ -61,8 +61,9 @@ export function runProcess(cmd: string, args: readonly string[], opts: RunProces
   if (opts.signal?.aborted) return Promise.reject(abortError(cmd, opts.signal));
 
   return new Promise<ProcessResult>((resolve, reject) => {
-    // No stdin and no streamed stdout: started by the small helper process, whose fork is cheap (spawn-relay.ts).
-    const relayed = opts.input === undefined && typeof stdoutMode !== 'object' ? relaySpawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdout: stdoutMode === 'capture' || opts.onStdoutLine !== undefined }) : undefined;
+    // stdin bytes or none, stdout not streamed: started by the small helper process, whose fork is cheap (spawn-relay.ts).
+    const bytesIn = opts.input === undefined || typeof opts.input === 'string' || Buffer.isBuffer(opts.input);
+    const relayed = bytesIn && typeof stdoutMode !== 'object' ? relaySpawn(cmd, args, { cwd: opts.cwd, env: opts.env, stdout: stdoutMode === 'capture' || opts.onStdoutLine !== undefined, ...(opts.input !== undefined ? { input: opts.input as Buffer | string } : {}) }) : undefined;
     const child: Pick<ChildProcess, 'pid' | 'exitCode' | 'signalCode' | 'stdout' | 'stderr' | 'stdin' | 'on' | 'kill'> =
       (relayed as unknown as ChildProcess | undefined) ??
       spawn(cmd, [...args], {

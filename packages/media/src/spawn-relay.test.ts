@@ -40,6 +40,8 @@ describe('children started by the spawn helper', () => {
     });
     expect(relayed).toEqual(direct);
     expect(relayed.out.length).toBe(4 + 300000);
+    const fed = await both(async () => (await runProcess('sh', ['-c', 'tr a-z A-Z; echo $PPID >&2'], { input: 'héllo\n' })).stdout.toString());
+    expect(fed).toEqual({ relayed: 'HéLLO\n', direct: 'HéLLO\n' });
     expect(relayed.lines).toEqual([`bar ${os.tmpdir()}`, 'oops']);
   });
   it('fail as a direct spawn does: a missing command, a failing exit, a timeout killing the group', async () => {

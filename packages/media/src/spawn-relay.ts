@@ -9,8 +9,9 @@
  * process started once per thread on the first call (while this one is still small), forks at its
  * own ~40 MB instead; the children are the same commands with the same arguments, environment,
  * working folder and process group (detached), and their stdout and stderr come back over the IPC
- * channel. Only calls without stdin and with stdout captured or ignored go this way (small
- * outputs: probes, files written by ffmpeg); streamed ones spawn here. `DUB_SPAWN_RELAY=0` turns it
+ * channel. Only calls whose stdin is bytes or text (or none) and whose stdout is captured or
+ * ignored go this way (probes, files written by ffmpeg, espeak-ng's and apertium's text); streamed
+ * ones spawn here. `DUB_SPAWN_RELAY=0` turns it
  * off; where the helper cannot start or dies, calls spawn here.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,7 +33,11 @@ process.on('disconnect', () => process.exit(0));
 process.on('message', (m) => {
   let c;
   try {
-    c = spawn(m.cmd, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: ['ignore', m.stdout ? 'pipe' : 'ignore', 'pipe'] });
+    c = spawn(m.cmd, m.args, { cwd: m.cwd, env: m.env, detached: true, stdio: [m.input === undefined ? 'ignore' : 'pipe', m.stdout ? 'pipe' : 'ignore', 'pipe'] });
+    if (c.stdin) {
+      c.stdin.on('error', () => {});
+      c.stdin.end(m.input);
+    }
   } catch (e) {
     process.send({ id: m.id, t: 'error', code: e.code, message: e.message });
     return;
@@ -115,9 +120,10 @@ function deliver(m: Message): void {
 
 /**
  * `cmd args` started by the helper, or undefined where it is off or cannot run (the caller spawns
- * itself). Its stdout is piped when `stdout` is true, else ignored; stdin is always ignored.
+ * itself). Its stdout is piped when `stdout` is true, else ignored; `input` is written to its
+ * stdin (closed after it), which is ignored without it.
  */
-export function relaySpawn(cmd: string, args: readonly string[], o: { cwd?: string; env?: NodeJS.ProcessEnv; stdout: boolean }): RelayedChild | undefined {
+export function relaySpawn(cmd: string, args: readonly string[], o: { cwd?: string; env?: NodeJS.ProcessEnv; stdout: boolean; input?: Buffer | string }): RelayedChild | undefined {
   if (!spawnRelayOn()) return undefined;
   if (helper === undefined) helper = startHelper();
   const h = helper;
@@ -142,7 +148,7 @@ export function relaySpawn(cmd: string, args: readonly string[], o: { cwd?: stri
   live.set(id, { child });
   channelOf(h)?.ref?.();
   try {
-    h.send({ id, cmd, args: [...args], cwd: o.cwd, env: o.env ?? process.env, stdout: o.stdout });
+    h.send({ id, cmd, args: [...args], cwd: o.cwd, env: o.env ?? process.env, stdout: o.stdout, ...(o.input !== undefined ? { input: o.input } : {}) });
   } catch {
     live.delete(id);
     return undefined;
