@@ -297,15 +297,20 @@ describe('dub CLI', () => {
     }, 120_000);
 
     it('several inputs are dubbed one after another, each into OUT/<input name>/<locale>/', () => {
-      // the second input: the sample's first 5 s; the first input's stages come from the first
-      // run's work folder (the same file), so only the second is prepared and dubbed here
+      // the second input: the sample's first 5 s. With several inputs, --data-dir DIR keeps each
+      // input's working data in DIR/<input name>: DIR/sample is the first run's work folder (the
+      // same file, so its stages are reused), and only the second is prepared and dubbed here
       const second = path.join(dir, 'second.mp4');
       execFileSync('ffmpeg', ['-v', 'error', '-y', '-i', video, '-t', '5', '-c:v', 'libx264', '-preset', 'ultrafast', '-pix_fmt', 'yuv420p', '-c:a', 'aac', second]);
       const multi = path.join(dir, 'multi');
-      const r = dub(['run', video, second, '--from', 'en-US', '--to', 'es-ES', '-o', multi, '--data-dir', path.join(out, '.work'), '--quiet']);
+      const work = path.join(dir, 'multi-work');
+      fs.mkdirSync(work);
+      fs.symlinkSync(path.join(out, '.work'), path.join(work, 'sample'));
+      const r = dub(['run', video, second, '--from', 'en-US', '--to', 'es-ES', '-o', multi, '--data-dir', work, '--quiet']);
       expect(r.status, r.stderr.slice(-2000)).toBe(0);
       expect(r.stdout).toBe(`es-ES: ${path.join(multi, 'sample', 'es-ES', 'dubbed.mp4')}\nes-ES: ${path.join(multi, 'second', 'es-ES', 'dubbed.mp4')}\n`);
       for (const name of ['sample', 'second']) expect(fs.existsSync(path.join(multi, name, 'es-ES', 'dubbed.m4a')), name).toBe(true);
+      expect(fs.readdirSync(path.join(work, 'second'))).toContain('blobs');
     }, 420_000);
   });
 });

@@ -45,7 +45,8 @@ const USAGE = `usage: dub run INPUT... --from LOCALE --to LOCALE[,LOCALE...] [op
   --voice ID            library voice narrating every speaker (see GET /v1/voices)
   --anonymize X         voice anonymization 0..1 (default 0)
   --srt-profile NAME    regular (default), mobile, global_regular, global_mobile
-  --data-dir DIR        working data (default OUT/.work; reused, so a rerun resumes)
+  --data-dir DIR        working data (default OUT/.work; with several inputs DIR/<input name>
+                        and OUT/<input name>/.work; reused, so a rerun resumes)
   --blobs B             where the source, stages' artifacts and results are kept: fs:PATH or
                         s3://BUCKET/PREFIX (S3-compatible; default DATA_DIR/blobs); the results are
                         still written to OUT
