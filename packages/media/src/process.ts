@@ -83,7 +83,16 @@ export function runProcess(cmd: string, args: readonly string[], opts: RunProces
     let timer: NodeJS.Timeout | undefined;
 
     const killGroup = (): void => {
-      if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return;
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      if (child.pid === undefined) {
+        // a child the spawn helper has not reported yet keeps the kill until its pid comes
+        try {
+          child.kill(killSignal);
+        } catch {
+          /* not started */
+        }
+        return;
+      }
       try {
         process.kill(-child.pid, killSignal);
       } catch {

@@ -60,6 +60,18 @@ describe('children started by the spawn helper', () => {
       expect(r.fast).toBe(true);
     }
   });
+  it('an abort right after the start, before the helper sent the pid, still kills the group', async () => {
+    const { relayed, direct } = await both(async () => {
+      const ac = new AbortController();
+      const t0 = Date.now();
+      const run = runProcess('sh', ['-c', 'sleep 5 & sleep 5; wait'], { signal: ac.signal }).catch((e: Error) => e);
+      ac.abort();
+      const r = await run;
+      return { failed: r instanceof Error, fast: Date.now() - t0 < 3000 };
+    });
+    expect(relayed).toEqual({ failed: true, fast: true });
+    expect(direct).toEqual({ failed: true, fast: true });
+  });
   it('DUB_SPAWN_RELAY turns it off, and refuses what it does not know', () => {
     expect(spawnRelayOn({})).toBe(true);
     expect(spawnRelayOn({ DUB_SPAWN_RELAY: 'off' })).toBe(false);

@@ -65,7 +65,21 @@ export interface RelayedChild extends EventEmitter {
 
 let helper: ChildProcess | null | undefined;
 let nextId = 1;
-const live = new Map<number, { child: RelayedChild }>();
+/** The children the helper runs; `pendingKill`: a kill asked before the helper sent the pid, sent to the group when it comes. */
+const live = new Map<number, { child: RelayedChild; pendingKill?: NodeJS.Signals }>();
+
+/** Signal `pid`'s process group (the child is detached, so it leads one), else the child alone. */
+function killGroupOf(pid: number, signal: NodeJS.Signals): boolean {
+  try {
+    return process.kill(-pid, signal);
+  } catch {
+    try {
+      return process.kill(pid, signal);
+    } catch {
+      return false;
+    }
+  }
+}
 
 function startHelper(): ChildProcess | null {
   try {
@@ -98,7 +112,10 @@ function deliver(m: Message): void {
   const entry = live.get(m.id);
   if (!entry) return;
   const { child } = entry;
-  if (m.t === 'pid') child.pid = m.pid;
+  if (m.t === 'pid') {
+    child.pid = m.pid;
+    if (entry.pendingKill) killGroupOf(m.pid, entry.pendingKill);
+  }
   else if (m.t === 'out' || m.t === 'err') (m.t === 'out' ? child.stdout : child.stderr).write(Buffer.from(m.d));
   else if (m.t === 'error') {
     live.delete(m.id);
@@ -137,7 +154,14 @@ export function relaySpawn(cmd: string, args: readonly string[], o: { cwd?: stri
     stderr: new PassThrough(),
     stdin: null,
     kill(signal: NodeJS.Signals = 'SIGTERM'): boolean {
-      if (child.pid === undefined) return false;
+      if (child.pid === undefined) {
+        // asked before the helper sent the pid (an abort right after the start): kept, and sent
+        // to the child's group as soon as the pid comes
+        const entry = live.get(id);
+        if (!entry) return false;
+        entry.pendingKill = signal;
+        return true;
+      }
       try {
         return process.kill(child.pid, signal);
       } catch {
