@@ -11,7 +11,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { EngineRecordsSchema } from './engines.js';
 import { GlossaryLineSchema } from './glossary.js';
-import { SpeakerAdjustmentSchema, SpeakerCountMethodSchema } from './script.js';
+import { RemovedTextSchema, SpeakerAdjustmentSchema, SpeakerCountMethodSchema } from './script.js';
 
 export const QUALITY_REPORT_SCHEMA = 'dub.quality-report/1' as const;
 
@@ -130,6 +130,12 @@ export const QualitySegmentSchema = Type.Object({
   slot: Span,
   /** Where the dubbed line plays in the speech timeline (seconds; voice-over adds its delay in the mix). */
   placed: Span,
+  /**
+   * Text the source transcription removed from this line's source segment (the transcript
+   * segment's `removed`: a repetition loop's repeats, the first copy kept), so the line dubs the
+   * phrase once; absent when nothing was removed.
+   */
+  source_removed: Type.Optional(Type.Array(RemovedTextSchema)),
   /** The script's target text, and the text spoken (differs when shortened). */
   text: Type.String(),
   spoken_text: Type.String(),

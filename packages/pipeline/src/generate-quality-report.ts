@@ -46,6 +46,8 @@ const ms = (seconds: number): number => Math.max(0, Math.round(seconds * 1000));
 export function buildQualityReport(r: ReportInput): QualityReport {
   const T = QUALITY_THRESHOLDS;
   const simThreshold = r.measured.similarityThreshold;
+  // what the source transcription removed (a repetition loop's repeats), by source segment id
+  const removed = new Map(r.transcript.segments.filter((s) => s.removed?.length).map((s) => [s.id, s.removed!]));
   const segments: QualitySegment[] = r.lines.map((l, i) => {
     const p = l.placement;
     const m = r.measured.lines[l.segment.id]!;
@@ -65,6 +67,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
       regenerated: l.regenerated,
       slot: { start: r3(p.slotStart), end: r3(p.slotEnd) },
       placed: { start: r3(p.start), end: r3(p.end) },
+      ...(removed.has(l.segment.id) ? { source_removed: removed.get(l.segment.id)! } : {}),
       text: l.segment.target_text,
       spoken_text: l.spokenText,
       natural_seconds: r3(p.natural),

@@ -247,7 +247,7 @@ export async function run(argv: string[]): Promise<number> {
       }
     }
     if (!quiet) progress.note(`dubbing ${file} (${from} -> ${targets.join(', ')}) into ${dest}`);
-    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines, qualityLines, licenceLines);
+    const r = await dubOne(file, dest, dataDir, { ...settings, from }, logger, progress, engineLines, qualityLines, licenceLines, warnings);
     results.push(...r.files);
     if (r.failure) {
       failures++;
@@ -256,22 +256,24 @@ export async function run(argv: string[]): Promise<number> {
   }
   progress.finish();
   warnings.push(...licenceSummary(licenceLines, choice.policy));
+  // a repetition loop's removal is listed from transcript.json (removedTextWarnings), on a resumed run too: not twice from the log
+  for (let i = warnings.length - 1; i >= 0; i--) if (warnings[i]!.startsWith(LOOP_REMOVED_LOG)) warnings.splice(i, 1);
   if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines, qualityLines));
   return failures > 0 ? 1 : refusals > 0 ? 2 : 0;
 }
 
-async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>): Promise<{ files: OutputFile[]; failure?: string }> {
+async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>, warnings: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
   const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
   const opened = s.blobs ? await openBlobStore(parseBlobsOption(s.blobs, [])) : undefined;
   try {
-    return await dubWith(opened?.store ?? new FsBlobStore(path.join(dataDir, 'blobs')), input, out, dataDir, config, s, logger, progress, engineLines, qualityLines, licenceLines);
+    return await dubWith(opened?.store ?? new FsBlobStore(path.join(dataDir, 'blobs')), input, out, dataDir, config, s, logger, progress, engineLines, qualityLines, licenceLines, warnings);
   } finally {
     await opened?.close();
   }
 }
 
-async function dubWith(store: BlobStore, input: string, out: string, dataDir: string, config: DubConfig, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>): Promise<{ files: OutputFile[]; failure?: string }> {
+async function dubWith(store: BlobStore, input: string, out: string, dataDir: string, config: DubConfig, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>, warnings: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
   // Ids derived from the input, so a rerun on the same data dir resumes from finished stages.
   const stat = await fsp.stat(input);
   const assetId = `ast_run_${inputsHash({ input, size: stat.size, mtime: stat.mtimeMs, from: s.from, start: s.start, end: s.end, speakers: s.speakers, sourceSrt: s.sourceSrt })}`;
@@ -285,6 +287,8 @@ async function dubWith(store: BlobStore, input: string, out: string, dataDir: st
   const files: OutputFile[] = [];
   let failure: string | undefined;
   const localeOf = (versionId: string | undefined) => versions.find((v) => v.version_id === versionId)?.locale;
+  // the source transcript's removals are listed once per input (every target shares the transcript)
+  let transcriptWarned = false;
 
   const writeOutputs = async (versionId: string, videoKey: string, audioKey: string, engines: Record<string, unknown> | undefined, reportKey: string | undefined): Promise<void> => {
     const v = versions.find((x) => x.version_id === versionId)!;
@@ -296,6 +300,8 @@ async function dubWith(store: BlobStore, input: string, out: string, dataDir: st
     const transcript = JSON.parse((await store.getBuffer(blobKeys.transcript(assetId))).toString('utf8')) as Transcript;
     await fsp.writeFile(path.join(dir, 'script.json'), JSON.stringify(script, null, 2));
     await fsp.writeFile(path.join(out, 'transcript.json'), JSON.stringify(transcript, null, 2));
+    if (!transcriptWarned) warnings.push(...removedTextWarnings(s.from, transcript, path.relative(process.cwd(), path.join(out, 'transcript.json'))));
+    transcriptWarned = true;
     const target = formatSubtitles(scriptSubtitles(script), s.profile, { locale: v.locale });
     const source = formatSubtitles(transcriptSubtitles(transcript), s.profile, { locale: s.from });
     await fsp.writeFile(path.join(dir, 'target.srt'), serializeSrt(target));
@@ -392,6 +398,27 @@ export function engineTermsWords(e: EngineRecord): string {
   const terms = e.license ? `; ${e.license}${e.commercial === 'yes' ? '' : ` (commercial use: ${e.commercial})`}` : '';
   const passed = e.passed_over?.length ? `; the model policy passed over ${e.passed_over.join(', ')} (not cleared for commercial use)` : '';
   return terms + passed;
+}
+
+/** The message @dub/asr's Whisper engine logs a removal with (a fresh transcription only). */
+const LOOP_REMOVED_LOG = "whisper: a repetition loop's repeats were removed";
+
+const clip = (t: string, n: number): string => (t.length > n ? `${t.slice(0, n - 1).trimEnd()}…` : t);
+const wordCount = (t: string): number => t.split(/\s+/).filter(Boolean).length;
+
+/**
+ * The summary's warnings about text the source transcription removed (transcript.json segments'
+ * `removed`: a repetition loop cut to its first copy), one bounded line each: from the transcript,
+ * so a rerun that resumes from the cached transcript says them too. The copies: the kept one and
+ * the whole copies among the removed words (as @dub/asr counts a loop's `copies`; at least 2).
+ */
+export function removedTextWarnings(locale: string, transcript: Pick<Transcript, 'segments'>, file = 'transcript.json'): string[] {
+  return transcript.segments.flatMap((seg) =>
+    (seg.removed ?? []).map((r) => {
+      const copies = Math.max(2, 1 + Math.floor(wordCount(r.text) / Math.max(1, wordCount(r.kept))));
+      return `${locale}: transcription: Whisper repeated "${clip(r.kept, 60)}" ${copies} times; the repeats at ${r.start.toFixed(1)}-${r.end.toFixed(1)} s were removed (${file} ${seg.id})`;
+    }),
+  );
 }
 
 /** The summary's warnings about licences: one per weight not cleared for commercial use that ran, with the locales it ran for. */
