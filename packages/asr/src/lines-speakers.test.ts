@@ -14,6 +14,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { SessionCache } from '@dub/onnx';
+import { concatSamples } from '@dub/media';
 import type { AsrSegment } from './asr/types.js';
 import { cutLines, fitLineSpans } from './speakers/lines.js';
 import { diarize, type Diarization } from './speakers/diarize.js';
@@ -141,16 +142,6 @@ function loopTo(x: Float32Array, seconds: number): Float32Array {
   return out;
 }
 
-function concat(...xs: Float32Array[]): Float32Array {
-  const out = new Float32Array(xs.reduce((s, x) => s + x.length, 0));
-  let at = 0;
-  for (const x of xs) {
-    out.set(x, at);
-    at += x.length;
-  }
-  return out;
-}
-
 /** VAD, speakers and lines of `samples` (segments: the VAD regions with a placeholder word every 0.25 s). */
 async function linesAndSpeakers(samples: Float32Array): Promise<Diarization> {
   const input = { samples, sampleRate: SPEECH_SAMPLE_RATE };
@@ -213,7 +204,7 @@ describeWithMedia(['voice-ref-a.mp3', 'jfk.wav', 'two-speakers-call.wav'], 'line
 
   it('jfk.wav + voice-ref-a.mp3 + jfk.wav (concatenated): two voices, JFK one speaker in both of his parts', async () => {
     const jfk = await decode('jfk.wav');
-    const d = await linesAndSpeakers(concat(jfk, await decode('voice-ref-a.mp3'), jfk));
+    const d = await linesAndSpeakers(concatSamples([jfk, await decode('voice-ref-a.mp3'), jfk]));
     expect(d.speakers.length).toBe(2);
     const end = jfk.length / SPEECH_SAMPLE_RATE;
     const total = d.speech.duration;

@@ -225,7 +225,9 @@ class Whisper implements AsrEngine {
         const d = dropLoopRepeats(windowSegments, req.locale);
         segments.push(...d.segments);
         removedRepeats.push(...d.removed);
-        for (const r of d.removed) ctx.logger.warn({ start: r.start, end: r.end, kept: r.kept, removed: r.text, copies: r.copies }, "whisper: a repetition loop's repeats were removed from the transcript");
+        // info, not warn: the removal is in the result (removedRepeats, the transcript's `removed`),
+        // which callers report (dub run lists it among its warnings, on a resumed run too)
+        for (const r of d.removed) ctx.logger.info({ start: r.start, end: r.end, kept: r.kept, removed: r.text, copies: r.copies }, "whisper: a repetition loop's repeats were removed from the transcript");
       } else segments.push(...windowSegments);
       if (gap !== null) {
         // openai's seek: Whisper may end a window before its audio does; the regions that start

@@ -256,8 +256,6 @@ export async function run(argv: string[]): Promise<number> {
   }
   progress.finish();
   warnings.push(...licenceSummary(licenceLines, choice.policy));
-  // a repetition loop's removal is listed from transcript.json (removedTextWarnings), on a resumed run too: not twice from the log
-  for (let i = warnings.length - 1; i >= 0; i--) if (warnings[i]!.startsWith(LOOP_REMOVED_LOG)) warnings.splice(i, 1);
   if (!quiet) process.stderr.write(summaryTable(results, progress, warnings, engineLines, qualityLines));
   return failures > 0 ? 1 : refusals > 0 ? 2 : 0;
 }
@@ -399,9 +397,6 @@ export function engineTermsWords(e: EngineRecord): string {
   const passed = e.passed_over?.length ? `; the model policy passed over ${e.passed_over.join(', ')} (not cleared for commercial use)` : '';
   return terms + passed;
 }
-
-/** The message @dub/asr's Whisper engine logs a removal with (a fresh transcription only). */
-const LOOP_REMOVED_LOG = "whisper: a repetition loop's repeats were removed";
 
 const clip = (t: string, n: number): string => (t.length > n ? `${t.slice(0, n - 1).trimEnd()}…` : t);
 const wordCount = (t: string): number => t.split(/\s+/).filter(Boolean).length;
