@@ -15,6 +15,9 @@ describe('PGlite: a new database starts from the initdb template', () => {
     const version = (JSON.parse(fs.readFileSync(fileURLToPath(new URL('../../../../node_modules/@electric-sql/pglite/package.json', import.meta.url)), 'utf8')) as { version: string }).version;
     expect(pgliteTemplateFile(env)).toBe(path.join(tmp, 'cache', 'dub', 'pglite', `initdb-${version}.tar.gz`));
     expect(pgliteTemplateFile({ ...env, DUB_PGLITE_TEMPLATE: 'off' })).toBeUndefined();
+    expect(pgliteTemplateFile({ ...env, DUB_PGLITE_TEMPLATE: '0' })).toBeUndefined();
+    expect(pgliteTemplateFile({ ...env, DUB_PGLITE_TEMPLATE: 'on' })).toBe(pgliteTemplateFile(env));
+    expect(() => pgliteTemplateFile({ ...env, DUB_PGLITE_TEMPLATE: 'of' })).toThrow(/DUB_PGLITE_TEMPLATE must be 1\/on or 0\/off, got "of"/);
   });
 
   it('the first new database leaves the template; the next new one is loaded from it; an existing folder is opened as it is', async () => {

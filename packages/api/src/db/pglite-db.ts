@@ -23,14 +23,16 @@ function wrap(q: Pick<PGliteLike, 'query'>): Queryable {
 /**
  * Where a freshly initialized PGlite data directory is kept, to start the next new database from
  * (`$XDG_CACHE_HOME/dub/pglite/initdb-<pglite version>.tar.gz`, default under `~/.cache`), or
- * undefined when `DUB_PGLITE_TEMPLATE=off`. A new database runs PostgreSQL's initdb inside PGlite:
+ * undefined when `DUB_PGLITE_TEMPLATE=off` (or 0; anything but 1/on/0/off is refused). A new database runs PostgreSQL's initdb inside PGlite:
  * 3.0-3.4 s of CPU here on every `dub serve` with a new data folder, every in-memory database and
  * every test API; loading the same initialized directory from its 4.5 MB gzip tarball takes
  * 0.4-0.6 s. The template holds initdb's result alone (no table of the project's: the migrations
  * run after, as on any new database), and is named by the PGlite version, whose PostgreSQL makes it.
  */
 export function pgliteTemplateFile(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  if (env.DUB_PGLITE_TEMPLATE === 'off') return undefined;
+  const v = (env.DUB_PGLITE_TEMPLATE ?? '').trim().toLowerCase();
+  if (v === '0' || v === 'off' || v === 'false' || v === 'no') return undefined;
+  if (!(v === '' || v === '1' || v === 'on' || v === 'true' || v === 'yes')) throw new RangeError(`DUB_PGLITE_TEMPLATE must be 1/on or 0/off, got "${env.DUB_PGLITE_TEMPLATE}"`);
   const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
   return path.join(base, 'dub', 'pglite', `initdb-${pgliteVersion()}.tar.gz`);
 }
