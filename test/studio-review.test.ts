@@ -108,15 +108,16 @@ describeStudio('studio review on a real recording prepared by dub serve', () => 
     await poll(() => page.locator('#waveform-status').textContent()).toMatch(/^\d+ pauses found$/);
     const silences = findSilences(decodeWaveform(waveform));
     expect(await page.locator('#waveform-status').textContent()).toBe(`${silences.length} pauses found`);
-    // the canvas has the waveform drawn: many columns of the waveform colour
-    const drawn = await page.evaluate(() => {
+    // the canvas has the waveform drawn: many columns of the waveform colour (drawn on the next
+    // animation frame after the status line is set, so polled)
+    const drawn = () => page.evaluate(() => {
       const c = document.querySelector<HTMLCanvasElement>('.timeline-canvas')!;
       const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data;
       let n = 0;
       for (let i = 0; i < d.length; i += 4) if (d[i] === 0x3b && d[i + 1] === 0x6e && d[i + 2] === 0xa8) n++;
       return n;
     });
-    expect(drawn).toBeGreaterThan(1000);
+    await poll(drawn).toBeGreaterThan(1000);
     const speakers = [...new Set([...script.speakers.map((s) => s.id), ...script.segments.map((s) => s.speaker)])];
     expect(await page.locator('.lane').count()).toBe(speakers.length);
     for (const [i, id] of speakers.entries()) {
