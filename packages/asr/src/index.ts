@@ -13,6 +13,7 @@ export { WHISPER_LANGUAGES, whisperLanguageOf } from './whisper/languages.js';
 export { dropLoopRepeats, hasRepetitionLoop, loopWord, loopWords, markRepetitionLoops, repetitionLoops, type RepetitionLoop, type RepetitionOptions } from './whisper/repetition.js';
 export { identifyLanguage, type IdentifiedLanguage } from './whisper/identify.js';
 export { WhisperTokenizer } from './whisper/tokenizer.js';
+export { allowedScripts, otherScriptTokens } from './whisper/script-tokens.js';
 export { WhisperFeatureExtractor, WHISPER_N_FRAMES, WHISPER_N_SAMPLES } from './dsp/whisper-mel.js';
 export { FbankExtractor, FBANK_WINDOWS, fbankWindow, mfccFromLogMel, resolveFbankOptions, type Fbank, type FbankOptions, type FbankWindow } from './dsp/kaldi-fbank.js';
 export { parseSourceTranscript, detectSourceTextFormat, type SourceTextFormat, type SourceTranscript } from './asr/source-text.js';

@@ -19,7 +19,7 @@ import { silentLogger } from '@dub/core';
 import { describeWithMedia, media } from '../../../test/support/media.js';
 
 /** BACK_TRANSCRIPTION_WHISPER of @dub/pipeline (which depends on this package, not the other way round). */
-const BACK: WhisperOptions = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: 1, temperatures: [0, 0.4, 0.8], bestOf: 1, wordTimestamps: true };
+const BACK: WhisperOptions = { detectLanguage: false, restrictScript: true, maxTokensPerSecond: 15, packGapSeconds: 1, temperatures: [0, 0.4, 0.8], bestOf: 1, wordTimestamps: true };
 const sessions = new SessionCache();
 afterAll(() => sessions.disposeAll());
 const RATE = 16000;

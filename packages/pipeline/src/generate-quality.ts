@@ -225,8 +225,8 @@ export function decodeUnits(lines: readonly QualityLine[], engine: string, chunk
 const r6 = (x: number): number => Math.round(x * 1e6) / 1e6;
 /** Audio of the timeline this close to a unit's span still reaches its decode (resampling, analysis windows). */
 const CONTEXT_SECONDS = 0.05;
-/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. 4: a repetition loop fails a decoding too, the best of the failed decodings is kept (not the last), a line a loop reaches into is not counted (wer null). 5: words timed by Whisper's cross-attention (wordTimestamps). */
-export const LINE_MEASUREMENT_VERSION = 5;
+/** Version of the per-line measurements (bump when what they compute changes). 2: Whisper back-transcription bounded (BACK_TRANSCRIPTION_WHISPER), its words laid over the lines (wordsOverLines), a word between lines given to the nearest. 3: the lines' speech packed into 30 s windows (pauses cut to 1 s), fallback at 0.4 and 0.8 with one sample each. 4: a repetition loop fails a decoding too, the best of the failed decodings is kept (not the last), a line a loop reaches into is not counted (wer null). 5: words timed by Whisper's cross-attention (wordTimestamps). 6: tokens in a script the target is not written in suppressed (restrictScript). */
+export const LINE_MEASUREMENT_VERSION = 6;
 
 /** Seconds of silence between two lines packed into one Whisper window. */
 export const BACK_TRANSCRIPTION_PACK_GAP = 1;
@@ -251,9 +251,12 @@ export const BACK_TRANSCRIPTION_PACK_GAP = 1;
  *   the synthesized lines). So a window costs at most three bounded decodes. When all three fail,
  *   the most likely of the ones that do not loop is kept (openai keeps the last: at 0.8, on a voice
  *   Whisper hears badly, text in other scripts and languages); a line a loop still reaches into
- *   is reported with its text and no WER.
+ *   is reported with its text and no WER;
+ * - in the target's script: tokens written in another script (Latin, digits and punctuation aside)
+ *   are never sampled (`restrictScript`; the dubbed text is ours, and a voice Whisper hears badly
+ *   otherwise gets letters of other scripts, e.g. Hebrew in a Portuguese line).
  */
-export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, maxTokensPerSecond: 15, packGapSeconds: BACK_TRANSCRIPTION_PACK_GAP, temperatures: [0, 0.4, 0.8], bestOf: 1, wordTimestamps: true } as const;
+export const BACK_TRANSCRIPTION_WHISPER = { detectLanguage: false, restrictScript: true, maxTokensPerSecond: 15, packGapSeconds: BACK_TRANSCRIPTION_PACK_GAP, temperatures: [0, 0.4, 0.8], bestOf: 1, wordTimestamps: true } as const;
 
 /**
  * The cache key of every line's measurements: what they read. Its fitted audio (blob key), spoken

@@ -18,6 +18,7 @@ import type { EngineEnv } from '../engine-env.js';
 import { SPEECH_SAMPLE_RATE, type SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
+import { otherScriptTokens } from './script-tokens.js';
 import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
 import { maxNewTokensFor, whisperFileNames, whisperLabel, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { alignmentHeadsOf, shortenLongWords } from './alignment.js';
@@ -130,6 +131,8 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
 class Whisper implements AsrEngine {
   readonly id = 'whisper';
   private readonly suppress: number[];
+  /** suppress plus the other scripts' tokens, per locale (restrictScript). */
+  private readonly suppressByLocale = new Map<string, number[]>();
   constructor(
     private readonly w: LoadedWhisper,
     private readonly o: ResolvedWhisperOptions,
@@ -138,6 +141,17 @@ class Whisper implements AsrEngine {
     private readonly alignmentHeads?: readonly (readonly [number, number])[],
   ) {
     this.suppress = suppressTokenIds(w.tokenizer, o.suppressTokens);
+  }
+
+  /** The tokens never sampled for a request in `locale`. */
+  private suppressFor(locale: string): number[] {
+    if (!this.o.restrictScript) return this.suppress;
+    let ids = this.suppressByLocale.get(locale);
+    if (!ids) {
+      ids = [...new Set([...this.suppress, ...otherScriptTokens(this.w.tokenizer, locale)])].sort((a, b) => a - b);
+      this.suppressByLocale.set(locale, ids);
+    }
+    return ids;
   }
 
   /** The sessions belong to the env's cache (released with the env). */
@@ -173,7 +187,7 @@ class Whisper implements AsrEngine {
         language,
         timestamps: this.o.timestamps,
         maxNewTokens: maxNewTokensFor(this.o, c.length),
-        suppress: this.suppress,
+        suppress: this.suppressFor(req.locale),
         suppressBlank: this.o.suppressBlank,
         ...this.o.fallback,
         seed: i,

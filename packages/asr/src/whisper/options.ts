@@ -24,6 +24,13 @@ export interface WhisperOptions extends FallbackOptions {
   suppressTokens?: 'non-speech' | readonly number[];
   /** Suppress the blank and the end token at the first sampled position (default true). */
   suppressBlank?: boolean;
+  /**
+   * Also suppress the text tokens written in a script the request's locale is not written in
+   * (script-tokens.ts: the locale's own script, Latin, digits and punctuation stay). Default
+   * false: a source may hold any script. Back-transcription sets it: the dubbed text is ours, in
+   * the target's script, and a voice Whisper hears badly otherwise gets text in other scripts.
+   */
+  restrictScript?: boolean;
   /** Most tokens generated per 30 s chunk (default 224). */
   maxNewTokens?: number;
   /**
@@ -75,6 +82,7 @@ export interface ResolvedWhisperOptions {
   packGapSeconds: number | null;
   suppressTokens: 'non-speech' | readonly number[];
   suppressBlank: boolean;
+  restrictScript: boolean;
   fallback: ResolvedFallbackOptions;
 }
 
@@ -195,6 +203,7 @@ export function resolveWhisperOptions(o: WhisperOptions = {}): ResolvedWhisperOp
     packGapSeconds,
     suppressTokens: o.suppressTokens ?? 'non-speech',
     suppressBlank: o.suppressBlank ?? true,
+    restrictScript: o.restrictScript ?? false,
     fallback: resolveFallbackOptions(o),
   };
 }
