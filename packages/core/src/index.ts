@@ -79,7 +79,8 @@ export {
 } from './licence.js';
 export {
   type EngineRecord, type EngineRecords, EngineRecordSchema, EngineRecordsSchema, licenceWarnings,
-  modelEngineRecord, modelIdentity, type ModelIdentity, recordTerms, type RecordTerms, uncleared
+  forgetModelHashes, MODEL_HASH_KEEP_MIN_BYTES, modelEngineRecord, modelHashCacheOn, modelHashesDir, modelIdentity, type ModelIdentity, recordTerms,
+  type RecordTerms, uncleared
 } from './engines.js';
 export {
   abortProblem, defineEngineRegistry, type Engine, engineChoiceOf, engineContractProblems, type EngineEntry, type EngineHost, engineLabel,
