@@ -12,7 +12,26 @@ if (process.env.DUB_MALLOC_FROM_BIN === '1') {
   delete process.env.MALLOC_MMAP_THRESHOLD_;
   delete process.env.DUB_MALLOC_FROM_BIN;
 }
-import { main, exitCodeOf, errorLine } from '../dist/main.js';
+// Node's compile cache (22.1+): the compiled code of dub's modules is kept on disk and reused by
+// the next start, not compiled again (a cold `dub run` compiles ~0.2 CPU s less on the 2-core
+// machine). `$NODE_COMPILE_CACHE` when set, else `$XDG_CACHE_HOME/dub/compile-cache` (default
+// ~/.cache/dub/compile-cache); NODE_DISABLE_COMPILE_CACHE=1 turns it off (Node's own switch). The
+// cache is keyed by each file's content and Node's version: it never changes what runs.
+import module from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+
+if (typeof module.enableCompileCache === 'function') {
+  const xdg = process.env.XDG_CACHE_HOME;
+  const base = xdg && path.isAbsolute(xdg) ? xdg : path.join(os.homedir(), '.cache');
+  try {
+    module.enableCompileCache(process.env.NODE_COMPILE_CACHE || path.join(base, 'dub', 'compile-cache'));
+  } catch {
+    // no cache: modules compile as before
+  }
+}
+// imported after the cache is on (a static import would be loaded before it)
+const { main, exitCodeOf, errorLine } = await import('../dist/main.js');
 
 main(process.argv.slice(2)).then(
   (code) => {
