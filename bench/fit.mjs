@@ -1,9 +1,11 @@
 // The fit of dubbed lines (issue 26): real English recordings of ../shared/media dubbed into
-// es-ES with the offline engines (`dub run`, auto: Kokoro where installed), in three settings:
+// es-ES with the offline engines (`dub run`, auto: Kokoro where installed), in four settings:
 //   before: every voice at the engine's default rate (DUB_SPEAKER_PACE=off), lines placed one by one
 //           (DUB_PLACEMENT_TURNS=off);
 //   pace:   each speaker's lines at their articulation rate, lines placed one by one;
-//   turns:  at the speaker's pace, placed by turns (the default).
+//   turns:  at the speaker's pace, placed by turns, no condensing (DUB_SHORTEN_CONDENSE=off);
+//   condensed: as turns, and where the pair's engine gives no shorter line (apertium) the source
+//           line condensed and translated again (condense.ts; the default).
 // Per recording and setting: lines, share in slot (no time past the slot), share placed without
 // force (fits, the silence after, or borrowed in its turn), speed flags, speed-factor and rate-ratio percentiles, share
 // with rate_ratio <= 1.25, lines above 1.6, share ending within their turn plus the silence after
@@ -12,7 +14,7 @@
 // issue's target: share with both (`ok`), and lines placed over another speaker's speech.
 //
 // Usage (after `npm run build`): node bench/fit.mjs [--media DIR] [--only a,b] [--work DIR]
-//   [--settings before,pace,turns] [--recordings FILE,...]
+//   [--settings before,pace,turns,condensed] [--recordings FILE,...]
 //   Recordings without video are wrapped in a grey 320x240 video (ffmpeg) under the work folder.
 //   Before and after share a --data-dir per recording, so the transcript is made once.
 import { spawnSync } from 'node:child_process';
@@ -23,14 +25,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const { values } = parseArgs({ options: { media: { type: 'string', default: path.resolve(root, '../shared/media') }, only: { type: 'string' }, work: { type: 'string', default: path.join(os.tmpdir(), 'dub-bench-fit') }, settings: { type: 'string', default: 'pace,turns' }, recordings: { type: 'string' } } });
+const { values } = parseArgs({ options: { media: { type: 'string', default: path.resolve(root, '../shared/media') }, only: { type: 'string' }, work: { type: 'string', default: path.join(os.tmpdir(), 'dub-bench-fit') }, settings: { type: 'string', default: 'turns,condensed' }, recordings: { type: 'string' } } });
 const RECORDINGS = values.recordings ? values.recordings.split(',') : ['jfk.wav', 'two-speakers-call.wav', 'voice-ref-a.mp3', 'voice-ref-b.mp3', 'talking-head-480.mp4'];
 const SETTINGS = {
-  before: { DUB_SPEAKER_PACE: 'off', DUB_PLACEMENT_TURNS: 'off' },
-  pace: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'off' },
-  turns: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on' },
+  before: { DUB_SPEAKER_PACE: 'off', DUB_PLACEMENT_TURNS: 'off', DUB_SHORTEN_CONDENSE: 'off' },
+  pace: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'off', DUB_SHORTEN_CONDENSE: 'off' },
+  turns: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'off' },
+  condensed: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'on' },
   // the names of the earlier table (before/after the speaker's pace)
-  after: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'off' },
+  after: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'off', DUB_SHORTEN_CONDENSE: 'off' },
 };
 /** Lines of one speaker less than this apart form a turn (the issue's short pause; TURN_DEFAULTS.pause). */
 const TURN_PAUSE = 0.3;

@@ -93,13 +93,17 @@ export const ShorteningSchema = Type.Object({
   chars_before: Type.Integer({ minimum: 0 }),
   chars_after: Type.Optional(Type.Integer({ minimum: 0 })),
   /**
-   * How the engine was asked: `length_budget` (one translation within budget_chars: an LLM) or
+   * How the engine was asked: `length_budget` (one translation within budget_chars: an LLM),
    * `n_best` (the engine's alternative translations, the best-ranked within the budget taken, else
-   * the shortest); absent when nothing was asked.
+   * the shortest) or `condensed` (an engine that can do neither, e.g. apertium: the source line
+   * with its hesitations, fillers, discourse markers and repeated words left out, translated
+   * again); absent when nothing was asked.
    */
-  method: Type.Optional(Type.Union([Type.Literal('length_budget'), Type.Literal('n_best')])),
+  method: Type.Optional(Type.Union([Type.Literal('length_budget'), Type.Literal('n_best'), Type.Literal('condensed')])),
   /** n_best: how many distinct alternatives the engine gave. */
   candidates: Type.Optional(Type.Integer({ minimum: 0 })),
+  /** condensed: what was left out of the source line ("you know", "well", "I (repeated)"). */
+  removed: Type.Optional(Type.Array(Type.String())),
   /** Seconds of the line at its speaker's pace before and with the shorter text (what placement compared). */
   seconds_before: Type.Optional(Type.Number({ minimum: 0 })),
   seconds_after: Type.Optional(Type.Number({ minimum: 0 })),
@@ -250,7 +254,7 @@ export const QualityReportSchema = Type.Object({
     /** Voice-over delay of the speech in the mix (0 for replace). */
     voice_over_delay_s: Type.Number({ minimum: 0 }),
     /** Whether a line can be re-translated shorter here, by which engine, or why not. */
-    shortening: Type.Object({ engine: Type.String(), possible: Type.Boolean(), reason: Type.String(), method: Type.Optional(Type.Union([Type.Literal('length_budget'), Type.Literal('n_best')])) }),
+    shortening: Type.Object({ engine: Type.String(), possible: Type.Boolean(), reason: Type.String(), method: Type.Optional(Type.Union([Type.Literal('length_budget'), Type.Literal('n_best'), Type.Literal('condensed')])) }),
     /** TURN_DEFAULTS when lines were placed by turns (absent in older reports and with DUB_PLACEMENT_TURNS=off). */
     turns: Type.Optional(Type.Object({ pause_s: Type.Number(), shift_s: Type.Number() })),
   }),

@@ -25,7 +25,8 @@ export interface GenerateVersionOptions {
   voiceConversion?: 'openvoice' | 'none';
   /** Placement of lines: speed cap and limit (defaults PLACEMENT_DEFAULTS: 1.25, 1.6). */
   /** turns: place a speaker's lines by turns (TURN_DEFAULTS; default true unless DUB_PLACEMENT_TURNS=off; generate-placement.ts). */
-  placement?: { speedCap?: number; speedLimit?: number; turns?: boolean };
+  /** condense: where the pair's engine can give no shorter line, the source line condensed and translated again (default true unless DUB_SHORTEN_CONDENSE=off; condense.ts). */
+  placement?: { speedCap?: number; speedLimit?: number; turns?: boolean; condense?: boolean };
   /** Translation configuration, for a shorter line where the engine takes a length budget (default: loadTranslateConfig(process.env)). */
   translate?: TranslateConfig;
   /** Engines of the quality measurements: back-transcription (ASR, auto by default) and speaker similarity (DUB_SPEAKER_ENGINE by default). */
@@ -55,8 +56,8 @@ export interface ResolvedGenerateOptions {
   /** The lips options as given, and whether the engine was chosen ('explicit') or left to auto. */
   lips: { options?: LipsOptions; selected: 'auto' | 'explicit' };
   voiceConversion: 'auto' | 'openvoice' | 'none';
-  /** Speed cap and limit (PLACEMENT_DEFAULTS; the limit never below the cap); turns: TURN_DEFAULTS, or false (line by line). */
-  placement: { speedCap: number; speedLimit: number; turns: { pause: number; shift: number } | false };
+  /** Speed cap and limit (PLACEMENT_DEFAULTS; the limit never below the cap); turns: TURN_DEFAULTS, or false (line by line); condense: the condensing shortener where the engine has no other. */
+  placement: { speedCap: number; speedLimit: number; turns: { pause: number; shift: number } | false; condense: boolean };
   /** The translation configuration as given (the shortener loads the environment's when none). */
   translate?: TranslateConfig;
   /** The quality measurements' engines: back-transcription (auto) and speaker similarity (DUB_SPEAKER_ENGINE). */
@@ -77,7 +78,7 @@ export function resolveGenerateOptions(opts: GenerateVersionOptions = {}, env: R
     voiceOver: { duckDb: opts.voiceOver?.duckDb ?? VOICE_OVER_DEFAULTS.duckDb, delaySeconds: opts.voiceOver?.delaySeconds ?? VOICE_OVER_DEFAULTS.delaySeconds },
     lips: { ...(opts.lips ? { options: opts.lips } : {}), selected: opts.lips?.engine && opts.lips.engine !== 'auto' ? 'explicit' : 'auto' },
     voiceConversion: opts.voiceConversion ?? 'auto',
-    placement: { speedCap, speedLimit: Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit), turns: turnsOn ? { ...TURN_DEFAULTS } : false },
+    placement: { speedCap, speedLimit: Math.max(speedCap, opts.placement?.speedLimit ?? PLACEMENT_DEFAULTS.speedLimit), turns: turnsOn ? { ...TURN_DEFAULTS } : false, condense: opts.placement?.condense ?? env.DUB_SHORTEN_CONDENSE !== 'off' },
     ...(opts.translate ? { translate: opts.translate } : {}),
     quality: { asr: opts.quality?.asr ?? 'auto', speaker: opts.quality?.speaker ?? engineChoiceFromEnv(env).speaker },
     audio: { chunking: opts.audio ?? {}, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES },

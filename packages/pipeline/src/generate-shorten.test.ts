@@ -11,10 +11,10 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FsBlobStore, silentLogger, type ScriptSegment, type StageContext, type VersionScript } from '@dub/core';
+import { FsBlobStore, ShorteningSchema, silentLogger, validate, type ScriptSegment, type StageContext, type VersionScript } from '@dub/core';
 import { loadTranslateConfig, type Translator } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
-import { NBEST_SIZE, pickShorter, shortenerFor, shortenerOf, shortenLine, type LineLength } from './generate-shorten.js';
+import { condensingShortener, NBEST_SIZE, pickShorter, shortenerFor, shortenerOf, shortenLine, type LineLength } from './generate-shorten.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shorten-test-'));
 const ctx = { logger: silentLogger } as StageContext;
@@ -144,11 +144,37 @@ describe('shorter lines', () => {
     expect(r.record.reason).toMatch(/none of m2m100's 2 alternatives is shorter/);
   });
 
-  it("apertium for the pair: the offline model's n-best where it is installed; here (not fetched) the reason says what would", async () => {
+  it("apertium for the pair: the offline model's n-best where it is installed; here (not fetched) the source line condensed, and the reason says what would", async () => {
     const dirs = { DUB_TRANSLATE_M2M100_MODEL: 'm2m100-not-here' };
     const shortener = await shortenerFor(script, loadTranslateConfig({ DUB_TRANSLATE_ENGINE: 'apertium', ...dirs }), cache, ctx);
-    expect(shortener).toMatchObject({ engine: 'apertium', possible: false });
-    expect(shortener.reason).toMatch(/apertium translates at its own length.*M2M100's n-best would, where it serves the pair \(here: /);
+    expect(shortener).toMatchObject({ engine: 'apertium', possible: true, method: 'condensed' });
+    expect(shortener.reason).toMatch(/apertium translates at its own length.*M2M100's n-best would, where it serves the pair \(here: .*the source line is condensed/);
+    // off (DUB_SHORTEN_CONDENSE=off): nothing asked, as before
+    const off = await shortenerFor(script, loadTranslateConfig({ DUB_TRANSLATE_ENGINE: 'apertium', ...dirs }), cache, ctx, { condense: false });
+    expect(off).toMatchObject({ engine: 'apertium', possible: false });
+    expect(off.reason).toMatch(/condensing the source line is off \(DUB_SHORTEN_CONDENSE=off\)/);
+  });
+
+  it('an engine that can do neither: the source condensed (fillers left out) and translated again by it; the record names what was left out', async () => {
+    const asked: string[] = [];
+    // a stand-in for apertium: the long line for the filled source, the short one for the condensed
+    const plain: Translator = { id: 'apertium', label: 'Apertium', engine: 'apertium', dispose: async () => {}, lengthBudget: false, supports: async () => ({ supported: true }), translate: async (r) => r.segments.map((s) => (asked.push(s.text), { id: s.id, text: /know/.test(s.text) ? LONG : SHORT })) };
+    const filled = { ...segment, id: 'seg-c1', source_text: 'Well, you know, ask not what your country can do for you.' };
+    const shortener = condensingShortener(plain, { ...script, segments: [filled] }, cache, ctx, 'apertium translates at its own length')!;
+    expect(shortener).toMatchObject({ engine: 'apertium', possible: true, method: 'condensed' });
+    const r = await shortenLine(shortener, filled, { natural: LONG.length * 0.06 }, 3.5, 1.25, speak);
+    expect(asked).toEqual(['Ask not what your country can do for you.']);
+    expect(r.text).toBe(SHORT);
+    expect(r.record).toMatchObject({ engine: 'apertium', attempted: true, applied: true, method: 'condensed', removed: ['well', 'you know'], chars_before: LONG.length, chars_after: SHORT.length });
+    expect(r.record.reason).toMatch(/the source condensed \(left out: well, you know\) and translated again/);
+    expect(validate(ShorteningSchema, r.record)).toBeTruthy();
+    // a line with nothing to leave out is not asked for, and says so
+    const plainLine = await shortenLine(shortener, { ...segment, id: 'seg-c2' }, { natural: 6 }, 3, 1.25, speak);
+    expect(plainLine.record).toMatchObject({ attempted: false, applied: false });
+    expect(plainLine.record.reason).toMatch(/no hesitation, filler, discourse marker or repeated word to leave out/);
+    expect(asked).toHaveLength(1);
+    // a source language without rules: no condensing shortener
+    expect(condensingShortener(plain, { ...script, source_locale: 'fr-FR' }, cache, ctx, 'x')).toBeUndefined();
   });
 
   it('an engine that neither takes a budget nor ranks alternatives: nothing asked, and the record says why', async () => {

@@ -16,11 +16,12 @@ import type { Glossary, ScriptSegment, StageContext, VersionScript } from '@dub/
 import type { TranslateConfig, Translator } from '@dub/translate';
 import type { ArtifactCache } from './artifacts.js';
 import type { Shortening } from './generate-quality.js';
+import { CONDENSE_LANGUAGES, condenseLine } from './condense.js';
 
 /** How many alternatives an n-best engine is asked for. */
 export const NBEST_SIZE = 8;
 
-export type ShortenMethod = 'length_budget' | 'n_best';
+export type ShortenMethod = 'length_budget' | 'n_best' | 'condensed';
 
 export interface ShortenAttempt {
   /** Whether the engine was asked. */
@@ -32,6 +33,8 @@ export interface ShortenAttempt {
   method?: ShortenMethod;
   /** n_best: the distinct alternatives the engine gave. */
   candidates?: number;
+  /** condensed: what was left out of the source line (condense.ts). */
+  removed?: string[];
 }
 
 export interface Shortener {
@@ -44,7 +47,7 @@ export interface Shortener {
 
 const firstLine = (e: unknown): string => String((e as Error)?.message ?? e).split('\n')[0]!;
 
-export async function shortenerFor(script: VersionScript, config: TranslateConfig | undefined, cache: ArtifactCache, ctx: StageContext): Promise<Shortener> {
+export async function shortenerFor(script: VersionScript, config: TranslateConfig | undefined, cache: ArtifactCache, ctx: StageContext, o: { condense?: boolean } = {}): Promise<Shortener> {
   const { createTranslator, engineForPair, loadTranslateConfig, translatorForPair } = await import('@dub/translate');
   const cfg = config ?? loadTranslateConfig(process.env);
   const source = script.source_locale;
@@ -67,11 +70,58 @@ export async function shortenerFor(script: VersionScript, config: TranslateConfi
       return { ...s, reason: `${translator.id} translates ${source} -> ${target} at its own length; ${s.reason}` };
     }
     await m2m100.dispose();
-    return { ...own, reason: `${own.reason}; M2M100's n-best would, where it serves the pair (here: ${support.reason ?? 'unsupported'})` };
+    return condensedOr(translator, script, cache, ctx, `${own.reason}; M2M100's n-best would, where it serves the pair (here: ${support.reason ?? 'unsupported'})`, o.condense);
   } catch (e) {
-    return { ...own, reason: `${own.reason}; M2M100's n-best would, where it serves the pair (here: ${firstLine(e)})` };
+    return condensedOr(translator, script, cache, ctx, `${own.reason}; M2M100's n-best would, where it serves the pair (here: ${firstLine(e)})`, o.condense);
   }
 }
+
+/** The condensing shortener over `translator` where the source language has rules (condense.ts), else a refusal with `why`. */
+function condensedOr(translator: Translator, script: VersionScript, cache: ArtifactCache, ctx: StageContext, why: string, condense = true): Shortener {
+  if (!condense) return refuse(translator.id, `${why}; condensing the source line is off (DUB_SHORTEN_CONDENSE=off)`);
+  return condensingShortener(translator, script, cache, ctx, why) ?? { ...refuse(translator.id, `${why}; no condensing rules for ${script.source_locale} sources (condense.ts has ${CONDENSE_LANGUAGES.join(', ')})`) };
+}
+
+/**
+ * Where the pair's engine can give no shorter line (`why`): the source line condensed by
+ * condense.ts's rules (hesitations, fillers, discourse markers and repetitions left out) and
+ * translated again by the same engine; undefined where the source language has no rules. A line
+ * with nothing to leave out is not asked for (attempted: false, the reason says so).
+ */
+export function condensingShortener(translator: Translator, script: VersionScript, cache: ArtifactCache, ctx: StageContext, why: string): Shortener | undefined {
+  const source = script.source_locale;
+  const target = script.target_locale;
+  const engine = translator.id;
+  if (condenseLine('', source) === undefined) return undefined;
+  const base = { method: 'condensed' as const };
+  return {
+    engine,
+    possible: true,
+    method: 'condensed',
+    reason: `${why}; instead the source line is condensed (hesitations, fillers, discourse markers and repeated words left out, as subtitling does: condense.ts) and translated again by ${engine}`,
+    async shorten(segment) {
+      const c = condenseLine(segment.source_text, source)!;
+      if (c.removed.length === 0 || c.text === '') return { ...base, attempted: false, reason: `the source line has no hesitation, filler, discourse marker or repeated word to leave out (condense.ts); ${why}` };
+      try {
+        const r = await cache.run<{ text: string }>('shorten', { engine, source, target, text: c.text, speaker: segment.speaker, condensed: CONDENSE_VERSION, ...lineGlossary(segment) }, ctx, async () => {
+          const [t] = await translator.translate({ sourceLocale: source, targetLocale: target, segments: [{ id: segment.id, text: c.text, speaker: segment.speaker }], ...lineGlossary(segment) }, ctx);
+          return { text: (t?.text ?? '').trim() };
+        });
+        const text = r.value.text;
+        const seen = { ...base, attempted: true, removed: c.removed };
+        if (text === '') return { ...seen, reason: `${engine} returned an empty line for the condensed source` };
+        if (text.length >= segment.target_text.length) return { ...seen, reason: `${engine}'s line for the condensed source (${text.length} characters) is not shorter than the script's (${segment.target_text.length})` };
+        return { ...seen, text, reason: '' };
+      } catch (e) {
+        ctx.logger.warn({ segment: segment.id, err: firstLine(e) }, 'shorter translation failed');
+        return { ...base, attempted: true, removed: c.removed, reason: `the request to ${engine} failed: ${firstLine(e)}` };
+      }
+    },
+  };
+}
+
+/** Bump when condense.ts's rules change (the cached condensed translations are keyed by it). */
+export const CONDENSE_VERSION = 1;
 
 function refuse(engine: string, reason: string): Shortener {
   return { engine, possible: false, reason, shorten: async () => ({ attempted: false, reason }) };
@@ -183,12 +233,18 @@ export async function shortenLine(
     chars_before: text0.length,
     ...(asked.method && asked.attempted ? { method: asked.method } : {}),
     ...(asked.candidates !== undefined ? { candidates: asked.candidates } : {}),
+    ...(asked.removed !== undefined ? { removed: asked.removed } : {}),
     seconds_before: r3(demand(before)),
   };
   if (asked.text === undefined) return { record: { ...common, applied: false, reason: asked.reason } };
   const after = await speak(asked.text);
   const applied = demand(after) < demand(before);
-  const how = asked.method === 'n_best' ? `${shortener.engine}'s alternative${asked.text.length <= budget ? ` within ${budget} characters` : ` (the shortest; none within ${budget} characters)`}` : `re-translated within ${budget} characters`;
+  const how =
+    asked.method === 'n_best'
+      ? `${shortener.engine}'s alternative${asked.text.length <= budget ? ` within ${budget} characters` : ` (the shortest; none within ${budget} characters)`}`
+      : asked.method === 'condensed'
+        ? `the source condensed (left out: ${(asked.removed ?? []).join(', ')}) and translated again${asked.text.length <= budget ? ` within ${budget} characters` : ` (${budget} characters asked)`}`
+        : `re-translated within ${budget} characters`;
   const record: Shortening = {
     ...common,
     applied,

@@ -285,7 +285,7 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
     }
 
     // Placement (by turns unless DUB_PLACEMENT_TURNS=off): a shorter translation where the engine writes to a length budget or ranks alternatives.
-    const shortener = await shortenerFor(script, opts.translate, cache, synthCtx);
+    const shortener = await shortenerFor(script, opts.translate, cache, synthCtx, { condense: opts.placement.condense });
     const shortenings = new Map<string, Shortening>();
     const bySegment = new Map(slots.map((s) => [s.segment.id, s]));
     const turns = opts.placement.turns;
