@@ -14,10 +14,15 @@
 //          Spanish speaker; the same recording as the source of both Spanish locales)
 //   fr-FR  Debian asterisk-core-sounds-fr-wav (fr_CA_f_June: a Canadian French speaker; CC-BY-SA-3.0)
 //   it-IT  Debian asterisk-core-sounds-it-wav (it_IT_m_Carlo; CC-BY-SA-3.0)
-//   pt-BR, pt-PT, ro-RO: no real recording is available on this machine (no Debian package ships
-//          Portuguese or Romanian speech); listed as not measured.
-// The asterisk prompts are short phrases: the first files by name that last 1.5 s or more are joined
-// with 0.6 s pauses up to --seconds. Each source becomes an MP4 (a grey 320x240 picture, the speech
+//   pt-BR, pt-PT  packages/asr/fixtures/held-out/fleurs-pt-001.ogg: one FLEURS sentence (Google,
+//          CC-BY-4.0; 13.6 s), a Brazilian Portuguese speaker reading Wikipedia (its README gives
+//          the source). No European Portuguese recording is had here: the pt-PT source is the same
+//          Brazilian speech, said so in the recordings list.
+//   ro-RO: no real recording is available on this machine (no Debian package ships Romanian
+//          speech); listed as not measured.
+// The recordings are read from $DUB_TEST_MEDIA (default ../shared/media), as the tests read them.
+// The asterisk prompts are short phrases: the first files by name that last 1.5 s or more are
+// joined with 0.6 s pauses up to --seconds. Each source becomes an MP4 (a grey 320x240 picture, the speech
 // as AAC) made by ffmpeg, as a user's upload would be.
 //
 // Usage (after `npm run build`): node bench/pairs.mjs [--seconds 12] [--sources en-US,es-ES,...]
@@ -35,6 +40,7 @@ const SET = ['en-US', 'es-ES', 'es-MX', 'pt-BR', 'pt-PT', 'fr-FR', 'it-IT'];
 const SOURCES = [...SET, 'ro-RO'];
 const ASTERISK = '/usr/share/asterisk/sounds';
 
+const media = process.env.DUB_TEST_MEDIA ? path.resolve(process.env.DUB_TEST_MEDIA) : MEDIA;
 const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '12' },
@@ -59,7 +65,7 @@ function durationOf(file) {
 
 /** The recording of a source locale: { files, note } or { missing: reason }. */
 function recordingOf(locale) {
-  const shared = (name) => (fs.existsSync(path.join(MEDIA, name)) ? { files: [path.join(MEDIA, name)], note: `../shared/media/${name}` } : { missing: `${MEDIA} lacks ${name}` });
+  const shared = (name) => (fs.existsSync(path.join(media, name)) ? { files: [path.join(media, name)], note: `${media}/${name}` } : { missing: `${media} lacks ${name}` });
   const asterisk = (voice, pkg) => {
     const d = path.join(ASTERISK, voice);
     if (!fs.existsSync(d)) return { missing: `${d} is absent (apt-get install ${pkg})` };
@@ -74,11 +80,14 @@ function recordingOf(locale) {
     }
     return { files, note: `${pkg} ${voice}: ${files.length} prompts` };
   };
+  const fleurs = (name, speaker) => ({ files: [path.join(ROOT, 'packages', 'asr', 'fixtures', 'held-out', name)], note: `packages/asr/fixtures/held-out/${name} (FLEURS, ${speaker})` });
   switch (locale) {
     case 'en-US': return shared('jfk.wav');
     case 'es-ES': case 'es-MX': return shared('spanish-prompt.wav');
     case 'fr-FR': return asterisk('fr_CA_f_June', 'asterisk-core-sounds-fr-wav');
     case 'it-IT': return asterisk('it_IT_m_Carlo', 'asterisk-core-sounds-it-wav');
+    case 'pt-BR': return fleurs('fleurs-pt-001.ogg', 'a Brazilian speaker');
+    case 'pt-PT': return fleurs('fleurs-pt-001.ogg', 'a Brazilian speaker: no European Portuguese recording here');
     default: return { missing: 'no real recording in this language on this machine' };
   }
 }
@@ -156,4 +165,9 @@ for (const r of rows) {
 const dubbed = rows.filter((r) => r.status === 'dubbed');
 const withWer = dubbed.filter((r) => r.wer_median !== null);
 console.log(`\n${dubbed.length} of ${rows.length} pairs dubbed end to end; ${withWer.length} with a back-transcription WER; median of the pairs' medians ${fmt(median(withWer.map((r) => r.wer_median)))}; ${rows.filter((r) => r.status === 'not measured').length} not measured (no recording)`);
+console.log('\nrecordings:');
+for (const src of sources) {
+  const rec = recordingOf(src);
+  console.log(`- ${src}: ${rec.missing ? `none (${rec.missing})` : rec.note}`);
+}
 if (values.json) fs.writeFileSync(values.json, JSON.stringify(rows, null, 2));
