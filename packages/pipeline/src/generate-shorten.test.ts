@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FsBlobStore, ShorteningSchema, silentLogger, validate, type ScriptSegment, type StageContext, type VersionScript } from '@dub/core';
 import { loadTranslateConfig, type Translator } from '@dub/translate';
 import { ArtifactCache } from './artifacts.js';
-import { condensingShortener, NBEST_SIZE, pickShorter, shortenerFor, shortenerOf, shortenLine, type LineLength } from './generate-shorten.js';
+import { condensingShortener, NBEST_SIZE, sentenceCase, pickShorter, shortenerFor, shortenerOf, shortenLine, type LineLength } from './generate-shorten.js';
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'shorten-test-'));
 const ctx = { logger: silentLogger } as StageContext;
@@ -173,6 +173,10 @@ describe('shorter lines', () => {
     expect(plainLine.record).toMatchObject({ attempted: false, applied: false });
     expect(plainLine.record.reason).toMatch(/no hesitation, filler, discourse marker or repeated word to leave out/);
     expect(asked).toHaveLength(1);
+    // the condensed line starts with a capital where the script's does
+    expect(sentenceCase(' no hay mucha diferencia.', 'Bien, no hay')).toBe(' No hay mucha diferencia.');
+    expect(sentenceCase('¿eres tú?', '¿Eres')).toBe('¿Eres tú?');
+    expect(sentenceCase('y así', 'y así, pues')).toBe('y así');
     // a source language without rules: no condensing shortener
     expect(condensingShortener(plain, { ...script, source_locale: 'fr-FR' }, cache, ctx, 'x')).toBeUndefined();
   });

@@ -107,7 +107,7 @@ export function condensingShortener(translator: Translator, script: VersionScrip
           const [t] = await translator.translate({ sourceLocale: source, targetLocale: target, segments: [{ id: segment.id, text: c.text, speaker: segment.speaker }], ...lineGlossary(segment) }, ctx);
           return { text: (t?.text ?? '').trim() };
         });
-        const text = r.value.text;
+        const text = sentenceCase(r.value.text, segment.target_text);
         const seen = { ...base, attempted: true, removed: c.removed };
         if (text === '') return { ...seen, reason: `${engine} returned an empty line for the condensed source` };
         if (text.length >= segment.target_text.length) return { ...seen, reason: `${engine}'s line for the condensed source (${text.length} characters) is not shorter than the script's (${segment.target_text.length})` };
@@ -118,6 +118,13 @@ export function condensingShortener(translator: Translator, script: VersionScrip
       }
     },
   };
+}
+
+/** `text` with its first letter capitalized where the script's line starts with a capital (a condensed source may start mid-sentence: "there is" for "Well, there is"). */
+export function sentenceCase(text: string, like: string): string {
+  const first = like.match(/\p{L}/u)?.[0];
+  if (!first || first === first.toLowerCase()) return text;
+  return text.replace(/\p{L}/u, (l) => l.toUpperCase());
 }
 
 /** Bump when condense.ts's rules change (the cached condensed translations are keyed by it). */
