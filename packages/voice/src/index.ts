@@ -66,7 +66,7 @@ export {
   type KokoroVoice,
   type ChosenKokoroVoice,
 } from './engines/kokoro.js';
-export { kokoroPhonemes, kokoroLanguage, kokoroRefusal, kokoroChunks, kokoroClauseMark, kokoroJsEnglish, misakiEspeakPhonemes, KokoroTokenizer, KOKORO_LANGUAGES, KOKORO_REFUSED, KOKORO_MAX_TOKENS, type KokoroLanguage, type KokoroClause } from './engines/kokoro-text.js';
+export { kokoroPhonemes, kokoroLanguage, kokoroLocaleNote, kokoroRefusal, kokoroChunks, kokoroClauseMark, kokoroJsEnglish, misakiEspeakPhonemes, KokoroTokenizer, KOKORO_LANGUAGES, KOKORO_PT_PT_NOTE, KOKORO_REFUSED, KOKORO_MAX_TOKENS, type KokoroLanguage, type KokoroClause } from './engines/kokoro-text.js';
 
 /** Model files for library users: fetch (ensureModel, fetchModels) into modelsDir(), shared with the CLI (see @dub/core). */
 export { ensureModel, fetchModels, modelsDir, resolveModelFile, type FetchedFile } from '@dub/core';

@@ -49,12 +49,11 @@ describe('Kokoro front end (misaki EspeakG2P and kokoro.js rules)', () => {
     expect(['Hola.', '¿Qué?', '¡Sí!', 'uno,', 'así:', 'dos;', 'pues...', 'y —', 'sin'].map(kokoroClauseMark)).toEqual(['.', '?', '!', ',', ':', ';', '…', '—', '']);
   });
 
-  it('refuses Japanese, Mandarin and European Portuguese with the reason', () => {
+  it('refuses Japanese and Mandarin with the reason (pt-PT: kokoro-pt-pt.test.ts)', () => {
     expect(kokoroRefusal('ja-JP')).toMatch(/misaki's Japanese front end .* not ported/);
     expect(kokoroRefusal('zh-CN')).toMatch(/misaki's Chinese front end .* not ported/);
-    expect(kokoroRefusal('pt-PT')).toMatch(/Brazilian/);
     expect(kokoroRefusal('de-DE')).toMatch(/does not speak de-DE/);
-    for (const l of ['en-US', 'es-ES', 'es-MX', 'fr-FR', 'hi-IN', 'it-IT', 'pt-BR']) expect(kokoroRefusal(l)).toBeUndefined();
+    for (const l of ['en-US', 'es-ES', 'es-MX', 'fr-FR', 'hi-IN', 'it-IT', 'pt-BR', 'pt-PT']) expect(kokoroRefusal(l)).toBeUndefined();
   });
 
   it('phonemizes a line once: the same text again (re-synthesis at another speed) runs no espeak-ng', async () => {

