@@ -30,7 +30,7 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
-import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, kokoroLocaleNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -51,6 +51,8 @@ export interface TtsEngineChoice {
   models: ModelIdentity[];
   /** Installed engines auto passed over under the model policy "commercial" (the record's passed_over). */
   passedOver?: string[];
+  /** The tts record's notes (Kokoro's pt-PT: Brazilian voices on European Portuguese phonemes). */
+  notes?: string[];
 }
 
 /** The voice conversion a generate runs after synthesis (openvoice or none), why, and its files' identity (tone_clone_model first). */
@@ -167,14 +169,15 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
   // resolved here so a missing model or a language it refuses fails before any stage runs.
   // An explicit espeak-ng too: it has no voice for some locales (fil-PH), and speaks zh-CN and
   // ja-JP poorly, which its record then says (withEspeakNote).
-  const ttsChoice: TtsEngineChoice = withEspeakNote(withTextStepNote(
+  // Kokoro's pt-PT (Brazilian voices on European phonemes) is said in the record's notes (withKokoroNote).
+  const ttsChoice: TtsEngineChoice = withKokoroNote(withEspeakNote(withTextStepNote(
     opts.tts.engine
       ? (opts.tts.engine === 'chatterbox' && !opts.tts.config?.chatterbox?.dir) || opts.tts.engine === 'kokoro' || opts.tts.engine === 'espeak-ng'
         ? await resolveTts(opts.tts.engine, job.locale, rt)
         : { id: opts.tts.engine, selected: 'explicit', reason: `DUB_TTS_ENGINE=${opts.tts.engine}`, models: [] }
       : await resolveTts('auto', job.locale, rt),
     job.locale,
-  ), job.locale);
+  ), job.locale), job.locale);
   const engineId = ttsChoice.id;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
   const resolved: VoiceConversionChoice = await resolveEngine('voiceConversion', opts.voiceConversion, job.locale, engineHost(rt.config.modelsDir));
@@ -510,6 +513,16 @@ export function withTextStepNote(choice: TtsEngineChoice, locale: string): TtsEn
 export function withEspeakNote(choice: TtsEngineChoice, locale: string): TtsEngineChoice {
   const note = choice.id === 'espeak-ng' ? espeakPoorNote(locale) : undefined;
   return note ? { ...choice, reason: `${choice.reason}; ${note}` } : choice;
+}
+
+/**
+ * The choice with the note Kokoro's record carries where its voices are not of the locale's own
+ * variety (pt-PT: a Brazilian Portuguese voice reading espeak-ng's European Portuguese phonemes),
+ * auto or explicit: engines.json, `dub run`'s summary and the report's engines list it.
+ */
+export function withKokoroNote(choice: TtsEngineChoice, locale: string): TtsEngineChoice {
+  const note = choice.id === 'kokoro' ? kokoroLocaleNote(locale) : undefined;
+  return note ? { ...choice, notes: [...(choice.notes ?? []), note] } : choice;
 }
 
 /**

