@@ -4,9 +4,8 @@
 //   espeak-ng        espeak-ng's formant pt voice (what auto spoke pt-PT with before), variants f1, m1
 //   kokoro-pt-br     Kokoro-82M int8's Brazilian voices pf_dora, pm_alex fed espeak-ng 'pt-br'
 //                    phonemes (Kokoro's own pipeline for its Portuguese voices)
-//   kokoro-pt        the same voices fed espeak-ng 'pt' phonemes (European Portuguese) in the
-//                    symbols the voices know (europeanPortugueseForKokoro): the engine's pt-PT
-//                    (KOKORO_LANGUAGES['pt-PT'])
+//   kokoro-pt        the same voices fed espeak-ng 'pt' phonemes (European Portuguese): the engine's
+//                    pt-PT (KOKORO_LANGUAGES['pt-PT'])
 // Twelve ordinary European Portuguese sentences written for this bench (no recording): the first
 // eight chose the option, the last four are held out and were heard only after the choice.
 // Prints per option and voice the mean WER on each set, the CPU seconds of synthesis, and with
