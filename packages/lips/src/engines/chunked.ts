@@ -84,13 +84,25 @@ export async function renderChunked(
   if (dirty.some(Boolean)) {
     let writer: FrameWriter | undefined;
     let chunk = -1;
+    // A finished chunk's encoder drains its last frames and writes its file while the next chunk's
+    // frames are decoded, warped and encoded (one chunk closing at a time): the same encoders get
+    // the same frames, so the same bytes, but the decoder and the warp no longer wait for it.
+    let closing: Promise<void> | undefined;
     const finish = async (): Promise<void> => {
+      const previous = closing;
+      closing = undefined;
+      if (previous) await previous;
       if (!writer) return;
-      await writer.close();
-      const file = writer.output;
+      const w = writer;
+      const c = chunk;
       writer = undefined;
-      await opts.store.put(keys[chunk]!, file);
-      files[chunk] = file;
+      closing = (async () => {
+        await w.close();
+        await opts.store.put(keys[c]!, w.output);
+        files[c] = w.output;
+      })();
+      // a failure is thrown where it is awaited (the next finish or the end); never unhandled
+      closing.catch(() => undefined);
     };
     try {
       // Only the dirty chunks' frames come out of the decoder (in order); it stops after the last.
@@ -122,8 +134,10 @@ export async function renderChunked(
       // the decoder delivered every frame asked for: the video has its stated frames (else its last chunk is short or missing, as a full decode would find)
       frames = got === wanted ? total : index;
       await finish();
+      await finish();
     } catch (e) {
       await writer?.abort();
+      await closing?.catch(() => undefined);
       throw e;
     }
   } else {
