@@ -188,3 +188,26 @@ describe('fast paths give the bytes of the reference implementations', () => {
     expect(warpMouthYuv(frame, face, 0.005)).toBe(false);
   });
 });
+
+describe('warpMouthYuv keeps its bytes', () => {
+  it('the planes of a noise frame, warped for faces across the frame and amounts from closing to opening, hash as before the channel-1 fast path', async () => {
+    const { createHash } = await import('node:crypto');
+    const w = 320;
+    const h = 240;
+    const base = new Uint8Array((w * h * 3) / 2);
+    let s = 7;
+    for (let i = 0; i < base.length; i++) base[i] = ((s = (s * 1664525 + 1013904223) >>> 0) >>> 24) ^ (i % 97);
+    const hash = createHash('sha256');
+    let changed = 0;
+    for (const box of [[160, 100, 130, 160, 150, 60], [40, 60, 70, 90, 60, 40], [290, 200, 320, 230, 300, 30], [100, 120, 150, 140, 120, 75]] as const) {
+      for (const amount of [-1, -0.4, 0.05, 0.3, 0.8, 1]) {
+        const frame = { width: w, height: h, data: new Uint8Array(base) };
+        if (warpMouthYuv(frame, frameOf([...box]), amount)) changed++;
+        hash.update(frame.data);
+      }
+    }
+    expect(changed).toBe(18);
+    // computed with the code before the channel-1 path (2026-11-27); the same on 1802 tracked faces of talking-head-480
+    expect(hash.digest('hex')).toBe('846d84c6bd759fd0748a397a9fa5068ec1610fc00f39c5add3ced5199f27b3d6');
+  });
+});

@@ -153,6 +153,19 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
     const dx = (x - hx) / (m.w / 2);
     dx2[i] = dx * dx;
   }
+  // per column: the displacement's horizontal factor and the opened gap's middle and half height
+  const dropX = new Float64Array(box.w);
+  const gapMid = new Float64Array(box.w);
+  const gapHalf = new Float64Array(box.w);
+  for (let i = 0; i < box.w; i++) {
+    const wx = wxs[i]!;
+    dropX[i] = drop * wx;
+    const gapTop = my + 0.03 * d;
+    const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
+    gapMid[i] = (gapTop + gapBottom) / 2;
+    gapHalf[i] = (gapBottom - gapTop) / 2;
+  }
+  const darkness = WARP.darken * open;
   // the patch (sampled from the unchanged samples) and its weights, then the composite
   const patch = new Uint8Array(box.w * box.h * channels);
   const alpha = new Float32Array(box.w * box.h);
@@ -164,18 +177,17 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
     const dy2 = dyc * dyc;
     for (let i = 0; i < box.w; i++) {
       const k = j * box.w + i;
-      const a = 1 - smoothstep(1 - 0.35, 1, Math.sqrt(dx2[i]! + dy2));
+      const r2 = dx2[i]! + dy2;
+      // outside the ellipse (r >= 1) the weight is 0 and inside 0.65 of it 1, without the square root
+      if (r2 >= 1) continue; // alpha 0: never composited
+      const a = r2 < 0.42 ? 1 : 1 - smoothstep(1 - 0.35, 1, Math.sqrt(r2));
       alpha[k] = a;
-      if (a <= 0) continue; // never composited
-      const wx = wxs[i]!;
-      const sy = y - drop * wx * g;
+      if (a <= 0) continue;
+      const sy = y - dropX[i]! * g;
       let dark = 0;
       if (open > 0 && innerW[i]! >= 0) {
-        const gapTop = my + 0.03 * d;
-        const gapBottom = gapTop + Math.abs(drop) * wx * 0.9;
-        const mid = (gapTop + gapBottom) / 2;
-        const half = (gapBottom - gapTop) / 2;
-        if (half > 0.5) dark = WARP.darken * open * (1 - smoothstep(0.5, 1, Math.abs(y - mid) / half)) * innerW[i]!;
+        const half = gapHalf[i]!;
+        if (half > 0.5) dark = darkness * (1 - smoothstep(0.5, 1, Math.abs(y - gapMid[i]!) / half)) * innerW[i]!;
       }
       // sampleBilinear at (pixel centre, sy): the rows around sy (in samples), clamped
       let fy = sy / scale - 0.5;
@@ -186,6 +198,12 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
       const ay = fy - r0;
       const o0 = offset + (r0 * pw + box.x + i) * channels;
       const o1 = offset + (r1 * pw + box.x + i) * channels;
+      if (channels === 1) {
+        const p = data[o0]!;
+        const v = p * (1 - ay) + data[o1]! * ay; // sampleBilinear's blend with a zero horizontal weight
+        patch[k] = v + (inner[0]! - v) * dark + 0.5;
+        continue;
+      }
       for (let c = 0; c < channels; c++) {
         const p = data[o0 + c]!;
         const q = data[o1 + c]!;
@@ -202,6 +220,15 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
       const a = alpha[k]!;
       if (a <= 0) continue;
       const o = row + i * channels;
+      if (channels === 1) {
+        const src = data[o]!;
+        const nv = a === 1 ? patch[k]! : Math.round(src + (patch[k]! - src) * a);
+        if (nv !== src) {
+          data[o] = nv;
+          changed = true;
+        }
+        continue;
+      }
       for (let c = 0; c < channels; c++) {
         const src = data[o + c]!;
         const nv = Math.round(src + (patch[k * channels + c]! - src) * a);
