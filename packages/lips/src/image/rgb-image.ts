@@ -94,23 +94,36 @@ export function cropResize(img: RgbImage, rect: Rect, width: number, height: num
     }
     return out;
   }
-  const sample = (r0: number, r1: number, ay: number, c0: number, c1: number, ax: number, c: number): number => {
-    const a = data[r0 + c0 + c]!;
-    const b = data[r0 + c1 + c]!;
-    const d = data[r1 + c0 + c]!;
-    const e = data[r1 + c1 + c]!;
-    return (a + (b - a) * ax) * (1 - ay) + (d + (e - d) * ax) * ay;
-  };
+  // (plain locals, no destructured arrays: those were allocated per pixel, a third of the faces stage's time in the collector)
   for (let j = 0; j < height; j++) {
-    const [ra0, ra1, aya, rb0, rb1, ayb] = [ys.i0[2 * j]!, ys.i1[2 * j]!, ys.w[2 * j]!, ys.i0[2 * j + 1]!, ys.i1[2 * j + 1]!, ys.w[2 * j + 1]!];
+    const ra0 = ys.i0[2 * j]!;
+    const ra1 = ys.i1[2 * j]!;
+    const aya = ys.w[2 * j]!;
+    const rb0 = ys.i0[2 * j + 1]!;
+    const rb1 = ys.i1[2 * j + 1]!;
+    const ayb = ys.w[2 * j + 1]!;
     for (let i = 0; i < width; i++) {
-      const [ca0, ca1, axa, cb0, cb1, axb] = [xs.i0[2 * i]!, xs.i1[2 * i]!, xs.w[2 * i]!, xs.i0[2 * i + 1]!, xs.i1[2 * i + 1]!, xs.w[2 * i + 1]!];
+      const ca0 = xs.i0[2 * i]!;
+      const ca1 = xs.i1[2 * i]!;
+      const axa = xs.w[2 * i]!;
+      const cb0 = xs.i0[2 * i + 1]!;
+      const cb1 = xs.i1[2 * i + 1]!;
+      const axb = xs.w[2 * i + 1]!;
       for (let c = 0; c < 3; c++) {
-        od[o++] = (sample(ra0, ra1, aya, ca0, ca1, axa, c) + sample(ra0, ra1, aya, cb0, cb1, axb, c) + sample(rb0, rb1, ayb, ca0, ca1, axa, c) + sample(rb0, rb1, ayb, cb0, cb1, axb, c)) / 4 + 0.5;
+        od[o++] = (bilinearAt(data, ra0, ra1, aya, ca0 + c, ca1 + c, axa) + bilinearAt(data, ra0, ra1, aya, cb0 + c, cb1 + c, axb) + bilinearAt(data, rb0, rb1, ayb, ca0 + c, ca1 + c, axa) + bilinearAt(data, rb0, rb1, ayb, cb0 + c, cb1 + c, axb)) / 4 + 0.5;
       }
     }
   }
   return out;
+}
+
+/** One bilinear sample from rows r0, r1 (weight ay of r1) and columns c0, c1 (weight ax of c1), as offsets into `data`. */
+function bilinearAt(data: Uint8Array, r0: number, r1: number, ay: number, c0: number, c1: number, ax: number): number {
+  const a = data[r0 + c0]!;
+  const b = data[r0 + c1]!;
+  const d = data[r1 + c0]!;
+  const e = data[r1 + c1]!;
+  return (a + (b - a) * ax) * (1 - ay) + (d + (e - d) * ax) * ay;
 }
 
 /**
