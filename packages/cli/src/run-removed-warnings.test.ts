@@ -1,11 +1,12 @@
 /**
  * `dub run`'s summary warnings about text the source transcription removed: one bounded line per
  * transcript.json `removed` entry (a repetition loop's repeats), derived from the transcript so a
- * run that resumes from the cached transcript lists them too.
+ * run that resumes from the cached transcript lists them too; and one per window of speech Whisper
+ * judged silent (`no_speech_windows`).
  */
 import { describe, expect, it } from 'vitest';
 import type { RemovedText, TranscriptSegment } from '@dub/core';
-import { removedTextWarnings } from './commands/run.js';
+import { noSpeechWarnings, removedTextWarnings } from './commands/run.js';
 
 const seg = (id: string, text: string, removed?: RemovedText[]): TranscriptSegment => ({ id, start: 0, end: 1, speaker: 'spk_1', text, words: [], ...(removed ? { removed } : {}) });
 const loop = (kept: string, text: string, start: number, end: number): RemovedText => ({ text, start, end, kind: 'repetition_loop', kept, reason: 'repetition loop' });
@@ -32,5 +33,19 @@ describe('dub run: warnings for text removed from the source transcript', () => 
     const [line] = removedTextWarnings('en-US', { segments: [seg('seg-0007', kept, [loop(kept, `${kept} ${kept}`, 3, 9)])] });
     expect(line).toContain(`"${kept.slice(0, 59).trimEnd()}…" 3 times`);
     expect(line!.length).toBeLessThan(200);
+  });
+});
+
+describe('dub run: warnings for speech Whisper judged silent', () => {
+  it('one line per window in transcript.json no_speech_windows: left out, or kept when every window was', () => {
+    const no_speech_windows = [
+      { start: 1.5, end: 8.011, no_speech_probability: 0.637, avg_logprob: -1.108, kept: true },
+      { start: 30, end: 42.5, no_speech_probability: 0.91, avg_logprob: -1.6, kept: false },
+    ];
+    expect(noSpeechWarnings('en-US', { no_speech_windows })).toEqual([
+      'en-US: transcription: 1.50-8.01 s: Whisper judged this speech silent (no-speech probability 0.64, average log-probability -1.11); transcribed after all: every window was judged so, and the voice-activity detector found speech there',
+      'en-US: transcription: 30.00-42.50 s: Whisper judged this speech silent (no-speech probability 0.91, average log-probability -1.60); left out of the transcript',
+    ]);
+    expect(noSpeechWarnings('en-US', {})).toEqual([]);
   });
 });

@@ -149,6 +149,22 @@ export const TranscriptSchema = Type.Object({
   speaker_count_method: Type.Optional(SpeakerCountMethodSchema),
   /** Clusters folded or merged into another speaker, with the reason. */
   speaker_adjustments: Type.Optional(Type.Array(SpeakerAdjustmentSchema)),
+  /**
+   * Windows of speech (found by the VAD) that Whisper judged silent (openai's no-speech check:
+   * no-speech probability over 0.6 with an average log-probability under -1): left out, or
+   * transcribed after all (`kept`) when every window was judged so, rather than an empty transcript.
+   */
+  no_speech_windows: Type.Optional(
+    Type.Array(
+      Type.Object({
+        start: Type.Number({ minimum: 0 }),
+        end: Type.Number({ minimum: 0 }),
+        no_speech_probability: Type.Number({ minimum: 0, maximum: 1 }),
+        avg_logprob: Type.Number(),
+        kept: Type.Boolean(),
+      }),
+    ),
+  ),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 

@@ -7,7 +7,7 @@
 import { copyFile, mkdtemp } from 'node:fs/promises';
 import path from 'node:path';
 import type { DubConfig, PartialContext, SpeakerAdjustment, Word } from '@dub/core';
-import type { RemovedRepeats, VadEngineId } from '@dub/asr';
+import type { RemovedRepeats, SkippedWindow, VadEngineId } from '@dub/asr';
 import type { SessionCache } from '@dub/onnx';
 import type { MediaInfo } from '@dub/media';
 import type { SeparatePlan, SeparationEngineId, SeparationPlan } from '@dub/separation';
@@ -44,6 +44,8 @@ export interface Recognition {
   segments: RecognizedSegment[];
   /** Repetition loops cut to their first copy (Whisper's hallucination), with the removed text and the reason. */
   removedRepeats?: RemovedRepeats[];
+  /** Windows Whisper judged silent (left out, or kept when every window was: noSpeechFallback). */
+  skippedWindows?: SkippedWindow[];
 }
 
 export interface SpeakerTurns {
@@ -162,11 +164,13 @@ export const defaultStages: PrepareStages = {
         speech: { ...request.regions, probabilities: new Float32Array(0) },
         // a transcript to dub: a loop's repeats go (the speaker said the phrase once), each removal recorded
         removeLoopRepeats: true,
+        // the speech is there (the VAD found it): Whisper's text of it rather than an empty transcript, marked
+        noSpeechFallback: true,
         ...asrEnv(env),
       },
       ctx,
     );
-    return { engine: t.engine, segments: t.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words })), ...(t.removedRepeats ? { removedRepeats: t.removedRepeats } : {}) };
+    return { engine: t.engine, segments: t.segments.map((s) => ({ start: s.start, end: s.end, text: s.text, words: s.words })), ...(t.removedRepeats ? { removedRepeats: t.removedRepeats } : {}), ...(t.skippedWindows ? { skippedWindows: t.skippedWindows } : {}) };
   },
   async diarize(speech, request, env, ctx) {
     const { diarize } = await import('@dub/asr');

@@ -1,5 +1,5 @@
 /** Assembling the asset's transcript (core TranscriptSchema) from recognition and speaker turns. */
-import type { RemovedRepeats } from '@dub/asr';
+import type { RemovedRepeats, SkippedWindow } from '@dub/asr';
 import type { RemovedText, Speaker, Transcript, TranscriptSegment, TranscriptSeparation } from '@dub/core';
 import type { KeptOutsideSpeech, SeparationPlan } from '@dub/separation';
 import type { SpeakerTurns } from './stages.js';
@@ -72,6 +72,20 @@ export function removedBySegment(segments: readonly { start: number; end: number
 /** One line per text removed from the transcript's segments (the asr record's notes: engines.json, `dub run`'s summary, the quality report). */
 export function removedTextNotes(segments: readonly TranscriptSegment[]): string[] {
   return segments.flatMap((s) => (s.removed ?? []).map((r) => `${s.id} (${r.start.toFixed(2)}-${r.end.toFixed(2)} s): removed "${r.text}"; ${r.reason}`));
+}
+
+/** The transcript's `no_speech_windows`: the windows Whisper judged silent, left out or kept (noSpeechFallback). */
+export function noSpeechWindows(skipped: readonly SkippedWindow[] | undefined): NonNullable<Transcript['no_speech_windows']> | undefined {
+  if (!skipped?.length) return undefined;
+  return skipped.map((w) => ({ start: r3(Math.max(0, w.start)), end: r3(Math.max(0, w.start, w.end)), no_speech_probability: Math.round(Math.min(1, Math.max(0, w.noSpeechProbability)) * 1000) / 1000, avg_logprob: Math.round(w.avgLogprob * 1000) / 1000, kept: w.kept === true }));
+}
+
+/** A line per window Whisper judged silent, for the asr record's notes and `dub run`'s warnings (never a silent drop). */
+export function noSpeechNotes(windows: Transcript['no_speech_windows']): string[] {
+  return (windows ?? []).map(
+    (w) =>
+      `${w.start.toFixed(2)}-${w.end.toFixed(2)} s: Whisper judged this speech silent (no-speech probability ${w.no_speech_probability.toFixed(2)}, average log-probability ${w.avg_logprob.toFixed(2)}); ${w.kept ? 'transcribed after all: every window was judged so, and the voice-activity detector found speech there' : 'left out of the transcript'}`,
+  );
 }
 
 /** What the separation stage did and why: the engine that ran (`none`, `htdemucs`, `given_tracks`), the plan's measurement, and what the background keeps (`kept`). */

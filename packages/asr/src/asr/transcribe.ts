@@ -37,6 +37,12 @@ export interface TranscribeOptions extends EngineEnvOptions, SpeechAudioOptions 
    * `loop` (default false: a back-transcription measured against known text keeps them).
    */
   removeLoopRepeats?: boolean;
+  /**
+   * When Whisper judges every window silent although the VAD found speech there, keep what it
+   * decoded (each window listed in `skippedWindows` with `kept: true`) instead of failing with
+   * `empty_transcript` (default false).
+   */
+  noSpeechFallback?: boolean;
 }
 
 export interface ResolvedTranscribeOptions {
@@ -49,6 +55,7 @@ export interface ResolvedTranscribeOptions {
   env: EngineEnvOptions;
   audio: SpeechAudioOptions;
   removeLoopRepeats: boolean;
+  noSpeechFallback: boolean;
 }
 
 export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscribeOptions {
@@ -68,6 +75,7 @@ export function resolveTranscribeOptions(o: TranscribeOptions): ResolvedTranscri
     env,
     audio,
     removeLoopRepeats: o.removeLoopRepeats === true,
+    noSpeechFallback: o.noSpeechFallback === true,
   };
 }
 
@@ -141,7 +149,7 @@ export async function runTranscribe(audio: SpeechAudio, o: ResolvedTranscribeOpt
   const speech = await speechOf(audio, o, env, subContext(ctx, 'vad', 0, 0.2));
   if (!speech.regions.length) throw empty('no speech was found in the audio');
   ctx.logger.info({ engine: id, reason: chosen.reason, locale: o.locale, regions: speech.regions.length }, 'transcribing');
-  const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions, ...(o.removeLoopRepeats ? { removeLoopRepeats: true } : {}) }, subContext(ctx, 'asr', 0.2, 1));
+  const out = await engine.transcribe(audio, { locale: o.locale, language: whisperLanguageOf(o.locale) ?? o.locale, regions: speech.regions, ...(o.removeLoopRepeats ? { removeLoopRepeats: true } : {}), ...(o.noSpeechFallback ? { noSpeechFallback: true } : {}) }, subContext(ctx, 'asr', 0.2, 1));
   const segments = out.segments.filter((s) => s.words.length > 0);
   if (!segments.length) throw empty(`the ${id} engine recognised no words in ${speech.regions.length} speech region(s)`);
   return { engine: id, locale: o.locale, duration: audio.duration, segments, speech, ...(out.detectedLanguage ? { detectedLanguage: out.detectedLanguage } : {}), ...(out.skippedWindows ? { skippedWindows: out.skippedWindows } : {}), ...(out.removedRepeats ? { removedRepeats: out.removedRepeats } : {}) };

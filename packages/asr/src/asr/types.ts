@@ -37,6 +37,13 @@ export interface AsrRequest {
    * transcript that is dubbed; a back-transcription, measured against known text, keeps them.
    */
   removeLoopRepeats?: boolean;
+  /**
+   * When the engine judges every window silent (Whisper's no-speech check) although the regions
+   * hold speech (a VAD found it), keep what it decoded there rather than nothing, each such
+   * window listed in `skippedWindows` with `kept: true`. For a transcript that is dubbed: an empty
+   * one fails the job, though the speech is there.
+   */
+  noSpeechFallback?: boolean;
 }
 
 export interface DetectedLanguage {
@@ -53,6 +60,8 @@ export interface SkippedWindow {
   avgLogprob: number;
   compressionRatio: number;
   temperature: number;
+  /** Transcribed after all (noSpeechFallback: every window was judged silent). */
+  kept?: boolean;
 }
 
 /**

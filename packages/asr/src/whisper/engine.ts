@@ -171,37 +171,11 @@ class Whisper implements AsrEngine {
     reportProgress(ctx, 'asr', 0);
     const segments: AsrSegment[] = [];
     const skippedWindows: SkippedWindow[] = [];
+    const silentWindows: { c: PackedChunk & { start: number; end: number }; decoded: Awaited<ReturnType<typeof decodeWithFallback>>; report: SkippedWindow }[] = [];
     const removedRepeats: RemovedRepeats[] = [];
     let detectedLanguage: DetectedLanguage | undefined;
-    for (let i = 0; i < chunks.length; i++) {
-      throwIfAborted(ctx.signal);
-      const c = chunks[i]!;
-      const samples = gap === null ? await audio.readSeconds(c.start, c.end) : await packedSamples(audio, c);
-      const encoded = await sessions.encode(features.extract(samples));
-      if (i === 0 && this.o.detectLanguage && tokenizer.languages.size > 0) {
-        const g = await detectLanguageFromEncoding(sessions, tokenizer, encoded);
-        detectedLanguage = { language: g.language, probability: g.probability };
-        ctx.logger.debug({ detected: g.language, probability: g.probability, requested: language }, 'whisper language detection');
-      }
-      const decoded = await decodeWithFallback(sessions, tokenizer, encoded, {
-        language,
-        timestamps: this.o.timestamps,
-        maxNewTokens: maxNewTokensFor(this.o, c.length),
-        suppress: this.suppressFor(req.locale),
-        suppressBlank: this.o.suppressBlank,
-        ...this.o.fallback,
-        seed: i,
-        ...(this.alignmentHeads ? { alignmentHeads: this.alignmentHeads, audioSeconds: c.length } : {}),
-        ...(ctx.signal ? { signal: ctx.signal } : {}),
-      });
-      const report = { start: c.start, end: c.end, noSpeechProbability: decoded.noSpeechProbability ?? 0, avgLogprob: decoded.avgLogprob, compressionRatio: decoded.compressionRatio, temperature: decoded.temperature };
-      if (decoded.tried.length > 1) ctx.logger.debug({ ...report, tried: decoded.tried, allFailed: decoded.allFailed }, 'whisper: temperature fallback');
-      if (decoded.silent) {
-        skippedWindows.push(report);
-        ctx.logger.info(report, 'whisper: window skipped as no speech');
-        reportProgress(ctx, 'asr', (i + 1) / chunks.length);
-        continue;
-      }
+    /** Put a decoded window's segments on the audio's timeline (i: its index among the chunks, -1: no seek after it). */
+    const take = (c: PackedChunk & { start: number; end: number }, decoded: Awaited<ReturnType<typeof decodeWithFallback>>, report: SkippedWindow, i: number): void => {
       // packed: decoded on the window's own time, then put back on the audio's timeline (the silences between regions map to their edges)
       const offset = gap === null ? c.start : 0;
       // how far into the window the decoded segments reach
@@ -243,7 +217,7 @@ class Whisper implements AsrEngine {
         // which callers report (dub run lists it among its warnings, on a resumed run too)
         for (const r of d.removed) ctx.logger.info({ start: r.start, end: r.end, kept: r.kept, removed: r.text, copies: r.copies }, "whisper: a repetition loop's repeats were removed from the transcript");
       } else segments.push(...windowSegments);
-      if (gap !== null) {
+      if (gap !== null && i >= 0) {
         // openai's seek: Whisper may end a window before its audio does; the regions that start
         // after the last segment it decoded there are decoded again, in a window of their own
         const rest = c.pieces.filter((p) => p.at >= heardTo);
@@ -253,7 +227,51 @@ class Whisper implements AsrEngine {
           ctx.logger.debug({ start: c.start, end: c.end, heardTo, again: rest.length }, 'whisper: regions after the last segment decoded again');
         }
       }
+    };
+    for (let i = 0; i < chunks.length; i++) {
+      throwIfAborted(ctx.signal);
+      const c = chunks[i]!;
+      const samples = gap === null ? await audio.readSeconds(c.start, c.end) : await packedSamples(audio, c);
+      const encoded = await sessions.encode(features.extract(samples));
+      if (i === 0 && this.o.detectLanguage && tokenizer.languages.size > 0) {
+        const g = await detectLanguageFromEncoding(sessions, tokenizer, encoded);
+        detectedLanguage = { language: g.language, probability: g.probability };
+        ctx.logger.debug({ detected: g.language, probability: g.probability, requested: language }, 'whisper language detection');
+      }
+      const decoded = await decodeWithFallback(sessions, tokenizer, encoded, {
+        language,
+        timestamps: this.o.timestamps,
+        maxNewTokens: maxNewTokensFor(this.o, c.length),
+        suppress: this.suppressFor(req.locale),
+        suppressBlank: this.o.suppressBlank,
+        ...this.o.fallback,
+        seed: i,
+        ...(this.alignmentHeads ? { alignmentHeads: this.alignmentHeads, audioSeconds: c.length } : {}),
+        ...(ctx.signal ? { signal: ctx.signal } : {}),
+      });
+      const report = { start: c.start, end: c.end, noSpeechProbability: decoded.noSpeechProbability ?? 0, avgLogprob: decoded.avgLogprob, compressionRatio: decoded.compressionRatio, temperature: decoded.temperature };
+      if (decoded.tried.length > 1) ctx.logger.debug({ ...report, tried: decoded.tried, allFailed: decoded.allFailed }, 'whisper: temperature fallback');
+      if (decoded.silent) {
+        skippedWindows.push(report);
+        silentWindows.push({ c, decoded, report });
+        ctx.logger.info(report, 'whisper: window skipped as no speech');
+        reportProgress(ctx, 'asr', (i + 1) / chunks.length);
+        continue;
+      }
+      take(c, decoded, report, i);
       reportProgress(ctx, 'asr', (i + 1) / chunks.length);
+    }
+    // Whisper judged every window that decoded words silent, though the regions (a VAD's) hold
+    // speech: what it decoded there is kept rather than an empty transcript, each such window
+    // marked `kept` (noSpeechFallback; separation artefacts or singing raise the no-speech
+    // probability of real speech, e.g. 0.64 with an average log-probability of -1.11)
+    const heard = () => segments.some((s) => s.words.length > 0 && s.text.trim() !== '');
+    if (req.noSpeechFallback && !heard() && silentWindows.length) {
+      for (const w of silentWindows) take(w.c, w.decoded, w.report, -1);
+      if (heard()) {
+        for (const w of skippedWindows) w.kept = true;
+        ctx.logger.info({ windows: skippedWindows.length }, 'whisper: every window was judged silent; what it decoded is kept (noSpeechFallback)');
+      }
     }
     return { segments, ...(detectedLanguage ? { detectedLanguage } : {}), ...(skippedWindows.length ? { skippedWindows } : {}), ...(removedRepeats.length ? { removedRepeats } : {}) };
   }

@@ -18,7 +18,7 @@ import {
 } from '@dub/core';
 import { probe } from '@dub/media';
 import { licenceWarnings, termsOf } from '@dub/core';
-import { createJobHandlers, inputsHash } from '@dub/pipeline';
+import { createJobHandlers, inputsHash, noSpeechNotes } from '@dub/pipeline';
 import { checkSrt, formatSubtitles, scriptSubtitles, serializeSrt, srtNoteMessages, transcriptSubtitles } from '@dub/srt';
 import { createEmbeddedRuntime, openBlobStore, parseBlobsOption } from '@dub/worker';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
@@ -298,7 +298,7 @@ async function dubWith(store: BlobStore, input: string, out: string, dataDir: st
     const transcript = JSON.parse((await store.getBuffer(blobKeys.transcript(assetId))).toString('utf8')) as Transcript;
     await fsp.writeFile(path.join(dir, 'script.json'), JSON.stringify(script, null, 2));
     await fsp.writeFile(path.join(out, 'transcript.json'), JSON.stringify(transcript, null, 2));
-    if (!transcriptWarned) warnings.push(...removedTextWarnings(s.from, transcript, path.relative(process.cwd(), path.join(out, 'transcript.json'))));
+    if (!transcriptWarned) warnings.push(...removedTextWarnings(s.from, transcript, path.relative(process.cwd(), path.join(out, 'transcript.json'))), ...noSpeechWarnings(s.from, transcript));
     transcriptWarned = true;
     const target = formatSubtitles(scriptSubtitles(script), s.profile, { locale: v.locale });
     const source = formatSubtitles(transcriptSubtitles(transcript), s.profile, { locale: s.from });
@@ -414,6 +414,11 @@ export function removedTextWarnings(locale: string, transcript: Pick<Transcript,
       return `${locale}: transcription: Whisper repeated "${clip(r.kept, 60)}" ${copies} times; the repeats at ${r.start.toFixed(1)}-${r.end.toFixed(1)} s were removed (${file} ${seg.id})`;
     }),
   );
+}
+
+/** The summary's warnings about speech Whisper judged silent (transcript.json `no_speech_windows`): left out, or kept when every window was. */
+export function noSpeechWarnings(locale: string, transcript: Pick<Transcript, 'no_speech_windows'>): string[] {
+  return noSpeechNotes(transcript.no_speech_windows).map((n) => `${locale}: transcription: ${n}`);
 }
 
 /** The summary's warnings about licences: one per weight not cleared for commercial use that ran, with the locales it ran for. */

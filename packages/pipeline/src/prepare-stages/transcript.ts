@@ -6,7 +6,7 @@
  * the asr record.
  */
 import { blobKeys, validate, TranscriptSchema, type Transcript } from '@dub/core';
-import { buildTranscript, removedTextNotes, separationRecord } from '../transcript.js';
+import { buildTranscript, noSpeechNotes, noSpeechWindows, removedTextNotes, separationRecord } from '../transcript.js';
 import { engineRecords } from './records.js';
 import { prepareStage } from './state.js';
 
@@ -43,11 +43,15 @@ export const transcript = prepareStage({
     const built = buildTranscript(job.locale, duration, recognition.value.engine, speakers.value, referenceKeys, { speech: speechKey, background: separated.files['background.wav']! }, separation, recognition.value.removedRepeats);
     // text removed from segments (a repetition loop's repeats) is said in the asr record too, never silently
     const removed = removedTextNotes(built.segments);
-    if (removed.length && engines.asr) engines.asr = { ...engines.asr, notes: [...(engines.asr.notes ?? []), ...removed] };
+    // and windows Whisper judged silent: left out, or kept when every window was
+    const silent = noSpeechWindows(recognition.value.skippedWindows);
+    const notes = [...removed, ...noSpeechNotes(silent)];
+    if (notes.length && engines.asr) engines.asr = { ...engines.asr, notes: [...(engines.asr.notes ?? []), ...notes] };
     const doc = validate<Transcript>(
       TranscriptSchema,
       {
         ...built,
+        ...(silent ? { no_speech_windows: silent } : {}),
         speaker_engine: speakerRecord,
         engines,
       },

@@ -28,7 +28,8 @@ export const transcription = prepareStage({
     const recognition = await runner.run<Recognition & { provider?: Provider }>(
       'transcription',
       // v2: a repetition loop Whisper decoded at every temperature is cut to its first copy (removedRepeats)
-      { v: 2, speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.id, model: asr.models.length ? asr.models.map((m) => [m.model, m.sha256]) : null },
+      // v3: windows Whisper judged silent are listed, and kept when every window was (noSpeechFallback)
+      { v: 3, speech: speechKey, vad: vad.key, locale: job.locale, source_srt: job.source_srt ?? null, engine: asr.id, model: asr.models.length ? asr.models.map((m) => [m.model, m.sha256]) : null },
       async (_out, ctx) => {
         const request = { locale: job.locale, regions: vad.value, ...(job.source_srt !== undefined ? { sourceSrt: job.source_srt } : asr.id !== 'none' ? { engine: asr.id } : {}) };
         const run = async () => stages.transcribe(await files.path(speechKey), request, env, ctx);
