@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runFfmpeg } from '@dub/media';
-import { readFrames } from './video/frame-reader.js';
+import { MAX_SELECT_SPANS, mergeSpans, readFrames, selectExpression } from './video/frame-reader.js';
 
 let dir: string;
 let file: string;
@@ -38,10 +38,10 @@ describe('readFrames spans', () => {
     expect(await all([])).toEqual([]);
   }, 60_000);
 
-  it('hundreds of ranges (a select expression ffmpeg would refuse): merged for the decoder, still exactly the frames asked for', async () => {
+  it('hundreds of ranges (a flat sum ffmpeg would refuse): a tree of if(lt(n)) for the decoder, exactly the frames asked for', async () => {
     const full = await all();
     const spans = Array.from({ length: 29 }, (_, i) => ({ start: 2 * i + 1, end: 2 * i + 2 })).concat([{ start: 59, end: 60 }]);
-    // 30 ranges fit; 200 single frames of a longer clip exercise the merging
+    // 30 ranges; 200 single frames of a longer clip (a flat sum of 200 fails to parse in ffmpeg)
     const some = await all(spans);
     expect(some.length).toBe(30);
     for (let i = 0; i < 30; i++) expect(some[i]!.equals(full[spans[i]!.start]!), `frame ${i}`).toBe(true);
@@ -56,6 +56,17 @@ describe('readFrames spans', () => {
     expect(got.length).toBe(200);
     for (let i = 0; i < 200; i++) expect(got[i]!.equals(every[many[i]!.start]!), `frame ${many[i]!.start}`).toBe(true);
   }, 120_000);
+
+  it('the select expression: a flat sum up to 8 ranges, a balanced tree above; ranges merged only past MAX_SELECT_SPANS', () => {
+    expect(selectExpression([])).toBe('0');
+    expect(selectExpression([{ start: 3, end: 7 }, { start: 30, end: 31 }])).toBe('between(n\\,3\\,6)+between(n\\,30\\,30)');
+    const spans = Array.from({ length: 20 }, (_, i) => ({ start: 10 * i, end: 10 * i + 2 }));
+    const e = selectExpression(spans);
+    expect(e.startsWith('if(lt(n\\,100)\\,')).toBe(true);
+    expect(e.match(/between/g)!.length).toBe(20);
+    expect(MAX_SELECT_SPANS).toBeGreaterThanOrEqual(1000);
+    expect(mergeSpans([{ start: 0, end: 1 }, { start: 2, end: 3 }, { start: 10, end: 11 }], 2)).toEqual([{ start: 0, end: 3 }, { start: 10, end: 11 }]);
+  });
 
   it("yuv420p: the decoder's planes, half the bytes of rgb24", async () => {
     const frames: Buffer[] = [];

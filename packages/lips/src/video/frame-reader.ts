@@ -37,12 +37,14 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
   const stop = new AbortController();
   const signal = ctx.signal ? AbortSignal.any([ctx.signal, stop.signal]) : stop.signal;
   const filters: string[] = [];
-  // ffmpeg fails on a select expression of a few hundred ranges: past MAX_SELECT_SPANS the nearest
-  // ranges are decoded as one and the frames between them dropped here (`wanted`)
+  // ffmpeg fails on a flat sum of a few hundred ranges (its expression parser recurses on each
+  // term), so the ranges are a balanced tree of if(lt(n, ...)) (`selectExpression`); past
+  // MAX_SELECT_SPANS (the argument's length) the nearest ranges are decoded as one and the frames
+  // between them dropped here (`wanted`)
   const decodeSpans = (opts.every ?? 1) <= 1 && opts.spans && opts.spans.length > MAX_SELECT_SPANS ? mergeSpans(opts.spans, MAX_SELECT_SPANS) : opts.spans;
   const wanted = decodeSpans !== opts.spans ? spanCursor(decodeSpans!, opts.spans!) : undefined;
   if ((opts.every ?? 1) > 1) filters.push(`select=not(mod(n\\,${opts.every}))`);
-  else if (decodeSpans) filters.push(`select=${decodeSpans.length ? decodeSpans.map((r) => `between(n\\,${r.start}\\,${r.end - 1})`).join('+') : '0'}`);
+  else if (decodeSpans) filters.push(`select=${selectExpression(decodeSpans)}`);
   filters.push(`scale=${width}:${height}:flags=bilinear`);
   const args = ['-i', file, '-map', '0:v:0', '-an', '-sn', '-vf', filters.join(','), '-fps_mode', 'passthrough', '-f', 'rawvideo', '-pix_fmt', yuv ? 'yuv420p' : 'rgb24', 'pipe:1'];
   const pipe = new PassThrough({ highWaterMark: Math.max(frameBytes * 2, 1 << 16) });
@@ -87,8 +89,22 @@ export async function* readFrames(file: string, opts: ReadFramesOptions, context
   throwIfAborted(ctx.signal);
 }
 
-/** Most ranges in one select expression. */
-const MAX_SELECT_SPANS = 32;
+/** Most ranges in one select expression (about 40 characters each; one argument holds 128 KiB). */
+export const MAX_SELECT_SPANS = 1000;
+
+/**
+ * ffmpeg's select expression true on the frames of `spans` (sorted, disjoint): up to 8 ranges a
+ * sum of between(n, start, end - 1), more a balanced tree of if(lt(n, start of the right half), left, right).
+ */
+export function selectExpression(spans: readonly { start: number; end: number }[]): string {
+  if (!spans.length) return '0';
+  const tree = (a: number, b: number): string => {
+    if (b - a <= 8) return spans.slice(a, b).map((r) => `between(n\\,${r.start}\\,${r.end - 1})`).join('+');
+    const m = (a + b) >> 1;
+    return `if(lt(n\\,${spans[m]!.start})\\,${tree(a, m)}\\,${tree(m, b)})`;
+  };
+  return tree(0, spans.length);
+}
 
 /** `spans` (sorted, disjoint) as at most `max` ranges: the smallest gaps between them are closed. */
 export function mergeSpans(spans: readonly { start: number; end: number }[], max: number): { start: number; end: number }[] {
