@@ -29,9 +29,19 @@ function expectDetail(r: RawResponse | undefined, status: number, detail?: RegEx
   return body.detail as string;
 }
 
+/**
+ * The files under `dir` now. The server may be removing them meanwhile: a file gone between the
+ * listing and its stat is not there, and a folder gone during the listing lists again.
+ */
 function filesUnder(dir: string): string[] {
-  if (!fs.existsSync(dir)) return [];
-  return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => fs.statSync(path.join(dir, f)).isFile());
+  for (let attempt = 0; ; attempt++) {
+    if (!fs.existsSync(dir)) return [];
+    try {
+      return fs.readdirSync(dir, { recursive: true }).map(String).filter((f) => fs.statSync(path.join(dir, f), { throwIfNoEntry: false })?.isFile() ?? false);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 20) throw e;
+    }
+  }
 }
 
 async function eventually(fn: () => boolean, ms = 5000): Promise<void> {

@@ -115,7 +115,7 @@ describeWithMedia(['two-speakers-call.wav'], 'pocketsphinx over several processe
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 300_000); // two pocketsphinx passes over 30 s of speech: minutes on a loaded machine
 
   it('fails with the failing process and leaves no process running', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'dub-ps-test-'));
