@@ -40,12 +40,10 @@ export const SpeakerSchema = Type.Object({
 export type Speaker = Static<typeof SpeakerSchema>;
 
 /** What a transcript segment and a script segment both have: the id, the time (seconds) and the speaker id. */
-const SEGMENT_PLACE = {
-  id: Type.String(),
-  start: Type.Number({ minimum: 0 }),
-  end: Type.Number({ minimum: 0 }),
-  speaker: Type.String(),
-};
+/** A span of the timeline, in seconds. */
+const SPAN = { start: Type.Number({ minimum: 0 }), end: Type.Number({ minimum: 0 }) };
+
+const SEGMENT_PLACE = { id: Type.String(), ...SPAN, speaker: Type.String() };
 
 /**
  * Text the recognizer decoded that was taken out of a transcript segment, and why: the repeats of
@@ -55,8 +53,7 @@ const SEGMENT_PLACE = {
  */
 export const RemovedTextSchema = Type.Object({
   text: Type.String(),
-  start: Type.Number({ minimum: 0 }),
-  end: Type.Number({ minimum: 0 }),
+  ...SPAN,
   kind: Type.Literal('repetition_loop'),
   kept: Type.String(),
   reason: Type.String(),
@@ -154,17 +151,7 @@ export const TranscriptSchema = Type.Object({
    * no-speech probability over 0.6 with an average log-probability under -1): left out, or
    * transcribed after all (`kept`) when every window was judged so, rather than an empty transcript.
    */
-  no_speech_windows: Type.Optional(
-    Type.Array(
-      Type.Object({
-        start: Type.Number({ minimum: 0 }),
-        end: Type.Number({ minimum: 0 }),
-        no_speech_probability: Type.Number({ minimum: 0, maximum: 1 }),
-        avg_logprob: Type.Number(),
-        kept: Type.Boolean(),
-      }),
-    ),
-  ),
+  no_speech_windows: Type.Optional(Type.Array(Type.Object({ ...SPAN, no_speech_probability: Type.Number({ minimum: 0, maximum: 1 }), avg_logprob: Type.Number(), kept: Type.Boolean() }))),
 });
 export type Transcript = Static<typeof TranscriptSchema>;
 
