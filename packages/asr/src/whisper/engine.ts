@@ -267,11 +267,13 @@ class Whisper implements AsrEngine {
     // probability of real speech, e.g. 0.64 with an average log-probability of -1.11)
     const heard = () => segments.some((s) => s.words.length > 0 && s.text.trim() !== '');
     if (req.noSpeechFallback && !heard() && silentWindows.length) {
-      for (const w of silentWindows) take(w.c, w.decoded, w.report, -1);
-      if (heard()) {
-        for (const w of skippedWindows) w.kept = true;
-        ctx.logger.info({ windows: skippedWindows.length }, 'whisper: every window was judged silent; what it decoded is kept (noSpeechFallback)');
+      for (const w of silentWindows) {
+        const before = segments.length;
+        take(w.c, w.decoded, w.report, -1);
+        // kept: the window gave words (the report object is the one listed in skippedWindows)
+        if (segments.slice(before).some((s) => s.words.length > 0 && s.text.trim() !== '')) w.report.kept = true;
       }
+      if (heard()) ctx.logger.info({ windows: skippedWindows.filter((w) => w.kept).length }, 'whisper: every window was judged silent; what it decoded is kept (noSpeechFallback)');
     }
     return { segments, ...(detectedLanguage ? { detectedLanguage } : {}), ...(skippedWindows.length ? { skippedWindows } : {}), ...(removedRepeats.length ? { removedRepeats } : {}) };
   }
