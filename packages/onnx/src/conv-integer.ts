@@ -38,7 +38,7 @@ import os from 'node:os';
 import path from 'node:path';
 
 /** A protobuf field: number, wire type and where its value lies in the buffer. */
-interface Field {
+export interface Field {
   no: number;
   wire: number;
   /** Start of the whole field (its tag). */
@@ -63,7 +63,7 @@ function readVarint(buf: Uint8Array, pos: number): [number, number] {
   throw new Error('malformed protobuf varint');
 }
 
-function* fields(buf: Uint8Array, from = 0, to = buf.length): Generator<Field> {
+export function* fields(buf: Uint8Array, from = 0, to = buf.length): Generator<Field> {
   let pos = from;
   while (pos < to) {
     const start = pos;
@@ -93,7 +93,7 @@ function* fields(buf: Uint8Array, from = 0, to = buf.length): Generator<Field> {
 }
 
 const utf8 = new TextDecoder();
-const str = (buf: Uint8Array, f: Field): string => utf8.decode(buf.subarray(f.from, f.to));
+export const str = (buf: Uint8Array, f: Field): string => utf8.decode(buf.subarray(f.from, f.to));
 
 /** Repeated varints, packed (wire 2) or not (wire 0). */
 function varints(buf: Uint8Array, f: Field): number[] {
@@ -109,7 +109,7 @@ function varints(buf: Uint8Array, f: Field): number[] {
 }
 
 /** Bytes written in pieces, joined once. */
-class Writer {
+export class Writer {
   readonly parts: Uint8Array[] = [];
   length = 0;
   raw(b: Uint8Array): this {

@@ -10,6 +10,7 @@
 import type * as ortTypes from 'onnxruntime-node';
 import { createRequire } from 'node:module';
 import { convIntegerModelFile, derivedModelsDir } from './conv-integer.js';
+import { graphOutputsModelFile } from './graph-outputs.js';
 import { createThroughOptimizedGraph, optimizedGraphsOn } from './optimized-graph.js';
 import { ModelError, retryingOnce, silentLogger, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
 
@@ -45,6 +46,12 @@ export interface SessionOptions {
    * Kokoro-82M int8 in 43% of the CPU time.
    */
   convIntegerAsMatMul?: boolean;
+  /**
+   * Load the model with only these graph outputs (graph-outputs.ts): onnxruntime keeps every graph
+   * output of a run until it returns, read or not; dropped from the list, such a tensor is an
+   * intermediate, freed after its last use. The kept outputs are computed as before, bit for bit.
+   */
+  outputs?: readonly string[];
   logger?: Logger;
 }
 
@@ -168,8 +175,8 @@ export class SessionCache implements SessionStore {
 
   constructor(private readonly defaults: SessionOptions = {}) {}
 
-  private key(file: string, device: DeviceChoice, threads: number, arena: boolean, pattern: boolean, convAsMatMul = false): string {
-    return `${file}|${device}|${threads}${arena ? '' : '|no-arena'}${pattern ? '' : '|no-mem-pattern'}${convAsMatMul ? '|conv-as-matmul' : ''}`;
+  private key(file: string, device: DeviceChoice, threads: number, arena: boolean, pattern: boolean, convAsMatMul = false, outputs?: readonly string[]): string {
+    return `${file}|${device}|${threads}${arena ? '' : '|no-arena'}${pattern ? '' : '|no-mem-pattern'}${convAsMatMul ? '|conv-as-matmul' : ''}${outputs ? `|outputs=${outputs.join(',')}` : ''}`;
   }
 
   /** The session for `file`, created on first use. Concurrent calls share one load. */
@@ -180,10 +187,11 @@ export class SessionCache implements SessionStore {
     const arena = opts.cpuMemArena ?? this.defaults.cpuMemArena ?? true;
     const pattern = opts.memPattern ?? this.defaults.memPattern ?? true;
     const convAsMatMul = opts.convIntegerAsMatMul ?? this.defaults.convIntegerAsMatMul ?? false;
-    const k = this.key(file, device, threads, arena, pattern, convAsMatMul);
+    const outputs = opts.outputs;
+    const k = this.key(file, device, threads, arena, pattern, convAsMatMul, outputs);
     let p = this.entries.get(k);
     if (!p) {
-      p = this.create(file, device, threads, logger, arena, pattern, convAsMatMul);
+      p = this.create(file, device, threads, logger, arena, pattern, convAsMatMul, outputs);
       this.entries.set(k, p);
       p.then(
         (m) => this.providers.set(file, m.provider),
@@ -195,8 +203,20 @@ export class SessionCache implements SessionStore {
     return p;
   }
 
-  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger, arena = true, pattern = true, convAsMatMul = false): Promise<OnnxModel> {
+  private async create(file: string, device: DeviceChoice, threads: number, logger: Logger, arena = true, pattern = true, convAsMatMul = false, outputs?: readonly string[]): Promise<OnnxModel> {
     const o = ort();
+    // The model with only the outputs asked for (a derived file, else its bytes); `file` names the session all the same.
+    let source: string | Uint8Array = file;
+    let trim: Record<string, unknown> = {};
+    if (outputs) {
+      try {
+        const t = await graphOutputsModelFile(file, outputs);
+        source = t.file ?? t.bytes!;
+        trim = { outputsDropped: t.dropped.length, ...(t.file && t.file !== file ? { trimmedTo: t.file } : {}) };
+      } catch (e) {
+        throw new ModelError(`cannot load ONNX model ${file}: ${(e as Error).message}`, { cause: e });
+      }
+    }
     const base: ortTypes.InferenceSession.SessionOptions = { graphOptimizationLevel: 'all', logSeverityLevel: onnxLogSeverity() };
     if (!arena) base.enableCpuMemArena = false;
     if (!pattern) base.enableMemPattern = false;
@@ -208,8 +228,9 @@ export class SessionCache implements SessionStore {
     if (device !== 'cpu') {
       const deviceId = device.includes(':') ? Number(device.split(':')[1]) : 0;
       try {
-        const s = await o.InferenceSession.create(file, { ...base, executionProviders: [{ name: 'cuda', deviceId }] });
-        logger.info({ model: file, provider: 'cuda', deviceId }, 'onnx session created');
+        const cuda = { ...base, executionProviders: [{ name: 'cuda', deviceId }] };
+        const s = await (typeof source === 'string' ? o.InferenceSession.create(source, cuda) : o.InferenceSession.create(source, cuda));
+        logger.info({ model: file, provider: 'cuda', deviceId, ...trim }, 'onnx session created');
         return new Model(file, 'cuda', s);
       } catch (e) {
         logger.warn({ model: file, err: (e as Error).message }, 'CUDA execution provider not loadable; falling back to CPU (run scripts/install-cuda-ep.sh on GPU hosts)');
@@ -223,14 +244,20 @@ export class SessionCache implements SessionStore {
         const r = await createThroughOptimizedGraph(f, o.env.versions?.node ?? 'unknown', derivedModelsDir(), (x, extra) => o.InferenceSession.create(x, { ...cpu, ...extra }));
         return { s: r.session, graph: r.loadedFrom ? { optimizedGraph: r.loadedFrom } : r.wrote ? { optimizedGraphWritten: r.wrote } : {} };
       };
-      if (convAsMatMul) {
-        const r = await convIntegerModelFile(file);
-        const { s, graph } = r.file ? await load(r.file) : { s: await o.InferenceSession.create(r.bytes!, cpu), graph: {} };
-        logger.info({ model: file, provider: 'cpu', convIntegerAsMatMul: r.rewritten, convIntegerKept: r.kept, ...(r.file && r.file !== file ? { loadedFrom: r.file } : {}), ...graph }, 'onnx session created');
+      if (typeof source !== 'string') {
+        // a trim that could not be kept on disk: loaded from its bytes, as it is
+        const s = await o.InferenceSession.create(source, cpu);
+        logger.info({ model: file, provider: 'cpu', ...trim }, 'onnx session created');
         return new Model(file, 'cpu', s);
       }
-      const { s, graph } = await load(file);
-      logger.info({ model: file, provider: 'cpu', ...graph }, 'onnx session created');
+      if (convAsMatMul) {
+        const r = await convIntegerModelFile(source);
+        const { s, graph } = r.file ? await load(r.file) : { s: await o.InferenceSession.create(r.bytes!, cpu), graph: {} };
+        logger.info({ model: file, provider: 'cpu', convIntegerAsMatMul: r.rewritten, convIntegerKept: r.kept, ...(r.file && r.file !== file ? { loadedFrom: r.file } : {}), ...trim, ...graph }, 'onnx session created');
+        return new Model(file, 'cpu', s);
+      }
+      const { s, graph } = await load(source);
+      logger.info({ model: file, provider: 'cpu', ...trim, ...graph }, 'onnx session created');
       return new Model(file, 'cpu', s);
     } catch (e) {
       throw new ModelError(`cannot load ONNX model ${file}: ${(e as Error).message}`, { cause: e });

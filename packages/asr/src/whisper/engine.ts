@@ -19,7 +19,7 @@ import { SPEECH_SAMPLE_RATE, type SpeechAudio } from '../speech-audio.js';
 import { decodeWithFallback, detectLanguageFromEncoding, suppressTokenIds } from './decode.js';
 import { whisperLanguageOf } from './languages.js';
 import { otherScriptTokens } from './script-tokens.js';
-import { decoderLayout, encoderMels, WhisperSessions } from './model.js';
+import { decoderLayout, encoderMels, WHISPER_ENCODER_OUTPUT, WhisperSessions } from './model.js';
 import { maxNewTokensFor, whisperFileNames, whisperLabel, whisperModelOf, WHISPER_PREPROCESSOR_CONFIG, type ResolvedWhisperOptions } from './options.js';
 import { alignmentHeadsOf, shortenLongWords } from './alignment.js';
 import { dropLoopRepeats, markRepetitionLoops } from './repetition.js';
@@ -120,8 +120,14 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
   const sessionOpts = { device: env.device, threads: env.threads, logger: env.logger };
   // The encoder without onnxruntime's CPU arena: a 30 s window's activations (base: attention
   // maps of 8 x 1500 x 1500 per layer) would stay in the arena, ~700 MB for the rest of the job;
-  // allocated per run they go back (~0.1 CPU s more per window).
-  const [encoder, decoder] = await Promise.all([env.sessions.get(files.encoder, { ...sessionOpts, cpuMemArena: false }), env.sessions.get(files.decoder, sessionOpts)]);
+  // allocated per run they go back (~0.1 CPU s more per window). And loaded with last_hidden_state
+  // as its only output: the exports also output those six attention maps, which onnxruntime then
+  // holds to the end of each window (432 MB for base) although nothing reads them (@dub/onnx
+  // graph-outputs.ts; a window's peak 698 -> 286 MB, the same hidden state bit for bit).
+  const [encoder, decoder] = await Promise.all([
+    env.sessions.get(files.encoder, { ...sessionOpts, cpuMemArena: false, outputs: [WHISPER_ENCODER_OUTPUT] }),
+    env.sessions.get(files.decoder, sessionOpts),
+  ]);
   const tokenizer = tokenizerOf(files.tokenizer);
   const nMels = resolveWhisperMels(o, files, encoder, whisperModelOf(o, env.models));
   const sessions = new WhisperSessions(encoder, decoder, decoderLayout(decoder), nMels);

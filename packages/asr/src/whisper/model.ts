@@ -36,6 +36,9 @@ export function encoderMels(encoder: OnnxModel): number | undefined {
   return declaredDim(encoder, 'input', 'input_features', 1);
 }
 
+/** The encoder output Whisper reads: its session is loaded with this output alone (engine.ts loadWhisper). */
+export const WHISPER_ENCODER_OUTPUT = 'last_hidden_state';
+
 export class WhisperSessions {
   constructor(readonly encoder: OnnxModel, readonly decoder: OnnxModel, readonly layout: DecoderLayout, readonly nMels: number) {
     if (!encoder.inputNames.includes('input_features')) throw new ModelError(`${encoder.path}: expected input "input_features", has [${encoder.inputNames.join(', ')}]`);
@@ -45,9 +48,10 @@ export class WhisperSessions {
   async encode(features: Float32Array): Promise<Tensor> {
     const frames = features.length / this.nMels;
     // the hidden states only: Xenova's exports also output the six layers' attention maps (432 MB
-    // per 30 s window for base, copied into JS and held until a GC)
-    const out = await this.encoder.run({ input_features: tensorF32(features, [1, this.nMels, frames]) }, ['last_hidden_state']);
-    return out.last_hidden_state!;
+    // per 30 s window for base, copied into JS and held until a GC; loadWhisper drops them from
+    // the graph's outputs, so that onnxruntime frees them inside the run too)
+    const out = await this.encoder.run({ input_features: tensorF32(features, [1, this.nMels, frames]) }, [WHISPER_ENCODER_OUTPUT]);
+    return out[WHISPER_ENCODER_OUTPUT]!;
   }
 
   /** A decoding of one window; with `alignmentHeads` ([layer, head]), their cross-attention is kept per step (crossAttention). */
