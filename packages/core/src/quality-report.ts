@@ -168,6 +168,22 @@ export const QualitySegmentSchema = Type.Object({
       pace: Type.Number({ minimum: 0 }),
     }),
   ),
+  /**
+   * How the line was spoken to its placed time: `natural` whether its length at speed 1
+   * (natural_seconds, speed_factor) was measured (the line spoken at speed 1) or predicted from its
+   * length units (Kokoro's phoneme tokens) and its voice's seconds per unit in this job; `speed`
+   * the engine's rate input of the placed audio; `passes` the times the fitting spoke it (0: the
+   * speed-1 utterance was used as is; 2: the first pass missed its time by more than 10 % and the
+   * line was spoken again); `tempo` the time stretch after (1: none). Absent in older reports.
+   */
+  synthesis: Type.Optional(
+    Type.Object({
+      natural: Type.Union([Type.Literal('measured'), Type.Literal('predicted')]),
+      speed: Type.Number({ minimum: 0 }),
+      passes: Type.Integer({ minimum: 0 }),
+      tempo: Type.Number({ minimum: 0 }),
+    }),
+  ),
   /** Milliseconds the line runs past the end of its slot. */
   overflow_ms: Type.Integer({ minimum: 0 }),
   resolution: Lit(PLACEMENT_RESOLUTIONS),

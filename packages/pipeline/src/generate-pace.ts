@@ -122,8 +122,13 @@ export async function planPace(input: PaceInput, ctx: StageContext): Promise<Pac
  * (`speakerRate` null: the speaker's rate is unknown, or only from spans with their pauses).
  */
 export async function linePace(engineId: string, text: string, locale: string, audio: PlanarAudio, speakerRate: number | null, enabled: boolean, ctx: StageContext): Promise<LinePace> {
+  return linePaceOf(engineId, text, locale, speechSecondsOfAudio(toMono(audio), audio.sampleRate), speakerRate, enabled, ctx);
+}
+
+/** linePace from the line's seconds of speech at the default rate, pauses excluded (measured, or predicted: generate-predict.ts). */
+export async function linePaceOf(engineId: string, text: string, locale: string, speechSeconds: number, speakerRate: number | null, enabled: boolean, ctx: StageContext): Promise<LinePace> {
   const syllables = await countSyllables(text, locale, ctx.signal ? { signal: ctx.signal } : {}).catch(() => null);
-  const voiceSeconds = r4(speechSecondsOfAudio(toMono(audio), audio.sampleRate));
+  const voiceSeconds = r4(speechSeconds);
   const voiceRate = syllables === null ? null : nullable(articulationRate(syllables, voiceSeconds));
   if (!enabled) return { syllables, voiceSeconds, voiceRate, pace: 1, clamped: false, reason: PACE_OFF_REASON };
   const p = paceFor(engineId, speakerRate, voiceRate);

@@ -73,6 +73,7 @@ export function buildQualityReport(r: ReportInput): QualityReport {
       natural_seconds: r3(p.natural),
       speech_seconds: r3(speechSeconds),
       speed_factor: speed,
+      ...(l.fitted?.synthesis ? { synthesis: l.fitted.synthesis } : {}),
       overflow_ms: overflow,
       resolution: p.resolution,
       gap_after_used_ms: ms(p.gapAfterUsed),

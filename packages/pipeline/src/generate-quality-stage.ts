@@ -16,10 +16,10 @@ import { sessionCacheOf } from '@dub/onnx';
 import type { MediaToolOptions } from '@dub/media';
 import { ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
-import { artifactLineCache, measureQuality, measureQualityLines, noBackTranscriberReason, type BackTranscriber, type MeasuredLines, type QualityEnv, type QualityLine, type QualityLinesInput, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
+import { artifactLineCache, measureQuality, measureQualityLines, noBackTranscriberReason, type BackTranscriber, type MeasuredLines, type LineSynthesis, type QualityEnv, type QualityLine, type QualityLinesInput, type QualityMeasurements, type QualityMeasureInput } from './generate-quality.js';
 import { timelineSampleRate } from './generate-timeline.js';
 import type { MixState } from './redub-state.js';
-import { round6, type PlacedSegment } from './generate-synthesis.js';
+import { round6, type PlacedSegment, type SegmentArtifact } from './generate-synthesis.js';
 import { asrEngineIdentity, speakerEngineOf } from './engine-choice.js';
 import type { ResolvedGenerateOptions } from './generate-options.js';
 import type { ResolvedGenerateJob } from './generate-job.js';
@@ -189,6 +189,12 @@ export async function qualityStage(rt: JobRuntime, runner: StageRunner, q: Omit<
   return { measured: r.value, similarityEngine: speaker.id, ...(r.value.framePeaks ? { framePeaks: r.value.framePeaks } : {}), ...(r.value.hopEnergies && r.value.hop ? { hopEnergies: r.value.hopEnergies, hop: r.value.hop } : {}) };
 }
 
+/** How a fitted line was spoken; absent for artifacts from before it was recorded. */
+function lineSynthesis(v: SegmentArtifact): { synthesis?: LineSynthesis } {
+  if (v.passes === undefined) return {};
+  return { synthesis: { natural: v.natural ?? 'measured', speed: Math.round(v.speed * 1000) / 1000, passes: v.passes, tempo: Math.round(v.tempo * 1000) / 1000 } };
+}
+
 /** The lines as the report sees them (`fitted.file`: the blob key of the fitted line). */
 export function qualityLines(segments: readonly PlacedSegment[], utterances: ReadonlyMap<string, StageResult<unknown>>): QualityLine[] {
   return segments.map((s) => ({
@@ -197,6 +203,6 @@ export function qualityLines(segments: readonly PlacedSegment[], utterances: Rea
     placement: s.placement,
     spokenText: s.spokenText,
     shortening: s.shortening,
-    ...(s.result ? { fitted: { file: s.result.files['speech.wav']!, speechSeconds: s.result.value.speechSeconds, speedFactor: s.result.value.speedFactor, cutSeconds: s.result.value.cutSeconds } } : {}),
+    ...(s.result ? { fitted: { file: s.result.files['speech.wav']!, speechSeconds: s.result.value.speechSeconds, speedFactor: s.result.value.speedFactor, cutSeconds: s.result.value.cutSeconds, ...lineSynthesis(s.result.value) } } : {}),
   }));
 }

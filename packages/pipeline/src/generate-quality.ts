@@ -38,13 +38,21 @@ export { wordsByLine, wordsOverLines } from './quality-words.js';
 
 export type Shortening = NonNullable<QualitySegment['shortening']>;
 
+/** How a fitted line was spoken (the report's `synthesis`). */
+export interface LineSynthesis {
+  natural: 'measured' | 'predicted';
+  speed: number;
+  passes: number;
+  tempo: number;
+}
+
 export interface QualityLine {
   segment: ScriptSegment;
   placement: Placement;
   spokenText: string;
   shortening: Shortening | null;
   /** The fitted line (local WAV) as placed (`key`: its blob key, what the line cache keys it by); absent when nothing of it fits before the end of the video. */
-  fitted?: { file: string; speechSeconds: number; speedFactor: number; cutSeconds: number; key?: string };
+  fitted?: { file: string; speechSeconds: number; speedFactor: number; cutSeconds: number; key?: string; synthesis?: LineSynthesis };
   /** Whether this generation synthesized or fitted the line anew (false: both came from the cache of an earlier one). */
   regenerated: boolean;
 }

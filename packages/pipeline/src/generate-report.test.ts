@@ -145,6 +145,9 @@ describe('the quality report of a generation', () => {
     expect(a!.slot).toEqual({ start: 0.4, end: 1.2 });
     expect(a!.resolution).toBe('delayed_next');
     expect(a!.speed_factor).toBeCloseTo(1.6, 1);
+    // espeak-ng counts no length units: the line was spoken at speed 1 (measured), then once at the speed its time asked for
+    expect(a!.synthesis).toMatchObject({ natural: 'measured', passes: 1 });
+    expect(a!.synthesis!.speed).toBeGreaterThan(1.4);
     expect(a!.placed.start).toBe(0.4);
     expect(a!.placed.end).toBeCloseTo(0.4 + a!.natural_seconds / 1.6, 2);
     expect(a!.overflow_ms).toBe(Math.round((a!.placed.end - 1.2) * 1000));

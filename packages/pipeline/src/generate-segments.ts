@@ -5,7 +5,7 @@
  */
 import type { ScriptSegment, StageContext, Word } from '@dub/core';
 import type { MediaToolOptions, PlanarAudio } from '@dub/media';
-import { countSyllables, fitDuration, speechExtent, speechSecondsOfAudio, toMono, trimSilence, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
+import { countSyllables, fitDuration, fitPredicted, speechExtent, speechSecondsOfAudio, toMono, trimSilence, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
 
 export interface SegmentSlot {
   segment: ScriptSegment;
@@ -38,6 +38,10 @@ export interface FittedSegment {
   /** The engine's rate input of the fitted line. */
   speed: number;
   tempo: number;
+  /** Times the fitting spoke the line (0: the line at speed 1 used as is; 2: a correction pass). */
+  passes: number;
+  /** Whether the length at speed 1 that speedFactor counts from was measured or predicted (the line spoken once, at the speed its prediction asked for). */
+  natural: 'measured' | 'predicted';
   /** Seconds cut off at the end (the video ended). */
   cutSeconds: number;
   /** Target words with times relative to the segment start. */
@@ -51,7 +55,9 @@ export interface FittedSegment {
 
 /**
  * Fit `natural` (the line at speed 1) to `fitSeconds` (engines with rate control re-synthesize
- * at the speed asked, the rest is time-stretched), then keep the first `keepSeconds` of it with a
+ * at the speed asked, the rest is time-stretched); or, with `natural` a predicted length at speed 1
+ * (`{ predicted }`, engines with rate control), speak the line once at the speed the prediction
+ * asks for and a second time only when that misses by more than 10 % (fitPredicted); then keep the first `keepSeconds` of it with a
  * 10 ms fade where it is cut; measure its articulation (syllables of `text`, seconds of speech
  * without pauses). With `slowest` (the line's pace) it is spoken no slower than that: a line
  * shorter than its time is re-synthesized at its pace and padded, not slowed to fill it.
@@ -59,7 +65,7 @@ export interface FittedSegment {
 export async function fitSegment(
   engine: TtsEngine,
   text: string,
-  natural: PlanarAudio,
+  natural: PlanarAudio | { predicted: number },
   fitSeconds: number,
   keepSeconds: number,
   req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string; speedLimit: number; pace?: number; slowest?: number },
@@ -67,24 +73,26 @@ export async function fitSegment(
 ): Promise<FittedSegment> {
   const pace = req.pace ?? 1;
   const say = (speed: number): Promise<PlanarAudio> => engine.synthesize({ text, locale: req.locale, voice: req.voice, speed }, ctx);
-  const fit = await fitDuration(
-    natural,
-    fitSeconds,
-    {
-      overrunSeconds: 0,
-      // the placed time exactly: a length a fraction of a percent off is stretched too, not cut
-      tolerance: 0,
-      // engines without rate control reach the speed limit by stretching alone
-      maxTempo: Math.max(1.5, req.speedLimit * 1.02),
-      // at the speaker's pace a line shorter than its time is not slowed below it: it is padded
-      ...(req.slowest !== undefined ? { minTempo: 1, minSpeed: req.slowest, maxSpeed: Math.max(1.8, req.slowest) } : {}),
-      ...(engine.capabilities.rateControl ? { resynthesize: say } : {}),
-      stretcher: req.stretcher,
-      media: req.media,
-      tmpDir: req.tmpDir,
-    },
-    ctx,
-  );
+  const fitOptions = {
+    overrunSeconds: 0,
+    // the placed time exactly: a length a fraction of a percent off is stretched too, not cut
+    tolerance: 0,
+    // engines without rate control reach the speed limit by stretching alone
+    maxTempo: Math.max(1.5, req.speedLimit * 1.02),
+    // at the speaker's pace a line shorter than its time is not slowed below it: it is padded
+    ...(req.slowest !== undefined ? { minTempo: 1, minSpeed: req.slowest, maxSpeed: Math.max(1.8, req.slowest) } : {}),
+    stretcher: req.stretcher,
+    media: req.media,
+    tmpDir: req.tmpDir,
+  };
+  let fit: Awaited<ReturnType<typeof fitDuration>> & { passes: number; natural: 'measured' | 'predicted' };
+  if ('predicted' in natural) {
+    if (!engine.capabilities.rateControl) throw new Error(`${engine.id} has no rate control: a line with a predicted length cannot be fitted by speaking it at a speed`);
+    fit = await fitPredicted(natural.predicted, fitSeconds, say, fitOptions, ctx);
+  } else {
+    const f = await fitDuration(natural, fitSeconds, { ...fitOptions, ...(engine.capabilities.rateControl ? { resynthesize: say } : {}) }, ctx);
+    fit = { ...f, passes: f.speed !== 1 ? 1 : 0, natural: 'measured' };
+  }
   const sr = fit.audio.sampleRate;
   let x = fit.audio.channels[0]!;
   const keep = Math.max(1, Math.round(keepSeconds * sr));
@@ -107,6 +115,8 @@ export async function fitSegment(
     speedFactor: speechSeconds > 0 ? fit.sourceSeconds / speechSeconds : 0,
     speed: fit.speed,
     tempo: fit.tempo,
+    passes: fit.passes,
+    natural: fit.natural,
     cutSeconds,
     words: estimateWords(text, ext.start / sr, ext.end / sr),
     pace,

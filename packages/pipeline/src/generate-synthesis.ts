@@ -41,7 +41,8 @@ import type { Shortening } from './generate-quality.js';
 import { shortenerFor, shortenLine, type LineLength, type Shortener } from './generate-shorten.js';
 import { engineHost, resolveEngine } from './engine-choice.js';
 import { mapConcurrent } from './concurrent.js';
-import { linePace, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan, type SpeakerPace } from './generate-pace.js';
+import { linePace, linePaceOf, planPace, withLinePaces, PACE_VERSION, type LinePace, type PacePlan, type SpeakerPace } from './generate-pace.js';
+import { calibrationLines, lengthRate, predictLength, PREDICT_VERSION, type LengthRate, type LengthSample } from './generate-predict.js';
 
 /** The TTS engine a generate runs, why, and its voice model's identity (Piper). */
 export interface TtsEngineChoice {
@@ -73,6 +74,11 @@ export interface UtteranceArtifact {
   frames: number;
   /** Seconds of speech, silence trimmed. */
   natural: number;
+  /**
+   * A line not spoken at speed 1: `natural` is predicted from its length units and its voice's
+   * rate (generate-predict.ts); no audio file, `frames` 0.
+   */
+  predicted?: { units: number; speechSeconds: number; rate: LengthRate };
 }
 
 /**
@@ -80,8 +86,8 @@ export interface UtteranceArtifact {
  * count (the samples are the artifact's file); pace and articulation optional (older artifacts).
  */
 export interface SegmentArtifact
-  extends Omit<FittedSegment, 'audio' | 'pace' | 'syllables' | 'articulationSeconds'>,
-    Partial<Pick<FittedSegment, 'pace' | 'syllables' | 'articulationSeconds'>> {
+  extends Omit<FittedSegment, 'audio' | 'pace' | 'syllables' | 'articulationSeconds' | 'passes' | 'natural'>,
+    Partial<Pick<FittedSegment, 'pace' | 'syllables' | 'articulationSeconds' | 'passes' | 'natural'>> {
   sampleRate: number;
   frames: number;
 }
@@ -265,23 +271,71 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
       allCached &&= r.cached;
       return r;
     };
+    // A voice's length rate, kept per asset by voice (not by the lines it was measured on): an edit
+    // of a voice's first line in a later generation or re-dub moves no other line's prediction.
+    const voiceRate = async (voice: VoiceSettings, samples: LengthSample[]): Promise<LengthRate | undefined> => {
+      const rate = lengthRate(samples);
+      if (!rate) return undefined;
+      const r = await cache.run<LengthRate>('length-rate', { v: STAGE_VERSION, predict: PREDICT_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, voice }, synthCtx, async () => rate);
+      allCached &&= r.cached;
+      return r.value;
+    };
+    // A line's predicted length at speed 1 (no audio): keyed by what predicts it (its units and its voice's rate).
+    const predicted = async (text: string, voice: VoiceSettings, units: number, rate: LengthRate): Promise<StageResult<UtteranceArtifact>> => {
+      const p = predictLength(rate, units);
+      const r = await cache.run<UtteranceArtifact>('utterance-length', { v: STAGE_VERSION, predict: PREDICT_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, units, rate }, synthCtx, async () => ({
+        sampleRate: 0,
+        frames: 0,
+        natural: p.natural,
+        predicted: { units, speechSeconds: p.speechSeconds, rate },
+      }));
+      allCached &&= r.cached;
+      return r;
+    };
     // The speakers' articulation rates (source), then each line's rate input for its speaker's pace.
     const enabled = opts.synthesis.speakerPace;
     const plan = await speakerRates(input, { script, transcript, speakers: Object.keys(voices.value.voices), cache, ctx: synthCtx, concurrency: lineConcurrency, local });
     const linePaces = new Map<string, { speaker: string; pace: LinePace }>();
     const paceOfLine = async (slot: SegmentSlot, text: string, u: StageResult<UtteranceArtifact>): Promise<LinePace> =>
-      linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx);
+      u.value.predicted
+        ? linePaceOf(engineId, text, job.locale, u.value.predicted.speechSeconds, rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx)
+        : linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx);
     const paceOf = (slot: SegmentSlot): LinePace | undefined => linePaces.get(slot.segment.id)?.pace;
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();
     let uttered = 0;
-    const spoken = await mapConcurrent(slots, lineConcurrency, async (slot) => {
+    // Speaking each line once (generate-predict.ts): each voice's first lines at speed 1, the others' lengths predicted from them.
+    const lengths = await lineLengthUnits(slots, voiceOf, { predict: opts.synthesis.predict && !capped && !input.voicesOnly, getEngine, locale: job.locale, ctx: synthCtx, concurrency: lineConcurrency });
+    const calibration = lengths ? calibrationLines(slots.map((s) => ({ id: s.segment.id, voice: voiceKey(voiceOf(s)), units: lengths.get(s.segment.id)! }))) : undefined;
+    const spokenAtOne = calibration ? slots.filter((s) => calibration.has(s.segment.id)) : slots;
+    const measured = await mapConcurrent(spokenAtOne, lineConcurrency, async (slot) => {
       throwIfAborted(synthCtx.signal);
       const r = await utter(slot.segment.target_text, voiceOf(slot), slot);
-      linePaces.set(slot.segment.id, { speaker: slot.segment.speaker, pace: await paceOfLine(slot, slot.segment.target_text, r) });
+      const pace = await paceOfLine(slot, slot.segment.target_text, r);
+      linePaces.set(slot.segment.id, { speaker: slot.segment.speaker, pace });
       reportProgress(synthCtx, 'synthesis', (0.4 * ++uttered) / Math.max(1, slots.length));
-      return r;
+      return [slot.segment.id, { u: r, speechSeconds: pace.voiceSeconds }] as const;
     });
+    const byId = new Map<string, StageResult<UtteranceArtifact>>(measured.map(([id, m]) => [id, m.u]));
+    if (lengths && calibration) {
+      const rates = new Map<string, LengthRate | undefined>();
+      const samples = new Map(measured.map(([id, m]) => [id, { units: lengths.get(id)!, natural: m.u.value.natural, speechSeconds: m.speechSeconds }]));
+      for (const slot of slots) {
+        if (calibration.has(slot.segment.id)) continue;
+        const voice = voiceOf(slot);
+        const key = voiceKey(voice);
+        if (!rates.has(key)) rates.set(key, await voiceRate(voice, spokenAtOne.filter((s) => voiceKey(voiceOf(s)) === key).map((s) => samples.get(s.segment.id)!)));
+        const rate = rates.get(key);
+        const text = slot.segment.target_text;
+        // a voice whose first lines gave no length (silent audio) speaks its lines at speed 1 first, as without prediction
+        const r = rate ? await predicted(text, voice, lengths.get(slot.segment.id)!, rate) : await utter(text, voice, slot);
+        linePaces.set(slot.segment.id, { speaker: slot.segment.speaker, pace: await paceOfLine(slot, text, r) });
+        reportProgress(synthCtx, 'synthesis', (0.4 * ++uttered) / Math.max(1, slots.length));
+        byId.set(slot.segment.id, r);
+      }
+      synthCtx.logger.info({ lines: slots.length, spokenAtSpeed1: spokenAtOne.length, rates: Object.fromEntries(rates) }, 'synthesis: line lengths predicted from each voice\'s first lines');
+    }
+    const spoken = slots.map((s) => byId.get(s.segment.id)!);
     for (const [i, slot] of slots.entries()) {
       utterances.set(slot.segment.id, spoken[i]!);
       spokenText.set(slot.segment.id, slot.segment.target_text);
@@ -342,7 +396,7 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
       const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher, rate: PACE_VERSION, pace, slowest: slowest ?? null };
       const run = () =>
         cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
-          const natural = await readWav(await local(u.files['utterance.wav']!));
+          const natural = u.value.predicted ? { predicted: u.value.natural } : await readWav(await local(u.files['utterance.wav']!));
           const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit, pace, ...(slowest !== undefined ? { slowest } : {}) }, synthCtx);
           const file = path.join(out.dir, 'speech.wav');
           await writeWav(file, fitted.audio, { format: 'float32' });
@@ -400,6 +454,27 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
     await engine?.dispose();
     throw e;
   }
+}
+
+/** Lines of one voice share a length rate (generate-predict.ts). */
+function voiceKey(v: VoiceSettings): string {
+  return JSON.stringify(v);
+}
+
+/**
+ * Each line's length units (TtsEngine.lengthUnits) when its lengths are to be predicted: the
+ * engine counts them and has rate control; undefined otherwise (every line spoken at speed 1).
+ */
+async function lineLengthUnits(
+  slots: readonly SegmentSlot[],
+  voiceOf: (slot: SegmentSlot) => VoiceSettings,
+  o: { predict: boolean; getEngine(): Promise<TtsEngine>; locale: string; ctx: StageContext; concurrency: number },
+): Promise<Map<string, number> | undefined> {
+  if (!o.predict || slots.length === 0) return undefined;
+  const engine = await o.getEngine();
+  if (!engine.capabilities.rateControl || !engine.lengthUnits) return undefined;
+  const units = await mapConcurrent(slots, o.concurrency, (s) => engine.lengthUnits!({ text: s.segment.target_text, locale: o.locale, voice: voiceOf(s) }, o.ctx));
+  return new Map(slots.map((s, i) => [s.segment.id, units[i]!]));
 }
 
 /**

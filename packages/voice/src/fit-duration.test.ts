@@ -2,10 +2,10 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveContext } from '@dub/core';
 import type { PlanarAudio } from '@dub/media';
 import { createEspeakEngine } from './engines/espeak-engine.js';
-import { fitDuration } from './fit-duration.js';
+import { fitDuration, fitPredicted } from './fit-duration.js';
 import { detectStretchers, timeStretch } from './stretch.js';
 import { medianPitch } from './analysis/pitch.js';
-import { speechExtent } from './analysis/activity.js';
+import { speechExtent, trimSilence } from './analysis/activity.js';
 import { DEFAULT_VOICE } from './types.js';
 
 const ctx = resolveContext();
@@ -93,5 +93,68 @@ describe('fitDuration', () => {
     expect(r.sourceSeconds).toBeCloseTo(natural, 1);
     expect(r.tempo).toBe(1);
     expect(speechExtent(r.audio.channels[0]!, sr).start).toBeLessThan(0.02 * sr);
+  });
+});
+
+describe('fitPredicted (a line spoken once at the speed its predicted length asks for)', () => {
+  let trimmed: number;
+  beforeAll(async () => {
+    const a = await say(1);
+    trimmed = trimSilence(a.channels[0]!, a.sampleRate).length / a.sampleRate;
+  });
+  const counted = () => {
+    const speeds: number[] = [];
+    return { speeds, speak: (s: number) => (speeds.push(s), say(s)) };
+  };
+
+  it('speaks a line once when the prediction is right, and its length at speed 1 is then measured', async () => {
+    const { speeds, speak } = counted();
+    // predicted 3 % long: within 5 % of the time, so spoken at speed 1 and stretched the rest
+    const r = await fitPredicted(trimmed * 1.03, trimmed, speak, {}, ctx);
+    expect(speeds).toEqual([1]);
+    expect(r.passes).toBe(1);
+    expect(r.natural).toBe('measured');
+    expect(r.sourceSeconds).toBeCloseTo(trimmed, 6);
+    expect(r.durationSeconds).toBeCloseTo(trimmed, 3);
+  });
+
+  it('speaks it a second time, at the speed its real length asks for, when the prediction missed', async () => {
+    const { speeds, speak } = counted();
+    const target = trimmed / 1.25;
+    // predicted 60 % too long: the first pass at 2 (1.6 x 1.25, bounded to 1.8) ends far short of the time
+    const r = await fitPredicted(trimmed * 1.6, target, speak, {}, ctx);
+    expect(speeds).toHaveLength(2);
+    expect(speeds[0]).toBeCloseTo(1.8, 6);
+    // slower than the first pass (espeak-ng's length is not quite inversely proportional to its speed: 1.48 here)
+    expect(speeds[1]!).toBeGreaterThan(1.1);
+    expect(speeds[1]!).toBeLessThan(1.7);
+    expect(r.passes).toBe(2);
+    expect(r.firstSpeed).toBeCloseTo(1.8, 6);
+    expect(r.speed).toBe(speeds[1]);
+    expect(r.natural).toBe('predicted');
+    expect(r.sourceSeconds).toBeCloseTo(trimmed * 1.6, 6);
+    // the rest is stretched to the time
+    expect(Math.abs(speechSeconds(r.audio) - target)).toBeLessThanOrEqual(Math.max(0.02 * target, 0.02));
+    expect(Math.abs(r.tempo - 1)).toBeLessThan(0.3);
+  });
+
+  it('a miss within `missAbove` is left to the stretch', async () => {
+    const { speeds, speak } = counted();
+    const target = trimmed / 1.25;
+    const r = await fitPredicted(trimmed * 1.6, target, speak, { missAbove: 0.5 }, ctx);
+    expect(speeds).toEqual([1.8]);
+    expect(r.passes).toBe(1);
+    expect(r.tempo).toBeLessThan(1);
+    expect(Math.abs(speechSeconds(r.audio) - target)).toBeLessThanOrEqual(Math.max(0.02 * target, 0.02));
+  });
+
+  it('a line already at its slowest speed is padded, not spoken again', async () => {
+    const { speeds, speak } = counted();
+    const r = await fitPredicted(trimmed, trimmed * 2, speak, { minSpeed: 1.2, minTempo: 1 }, ctx);
+    expect(speeds).toEqual([1.2]);
+    expect(r.passes).toBe(1);
+    expect(r.tempo).toBe(1);
+    expect(r.paddedSeconds).toBeGreaterThan(0.4 * trimmed);
+    expect(r.durationSeconds).toBeCloseTo(trimmed * 2, 3);
   });
 });

@@ -118,9 +118,7 @@ export async function fitDuration(audio: PlanarAudio, targetSeconds: number, opt
   if (speech.length === 0) return silent(targetFrames);
 
   let speed = 1;
-  const ratio = sourceSeconds / targetSeconds;
-  // the speed within its bounds (a minSpeed above 1 re-synthesizes a line that needs no more speed)
-  const bounded = Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
+  const bounded = speedFor(sourceSeconds / targetSeconds, o);
   if (o.resynthesize && Math.abs(bounded - 1) > o.resynthesizeAbove) speed = bounded;
   if (o.resynthesize && speed !== 1) {
     const again = await o.resynthesize(speed);
@@ -130,6 +128,86 @@ export async function fitDuration(audio: PlanarAudio, targetSeconds: number, opt
     else speed = 1;
   }
 
+  return stretchTo(speech, sr, targetSeconds, { sourceSeconds, speed }, o, ctx);
+}
+
+/** The speed that brings a line `ratio` times its target's length to it, within the speed bounds (a minSpeed above 1 re-synthesizes a line that needs no more speed). */
+function speedFor(ratio: number, o: ResolvedFitOptions): number {
+  return Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
+}
+
+/**
+ * How far fitPredicted's first pass may miss before the line is spoken again (relative speed):
+ * Kokoro's length is not inversely proportional to its speed (own Spanish lines, speed 0.8..1.2:
+ * up to 9 % off 1/speed), so fitDuration's re-synthesis at the speed the measured length asks
+ * for leaves up to about 9 % to the stretch too; a first pass within 10 % is stretched like that.
+ */
+export const PREDICTED_MISS = 0.1;
+
+export interface PredictedFitResult extends FitResult {
+  /** Times the line was spoken: 1, or 2 when the first missed its target by more than `missAbove` (a correction pass). */
+  passes: number;
+  /** The speed of the first pass, chosen from the predicted length. */
+  firstSpeed: number;
+  /** `sourceSeconds` is the line's measured length at speed 1 (a pass at speed 1), else the prediction. */
+  natural: 'measured' | 'predicted';
+}
+
+/**
+ * Fit a line not yet spoken to `targetSeconds` from its predicted length at speed 1: it is spoken
+ * once at the speed the prediction asks for (the speed fitDuration would re-synthesize at, 1 when
+ * within `resynthesizeAbove`); when that misses the target by more than `missAbove` (default
+ * PREDICTED_MISS: the speed its real length asks for, the length taken as inversely proportional
+ * to the speed, differs that much, within the bounds) it is spoken again at that speed; the rest
+ * is time-stretched as in fitDuration. `speak` is the engine at a speed.
+ */
+export async function fitPredicted(
+  predictedSeconds: number,
+  targetSeconds: number,
+  speak: (speed: number) => Promise<PlanarAudio>,
+  options: Omit<FitDurationOptions, 'resynthesize'> & { missAbove?: number } = {},
+  context: PartialContext = {},
+): Promise<PredictedFitResult> {
+  if (!(targetSeconds > 0)) throw new ValidationError(`target duration must be positive, got ${targetSeconds}`);
+  if (!(predictedSeconds > 0)) throw new ValidationError(`predicted duration must be positive, got ${predictedSeconds}`);
+  const o = resolveFitOptions(options);
+  const ctx: StageContext = resolveContext(context);
+  const asked = speedFor(predictedSeconds / targetSeconds, o);
+  const first = Math.abs(asked - 1) > o.resynthesizeAbove ? asked : 1;
+  const a = await speak(first);
+  const sr = a.sampleRate;
+  let speech = trimSilence(toMono(a), sr);
+  const firstSeconds = speech.length / sr;
+  let speed = first;
+  let passes = 1;
+  if (speech.length > 0) {
+    // the speed that would have reached the target (the engine's length taken as inversely proportional to its speed)
+    const again = speedFor((first * speech.length) / sr / targetSeconds, o);
+    if (Math.abs(again / first - 1) > (options.missAbove ?? PREDICTED_MISS)) {
+      const b = await speak(again);
+      if (b.sampleRate !== sr) throw new ValidationError(`re-synthesis changed the sample rate (${sr} -> ${b.sampleRate})`);
+      const trimmed = trimSilence(toMono(b), sr);
+      passes = 2;
+      if (trimmed.length > 0) {
+        speech = trimmed;
+        speed = again;
+      }
+    }
+  }
+  const measured = first === 1 ? firstSeconds : speed === 1 ? speech.length / sr : undefined;
+  const sourceSeconds = measured ?? predictedSeconds;
+  const natural = measured !== undefined ? 'measured' : 'predicted';
+  if (speech.length === 0) {
+    const frames = Math.round(targetSeconds * sr);
+    return { audio: { sampleRate: sr, channels: [new Float32Array(frames)] }, sourceSeconds, speed: 1, tempo: 1, durationSeconds: frames / sr, overrunSeconds: 0, paddedSeconds: frames / sr, exceeded: false, passes, firstSpeed: first, natural };
+  }
+  return { ...(await stretchTo(speech, sr, targetSeconds, { sourceSeconds, speed }, o, ctx)), passes, firstSpeed: first, natural };
+}
+
+/** Stretch `speech` (trimmed, mono) to `targetSeconds` within the tempo bounds; pad it when shorter than the slowest tempo allows. */
+async function stretchTo(speech: Float32Array, sr: number, targetSeconds: number, spoken: { sourceSeconds: number; speed: number }, o: ResolvedFitOptions, ctx: StageContext): Promise<FitResult> {
+  const { sourceSeconds, speed } = spoken;
+  const targetFrames = Math.round(targetSeconds * sr);
   const cur = speech.length / sr;
   const wanted = cur / targetSeconds;
   let tempo = Math.min(o.maxTempo, Math.max(o.minTempo, wanted));

@@ -25,7 +25,7 @@ export {
 } from './matching/voice-matcher.js';
 export { anonymizedTarget, checkAnonymization, MAX_SHIFT_SEMITONES, type AnonymizedTarget } from './matching/anonymize.js';
 export { listLibraryVoices, getLibraryVoice, libraryVoiceSettings, LIBRARY_FILE, type LibraryVoice } from './library.js';
-export { fitDuration, resolveFitOptions, type FitDurationOptions, type FitResult } from './fit-duration.js';
+export { fitDuration, fitPredicted, PREDICTED_MISS, resolveFitOptions, type FitDurationOptions, type FitResult, type PredictedFitResult } from './fit-duration.js';
 export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } from './stretch.js';
 export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';
 export { ToneColorConverter, withToneConversion, openVoiceSpectrogram, tonePieces, TONE_PIECE_SECONDS, readOpenVoiceConfig, OPENVOICE_MODEL_ID, OPENVOICE_FILES, TONE_SIZE, type OpenVoiceConfig, type OpenVoiceOptions } from './engines/openvoice.js';

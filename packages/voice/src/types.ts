@@ -85,6 +85,13 @@ export interface TtsEngine extends Engine {
   chooseVoice?(profile: { medianF0: number; gender: 'male' | 'female' }, request: { locale: string; speakerIndex?: number; anonymization?: number }): { settings: VoiceSettings; family: 'male' | 'female'; targetF0: number };
   /** The model file that speaks `locale` (engines with ONNX voices), for provenance and cache keys; undefined for engines without one. */
   modelFile?(locale: string): string | undefined;
+  /**
+   * The count a line's length at speed 1 grows in proportion to, for one voice (Kokoro: the
+   * phoneme tokens the model reads, from the espeak-ng phonemes `synthesize` uses): lets duration
+   * fitting predict a line's length before speaking it, and speak it once at the speed it needs.
+   * Absent for engines whose length is not known to follow a count.
+   */
+  lengthUnits?(request: Pick<SynthesisRequest, 'text' | 'locale' | 'voice'>, ctx: StageContext): Promise<number>;
 }
 
 /** espeak-ng's own defaults, used where a caller gives no voice. */

@@ -129,6 +129,7 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
   readonly label = 'Kokoro-82M v1.0 int8';
   readonly capabilities: TtsCapabilities = { rateControl: true, pitchControl: false, sampleRate: KOKORO_SAMPLE_RATE, voiceChoice: true };
   private readonly voiceData = new Map<string, Promise<Float32Array>>();
+  private tokenizerOnly: Promise<KokoroTokenizer> | undefined;
 
   constructor(private readonly opts: KokoroEngineOptions = {}) {
     super(opts);
@@ -213,6 +214,16 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
     return p;
   }
 
+  /** The tokens `synthesize` gives the model for this text, each run's two pads included: Kokoro's length at speed 1 is close to proportional to them for one voice (0.047-0.05 s a token for ef_dora and em_alex in Spanish, lines of 5-107 phonemes). */
+  async lengthUnits(request: Pick<SynthesisRequest, 'text' | 'locale' | 'voice'>, ctx: StageContext): Promise<number> {
+    const text = request.text.trim();
+    if (text === '') return 0;
+    // the tokenizer alone: counting does not load the model (a generation found in the cache speaks nothing)
+    const tokenizer = await (this.tokenizerOnly ??= fsp.readFile(this.file(KOKORO_TOKENIZER_FILE), 'utf8').then((t) => new KokoroTokenizer(JSON.parse(t))));
+    const clauses = await kokoroPhonemes(text, request.locale, ctx, this.opts.espeakPath);
+    return kokoroChunks(clauses, tokenizer).reduce((n, c) => n + tokenizer.withPads(c.ids).length, 0);
+  }
+
   async synthesize(request: SynthesisRequest, ctx: StageContext): Promise<PlanarAudio> {
     throwIfAborted(ctx.signal);
     const voiceId = this.voiceFor(request);
@@ -222,7 +233,9 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
     const clauses = await kokoroPhonemes(text, request.locale, ctx, this.opts.espeakPath);
     const speed = Math.min(KOKORO_MAX_SPEED, Math.max(KOKORO_MIN_SPEED, request.speed > 0 ? request.speed : 1));
     const pieces: Float32Array[] = [];
+    let tokens = 0;
     for (const chunk of kokoroChunks(clauses, tokenizer)) {
+      tokens += chunk.ids.length;
       throwIfAborted(ctx.signal);
       if (chunk.truncated) ctx.logger.warn({ voice: voiceId, phonemes: chunk.phonemes.length }, 'Kokoro: a clause longer than 510 phonemes was cut');
       const ids = tokenizer.withPads(chunk.ids);
@@ -234,6 +247,8 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
       const wave = out.waveform ?? out[model.outputNames[0]!]!;
       pieces.push(Float32Array.from(wave.data as Float32Array));
     }
+    // one line a call (benchmarks count the calls: bench/synth-once.mjs)
+    ctx.logger.debug({ voice: voiceId, speed, tokens }, 'kokoro: line synthesized');
     return joinPieces(pieces, KOKORO_SAMPLE_RATE, request.voice.timbre);
   }
 

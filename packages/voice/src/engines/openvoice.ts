@@ -235,6 +235,8 @@ export function withToneConversion(engine: TtsEngine, converter: ToneColorConver
     capabilities: { ...engine.capabilities, sampleRate: rate },
     supportsLocale: (locale) => engine.supportsLocale(locale),
     ...(engine.modelFile ? { modelFile: (locale: string) => engine.modelFile!(locale) } : {}),
+    // the conversion keeps the length (same frames at the converter's rate)
+    ...(engine.lengthUnits ? { lengthUnits: (request: Pick<SynthesisRequest, 'text' | 'locale' | 'voice'>, ctx: StageContext) => engine.lengthUnits!(request, ctx) } : {}),
     async synthesize(request: SynthesisRequest, ctx: StageContext): Promise<PlanarAudio> {
       const audio = await engine.synthesize(request, ctx);
       const y = await atRate(audio, rate, tmpDir);
