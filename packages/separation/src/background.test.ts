@@ -12,7 +12,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readWav, runFfmpeg, type PlanarAudio } from '@dub/media';
-import { mergeSpans, planSeparation, type TimeSpan } from './background.js';
+import { frameStats, mergeSpans, planSeparation, quietestShare, type TimeSpan } from './background.js';
+import { planarSource } from './audio-io.js';
 import { describeWithMedia, MEDIA_DIR } from '../../../test/support/media.js';
 
 const MEDIA = MEDIA_DIR;
@@ -34,6 +35,62 @@ describe('mergeSpans', () => {
       { start: 0, end: 1 },
       { start: 5, end: 10 },
     ]);
+  });
+});
+
+describe('quietestShare', () => {
+  it('the tenth percentile of the frames that overlap speech, the others left out', () => {
+    // 30 frames of 0.1 s: speech over frames 5..24 (dB -1 .. -20), silence (-100) outside it
+    const db = new Float32Array(30).fill(-100);
+    for (let f = 5; f < 25; f++) db[f] = -(f - 4);
+    // 20 speech frames: the quietest two are -20 and -19, the loudest of them -19
+    expect(quietestShare(db, 0.1, [{ start: 0.5, end: 2.5 }])).toBe(-19);
+    // a region reaching into a frame counts it; two regions, frames between them left out
+    expect(quietestShare(db, 0.1, [{ start: 0.55, end: 0.65 }, { start: 2.45, end: 2.5 }])).toBe(-20);
+    expect(quietestShare(db, 0.1, [])).toBeNull();
+  });
+});
+
+/** Planar stereo: `pulse` seconds of a 150 Hz voiced buzz (harmonics to 3 kHz), then `pause` seconds of nothing, repeated for `seconds`. */
+function syllables(seconds: number, pulse: number, pause: number, rate = 44100): PlanarAudio {
+  const x = new Float32Array(Math.round(seconds * rate));
+  const period = pulse + pause;
+  for (let i = 0; i < x.length; i++) {
+    const t = i / rate;
+    const p = t % period;
+    if (p >= pulse) continue;
+    let v = 0;
+    for (let h = 1; h <= 20; h++) v += Math.sin(2 * Math.PI * 150 * h * t) / h;
+    x[i] = 0.1 * v * Math.sin((Math.PI * p) / pulse);
+  }
+  return { sampleRate: rate, channels: [x, x.slice()] };
+}
+
+describe('planSeparation: the pauses between words in short frames', () => {
+  // 0.25 s syllables with 40 ms pauses between them: a 46 ms analysis frame always holds some
+  // syllable, a ~12 ms frame fits inside a pause
+  const everywhere = [{ start: 0, end: 8 }];
+  it('clean speech without gaps: the short pauses rule a background out, no model runs', async () => {
+    const audio = syllables(8, 0.25, 0.04);
+    const plan = await planSeparation(audio, everywhere);
+    expect(plan.measurement.gapSeconds).toBe(0);
+    expect(plan.measurement.quietToSpeechDb!).toBeLessThan(-40);
+    expect(plan.mode).toBe('none');
+    // the 46 ms analysis frames alone would not have found the pauses
+    const stats = await frameStats(planarSource(audio));
+    expect(quietestShare(stats.db, stats.frameSeconds, everywhere)! - plan.measurement.speechLevelDb!).toBeGreaterThan(-30);
+    expect(plan.reason).toMatch(/quietest 10% of the speech \(the pauses between words, in 11\.6 ms frames\)/);
+  });
+  it('a tone 25 dB under the speech fills the pauses: the model runs everywhere', async () => {
+    const speech = syllables(8, 0.25, 0.04);
+    const rate = speech.sampleRate;
+    const power = speech.channels[0]!.reduce((s, v) => s + v * v, 0) / speech.channels[0]!.length;
+    const a = Math.sqrt(2 * power * 10 ** (-25 / 10));
+    const mixed = speech.channels.map((c) => c.map((v, i) => v + a * Math.sin((2 * Math.PI * 440 * i) / rate)));
+    const plan = await planSeparation({ sampleRate: rate, channels: mixed }, everywhere);
+    expect(plan.measurement.quietToSpeechDb!).toBeGreaterThan(-27);
+    expect(plan.measurement.quietToSpeechDb!).toBeLessThan(-23);
+    expect(plan.mode).toBe('full');
   });
 });
 

@@ -89,7 +89,8 @@ export interface BackgroundMeasurement {
   gapFlux: number | null;
   /**
    * The energy (dBFS) under which the quietest tenth of the speech frames lie (their 10th
-   * percentile): the pauses between words and syllables. A background that runs under the speech
+   * percentile), in short frames (about 10 ms: QUIET_FRAME_SECONDS) that fit inside the pauses
+   * between words and syllables. A background that runs under the speech
    * is at most this loud there. Decides when the gaps are too short to measure (`minGapSeconds`).
    */
   quietLevelDb: number | null;
@@ -127,6 +128,10 @@ export interface SeparationPlan {
 interface FrameStats {
   frameSeconds: number;
   db: Float32Array;
+  /** Seconds of the short frames (`shortDb`): the largest power-of-two sample count within QUIET_FRAME_SECONDS. */
+  shortFrameSeconds: number;
+  /** Energy (dBFS) of consecutive short frames of the mono downmix (no window), the frames above cut into equal parts. */
+  shortDb: Float32Array;
   flatness: Float32Array;
   /** Mean absolute change (dB) of 12 band energies from the previous frame (0 for the first). */
   flux: Float32Array;
@@ -135,6 +140,14 @@ interface FrameStats {
 const BANDS = 12;
 /** The share of the quietest frames whose loudest bounds a background running through the audio (`quietLevelDb`). */
 const QUIET_SHARE = 0.1;
+/**
+ * At most this long, the frames the pauses between words are measured in (`quietLevelDb`): the
+ * closures of stops and the pauses between words in connected speech last about 30-100 ms, so a
+ * 46 ms analysis frame straddles them and is filled by the sounds on either side, where a frame
+ * of ~10 ms fits inside one. A background that runs under the speech is as loud in short frames
+ * as in long ones (only its level matters to the limits), so the limits stay as they are.
+ */
+const QUIET_FRAME_SECONDS = 0.0125;
 
 const EPS = 1e-12;
 const DIGITAL_SILENCE_DB = -100;
@@ -147,6 +160,11 @@ export async function frameStats(source: AudioSource): Promise<FrameStats> {
   const win = hannWindow(n);
   const frames = Math.floor(source.frames / n);
   const db = new Float32Array(frames);
+  let sub = 1;
+  while (sub * 2 <= rate * QUIET_FRAME_SECONDS && sub * 2 <= n) sub *= 2;
+  const parts = n / sub;
+  const shortDb = new Float32Array(frames * parts);
+  const toDb = (ms: number) => (ms > 0 ? Math.max(DIGITAL_SILENCE_DB, 10 * Math.log10(ms)) : DIGITAL_SILENCE_DB);
   const flatness = new Float32Array(frames);
   const flux = new Float32Array(frames);
   const edges = Array.from({ length: BANDS + 1 }, (_, b) => Math.round(((100 * (80 ** (b / BANDS))) * n) / rate));
@@ -163,15 +181,20 @@ export async function frameStats(source: AudioSource): Promise<FrameStats> {
     const chans = block.length;
     for (let f = 0; f < count; f++) {
       let sq = 0;
+      let part = 0;
       for (let i = 0; i < n; i++) {
         let v = 0;
         for (let c = 0; c < chans; c++) v += block[c]![f * n + i]!;
         v /= chans;
         sq += v * v;
+        part += v * v;
         frame[i] = v * win[i]!;
+        if ((i + 1) % sub === 0) {
+          shortDb[(f0 + f) * parts + (i + 1) / sub - 1] = toDb(part / sub);
+          part = 0;
+        }
       }
-      const ms = sq / n;
-      db[f0 + f] = ms > 0 ? Math.max(DIGITAL_SILENCE_DB, 10 * Math.log10(ms)) : DIGITAL_SILENCE_DB;
+      db[f0 + f] = toDb(sq / n);
       fft.powerSpectrum(frame, power);
       let logSum = 0;
       let sum = 0;
@@ -193,7 +216,7 @@ export async function frameStats(source: AudioSource): Promise<FrameStats> {
       prevDb.set(bandDb);
     }
   }
-  return { frameSeconds: n / rate, db, flatness, flux };
+  return { frameSeconds: n / rate, db, flatness, flux, shortFrameSeconds: sub / rate, shortDb };
 }
 
 function median(values: number[]): number | null {
@@ -227,6 +250,30 @@ export function mergeSpans(spans: readonly TimeSpan[], join: number, duration: n
     else out.push({ start, end });
   }
   return out;
+}
+
+/**
+ * The energy (dB) under which the quietest QUIET_SHARE of the frames (`frameSeconds` long, from
+ * 0) that overlap a speech region lie: their QUIET_SHARE percentile, the loudest of the quietest.
+ * Null when no frame overlaps speech. `speech` sorted by start.
+ */
+export function quietestShare(db: Float32Array, frameSeconds: number, speech: readonly TimeSpan[]): number | null {
+  const inSpeech: number[] = [];
+  let r = 0;
+  for (let f = 0; f < db.length; f++) {
+    const a = f * frameSeconds;
+    const b = a + frameSeconds;
+    while (r < speech.length && speech[r]!.end <= a) r++;
+    for (let k = r; k < speech.length && speech[k]!.start < b; k++) {
+      if (speech[k]!.end > a) {
+        inSpeech.push(db[f]!);
+        break;
+      }
+    }
+  }
+  if (!inSpeech.length) return null;
+  inSpeech.sort((x, y) => x - y);
+  return inSpeech[Math.ceil(inSpeech.length * QUIET_SHARE) - 1]!;
 }
 
 /**
@@ -304,10 +351,12 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
   const gapSeconds = gapDb.length * frameSeconds;
   // The quietest tenth of the speech frames (the pauses between words and syllables): a background
   // that runs under the speech is at most as loud as they are. Frames outside speech are left
-  // out, so that a silent lead-in cannot pass for quiet pauses.
+  // out, so that a silent lead-in cannot pass for quiet pauses. The level is read in the short
+  // frames (QUIET_FRAME_SECONDS) that fit inside a pause, the flatness (tonal or broadband) in
+  // the quietest tenth of the analysis frames, whose spectrum resolves harmonics.
+  const quietLevelDb = quietestShare(stats.shortDb, stats.shortFrameSeconds, speech);
   const order = speechFrames.slice().sort((x, y) => db[x]! - db[y]!);
   const quiet = order.slice(0, Math.ceil(order.length * QUIET_SHARE));
-  const quietLevelDb = quiet.length ? db[quiet[quiet.length - 1]!]! : null;
   const quietFlatness = median(quiet.filter((f) => db[f]! > t.floorDb).map((f) => flatness[f]!));
   const quietToSpeechDb = speechLevelDb !== null && quietLevelDb !== null ? quietLevelDb - speechLevelDb : null;
   const measurement: BackgroundMeasurement = {
@@ -348,7 +397,7 @@ export async function planSeparation(input: string | PlanarAudio, regions: reado
     if (quietLevelDb !== null && quietToSpeechDb !== null) {
       const quietKind = quietFlatness !== null && quietFlatness >= t.noiseFlatness ? 'noise' : 'music';
       const quietLimit = quietKind === 'noise' ? t.noiseLevelDb : t.levelDb;
-      const measured = `the quietest ${100 * QUIET_SHARE}% of the speech (the pauses between words) ${quietLevelDb <= t.floorDb ? `at ${quietLevelDb.toFixed(1)} dBFS (floor ${t.floorDb})` : `${quietToSpeechDb.toFixed(1)} dB under the speech (${quietKind === 'noise' ? 'broadband' : 'tonal'}, flatness ${quietFlatness?.toFixed(2) ?? 'n/a'}; limit ${quietLimit} dB)`}`;
+      const measured = `the quietest ${100 * QUIET_SHARE}% of the speech (the pauses between words, in ${(1000 * stats.shortFrameSeconds).toFixed(1)} ms frames) ${quietLevelDb <= t.floorDb ? `at ${quietLevelDb.toFixed(1)} dBFS (floor ${t.floorDb})` : `${quietToSpeechDb.toFixed(1)} dB under the speech (${quietKind === 'noise' ? 'broadband' : 'tonal'}, flatness ${quietFlatness?.toFixed(2) ?? 'n/a'}; limit ${quietLimit} dB)`}`;
       if (quietLevelDb <= t.floorDb || quietToSpeechDb <= quietLimit) {
         return plan('none', false, null, `no background to separate: ${few}, ${measured}, so any background running under the speech is under the limit; no model runs, the speech track is the source, the background is the source outside speech`, []);
       }

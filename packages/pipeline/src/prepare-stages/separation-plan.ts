@@ -22,8 +22,8 @@ export const separationPlan = prepareStage({
     const separationEngine = given ? null : await resolveEngine('separation', options.engines.separation, undefined, { ...engineHost(rt.config.modelsDir), device: rt.config.device });
     const planned = given
       ? null
-      : // v2: the plan carries the speech regions (plan.speech) outside which the background is the mix; v3: with too few gaps the pauses between words may rule a background out
-        await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { v: 3, mix: state.audio.key, vad: vadIdentity(vadEngine) }, async (_out, ctx) => {
+      : // v2: the plan carries the speech regions (plan.speech) outside which the background is the mix; v3: with too few gaps the pauses between words may rule a background out; v4: the pauses measured in ~10 ms frames
+        await runner.run<{ vad: SpeechRegions; plan: SeparationPlan }>('separation-plan', { v: 4, mix: state.audio.key, vad: vadIdentity(vadEngine) }, async (_out, ctx) => {
           const r = await stages.planSeparation(await files.path(state.audio.files['mix.wav']!), env, ctx, vadEngine.id);
           ctx.logger.info({ mode: r.plan.mode, reason: r.plan.reason, measurement: r.plan.measurement }, 'separation plan');
           return r;
