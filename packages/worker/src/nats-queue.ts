@@ -60,7 +60,11 @@ export class NatsJobQueue extends StreamsClient implements JobQueue {
   private readonly js: JetStreamClient;
   private readonly closing = new AbortController();
   private readonly publishTimeoutMs: number;
-  /** Jobs whose publish was given up by `stopPublishing()` / `close()` (their sender keeps them: the API's outbox). */
+  /**
+   * Jobs whose publish was given up by `stopPublishing()` / `close()` (their sender keeps them: the
+   * API's outbox), each once: the request's own publish and the outbox's retry of the same job
+   * may both be given up.
+   */
   readonly notEnqueued: string[] = [];
 
   private constructor(link: StreamsLink, private readonly o: NatsQueueOptions) {
@@ -101,7 +105,7 @@ export class NatsJobQueue extends StreamsClient implements JobQueue {
     try {
       await publishWithRetry(this.js, jobSubjectOf(this.topology.names, j.type), fitted.data, j.job_id, this.publishTimeoutMs, this.closing.signal);
     } catch (e) {
-      if (this.closing.signal.aborted) this.notEnqueued.push(j.job_id);
+      if (this.closing.signal.aborted && !this.notEnqueued.includes(j.job_id)) this.notEnqueued.push(j.job_id);
       throw e;
     }
   }
