@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ModelError } from '@dub/core';
-import { graphOutputsModelFile, keepGraphOutputs, ort, SessionCache, tensorF32 } from './index.js';
+import { graphOutputsModelFile, graphOutputsTrimmed, keepGraphOutputs, ort, SessionCache, tensorF32 } from './index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 // x [2, 4] -> y (an affine map of x), z (y's rows summed): y is both an output and z's input
@@ -14,6 +14,13 @@ afterAll(() => fs.rmSync(tmp, { recursive: true, force: true }));
 const x = () => ({ x: tensorF32(new Float32Array([1, 2, 3, 4, -1, 0.5, 7, 0]), [2, 4]) });
 
 describe('a model loaded with only the graph outputs read', () => {
+  it('DUB_ONNX_GRAPH_OUTPUTS: trim (default) or all', () => {
+    expect(graphOutputsTrimmed({})).toBe(true);
+    expect(graphOutputsTrimmed({ DUB_ONNX_GRAPH_OUTPUTS: 'trim' })).toBe(true);
+    expect(graphOutputsTrimmed({ DUB_ONNX_GRAPH_OUTPUTS: 'ALL' })).toBe(false);
+    expect(() => graphOutputsTrimmed({ DUB_ONNX_GRAPH_OUTPUTS: 'some' })).toThrow(/trim or all/);
+  });
+
   it('drops the other outputs from the list; the kept one computes the same', async () => {
     const bytes = new Uint8Array(fs.readFileSync(tiny));
     const onlyZ = keepGraphOutputs(bytes, ['z']);
@@ -77,7 +84,11 @@ describe('a model loaded with only the graph outputs read', () => {
       expect(cache.size).toBe(2);
       await cache.release(tiny);
       expect(cache.size).toBe(0);
+      // DUB_ONNX_GRAPH_OUTPUTS=all: the model as shipped, whatever the caller asks
+      process.env.DUB_ONNX_GRAPH_OUTPUTS = 'all';
+      expect((await cache.get(tiny, { outputs: ['z'] })).outputNames).toEqual(['y', 'z']);
     } finally {
+      delete process.env.DUB_ONNX_GRAPH_OUTPUTS;
       await cache.disposeAll();
       if (cacheHome === undefined) delete process.env.XDG_CACHE_HOME;
       else process.env.XDG_CACHE_HOME = cacheHome;

@@ -68,6 +68,18 @@ export function keepGraphOutputs(model: Uint8Array, keep: readonly string[]): Gr
   return { bytes: dropped.length ? out.join() : model, dropped };
 }
 
+/**
+ * Whether sessions asked for some outputs only (SessionOptions.outputs) load the trimmed model:
+ * `DUB_ONNX_GRAPH_OUTPUTS`, `trim` (the default) or `all` (every model as shipped: the previous
+ * behaviour, for comparisons such as bench/e2e.mjs --before-env).
+ */
+export function graphOutputsTrimmed(env: NodeJS.ProcessEnv = process.env): boolean {
+  const v = (env.DUB_ONNX_GRAPH_OUTPUTS ?? '').trim().toLowerCase();
+  if (v === '' || v === 'trim') return true;
+  if (v === 'all') return false;
+  throw new RangeError(`DUB_ONNX_GRAPH_OUTPUTS must be trim or all, got "${env.DUB_ONNX_GRAPH_OUTPUTS}"`);
+}
+
 /** Bump when what keepGraphOutputs writes changes: cached files of an older version are not used. */
 export const GRAPH_OUTPUTS_VERSION = 1;
 

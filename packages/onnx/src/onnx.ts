@@ -10,7 +10,7 @@
 import type * as ortTypes from 'onnxruntime-node';
 import { createRequire } from 'node:module';
 import { convIntegerModelFile, derivedModelsDir } from './conv-integer.js';
-import { graphOutputsModelFile } from './graph-outputs.js';
+import { graphOutputsModelFile, graphOutputsTrimmed } from './graph-outputs.js';
 import { createThroughOptimizedGraph, optimizedGraphsOn } from './optimized-graph.js';
 import { ModelError, retryingOnce, silentLogger, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
 
@@ -50,6 +50,7 @@ export interface SessionOptions {
    * Load the model with only these graph outputs (graph-outputs.ts): onnxruntime keeps every graph
    * output of a run until it returns, read or not; dropped from the list, such a tensor is an
    * intermediate, freed after its last use. The kept outputs are computed as before, bit for bit.
+   * `DUB_ONNX_GRAPH_OUTPUTS=all` loads every model as shipped instead.
    */
   outputs?: readonly string[];
   logger?: Logger;
@@ -187,7 +188,7 @@ export class SessionCache implements SessionStore {
     const arena = opts.cpuMemArena ?? this.defaults.cpuMemArena ?? true;
     const pattern = opts.memPattern ?? this.defaults.memPattern ?? true;
     const convAsMatMul = opts.convIntegerAsMatMul ?? this.defaults.convIntegerAsMatMul ?? false;
-    const outputs = opts.outputs;
+    const outputs = graphOutputsTrimmed() ? opts.outputs : undefined;
     const k = this.key(file, device, threads, arena, pattern, convAsMatMul, outputs);
     let p = this.entries.get(k);
     if (!p) {
