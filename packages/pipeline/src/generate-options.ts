@@ -37,8 +37,9 @@ export interface GenerateVersionOptions {
    * Lines synthesized and fitted at once (default linesAtOnce: the cores, at most 4, for espeak-ng; 1 for model engines). The outputs do not depend on it.
    * speakerPace: each speaker's lines at their articulation rate (default: true unless DUB_SPEAKER_PACE=off; generate-pace.ts).
    * predict: engines that count a line's length units (Kokoro) speak a line once, at the speed its predicted length asks for (default: true unless DUB_SYNTH_PREDICT=off; generate-predict.ts).
+   * speedResponse: lengths are converted to speeds (and back) by the engine's measured response, where it has one (Kokoro: KOKORO_SPEED_RESPONSE in @dub/voice), else as 1/speed (default: true unless DUB_SPEED_RESPONSE=off).
    */
-  synthesis?: { linesAtOnce?: number; speakerPace?: boolean; predict?: boolean };
+  synthesis?: { linesAtOnce?: number; speakerPace?: boolean; predict?: boolean; speedResponse?: boolean };
 }
 
 /**
@@ -66,7 +67,7 @@ export interface ResolvedGenerateOptions {
   /** `chunking`: the AAC chunk options as given (the audio stage's cache key spreads them); `chunkFrames`: with the default (AAC_CHUNK_FRAMES). */
   audio: { chunking: { chunkFrames?: number; wholeEncodeFraction?: number }; chunkFrames: number };
   /** linesAtOnce: undefined where the engine decides (linesAtOnce in generate-synthesis.ts); speakerPace: DUB_SPEAKER_PACE unless given. */
-  synthesis: { linesAtOnce?: number; speakerPace: boolean; predict: boolean };
+  synthesis: { linesAtOnce?: number; speakerPace: boolean; predict: boolean; speedResponse: boolean };
 }
 
 /** The options of a generation (or re-dub) with their defaults, from the options given and the process environment. */
@@ -83,6 +84,6 @@ export function resolveGenerateOptions(opts: GenerateVersionOptions = {}, env: R
     ...(opts.translate ? { translate: opts.translate } : {}),
     quality: { asr: opts.quality?.asr ?? 'auto', speaker: opts.quality?.speaker ?? engineChoiceFromEnv(env).speaker },
     audio: { chunking: opts.audio ?? {}, chunkFrames: opts.audio?.chunkFrames ?? AAC_CHUNK_FRAMES },
-    synthesis: { ...(opts.synthesis?.linesAtOnce !== undefined ? { linesAtOnce: opts.synthesis.linesAtOnce } : {}), speakerPace: opts.synthesis?.speakerPace ?? env.DUB_SPEAKER_PACE !== 'off', predict: opts.synthesis?.predict ?? env.DUB_SYNTH_PREDICT !== 'off' },
+    synthesis: { ...(opts.synthesis?.linesAtOnce !== undefined ? { linesAtOnce: opts.synthesis.linesAtOnce } : {}), speakerPace: opts.synthesis?.speakerPace ?? env.DUB_SPEAKER_PACE !== 'off', predict: opts.synthesis?.predict ?? env.DUB_SYNTH_PREDICT !== 'off', speedResponse: opts.synthesis?.speedResponse ?? env.DUB_SPEED_RESPONSE !== 'off' },
   };
 }

@@ -5,7 +5,7 @@
  */
 import type { ScriptSegment, StageContext, Word } from '@dub/core';
 import type { MediaToolOptions, PlanarAudio } from '@dub/media';
-import { countSyllables, fitDuration, fitPredicted, speechExtent, speechSecondsOfAudio, toMono, trimSilence, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
+import { countSyllables, fitDuration, fitPredicted, speechExtent, speechSecondsOfAudio, toMono, trimSilence, type SpeedResponse, type Stretcher, type TtsEngine, type VoiceSettings } from '@dub/voice';
 
 export interface SegmentSlot {
   segment: ScriptSegment;
@@ -68,7 +68,7 @@ export async function fitSegment(
   natural: PlanarAudio | { predicted: number },
   fitSeconds: number,
   keepSeconds: number,
-  req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string; speedLimit: number; pace?: number; slowest?: number },
+  req: { locale: string; voice: VoiceSettings; stretcher: Stretcher; media: MediaToolOptions; tmpDir: string; speedLimit: number; pace?: number; slowest?: number; response?: SpeedResponse },
   ctx: StageContext,
 ): Promise<FittedSegment> {
   const pace = req.pace ?? 1;
@@ -81,6 +81,8 @@ export async function fitSegment(
     maxTempo: Math.max(1.5, req.speedLimit * 1.02),
     // at the speaker's pace a line shorter than its time is not slowed below it: it is padded
     ...(req.slowest !== undefined ? { minTempo: 1, minSpeed: req.slowest, maxSpeed: Math.max(1.8, req.slowest) } : {}),
+    // the engine's measured length response (Kokoro: KOKORO_SPEED_RESPONSE), else 1/speed
+    ...(req.response ? { response: req.response } : {}),
     stretcher: req.stretcher,
     media: req.media,
     tmpDir: req.tmpDir,

@@ -30,7 +30,7 @@ import {
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
 import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
-import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, kokoroLocaleNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings } from '@dub/voice';
+import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, kokoroLocaleNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings, speedResponseOf, INVERSE_SPEED, type SpeedResponse } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -185,6 +185,8 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
     job.locale,
   ), job.locale), job.locale);
   const engineId = ttsChoice.id;
+  // the engine's measured length response to its speed (Kokoro), unless DUB_SPEED_RESPONSE=off (1/speed)
+  const response = opts.synthesis.speedResponse ? speedResponseOf(engineId) : undefined;
   // Voice conversion to each speaker's tone colour (OpenVoice V2) when installed or chosen.
   const resolved: VoiceConversionChoice = await resolveEngine('voiceConversion', opts.voiceConversion, job.locale, engineHost(rt.config.modelsDir));
   // A cloning engine already speaks in each speaker's voice: auto converts nothing after it.
@@ -350,7 +352,7 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
     const speakerRateOf = (slot: SegmentSlot): number | null => (turns ? rateToMatch(plan.speakers[slot.segment.speaker]) : null);
     const placements = await placeLines(
       // a line's natural length: at its pace (its length at the default rate / the rate input); and at its speaker's rate, which speeds are counted from
-      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, speaker: s.segment.speaker, ...lineLength(utterances.get(s.segment.id)!.value.natural, paceOf(s), speakerRateOf(s)) })),
+      slots.map((s) => ({ id: s.segment.id, start: s.start, end: s.end, speaker: s.segment.speaker, ...lineLength(utterances.get(s.segment.id)!.value.natural, paceOf(s), speakerRateOf(s), response) })),
       {
         limit,
         speedCap,
@@ -364,7 +366,7 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
             const u = await utter(text, voiceOf(slot), slot);
             const pace = await paceOfLine(slot, text, u);
             spoken = { u, pace };
-            return lineLength(u.value.natural, pace, speakerRateOf(slot));
+            return lineLength(u.value.natural, pace, speakerRateOf(slot), response);
           });
           shortenings.set(line.id, r.record);
           if (r.text === undefined || !r.length || !spoken) return undefined;
@@ -393,11 +395,11 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
       // at its speaker's pace a short line is padded, not slowed below it (unless the engine's range stopped it short of a slower speaker)
       const slowest = lp && !lp.reason && !(lp.clamped && pace <= 1) ? pace : undefined;
       // rate: the artifact carries the line's articulation (syllables, speech seconds) and pace
-      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher, rate: PACE_VERSION, pace, slowest: slowest ?? null };
+      const inputs = { v: STAGE_VERSION, engine: engineId, model: ttsModel?.sha256 ?? null, conversion: conversion.models[0]?.sha256 ?? null, locale: job.locale, text, voice, utterance: u.key, seconds: round6(p.seconds), fit: round6(fitSeconds), speedLimit, stretcher, rate: PACE_VERSION, pace, slowest: slowest ?? null, ...(response ? { response: response.id } : {}) };
       const run = () =>
         cache.run<SegmentArtifact>('synthesis', inputs, synthCtx, async (out) => {
           const natural = u.value.predicted ? { predicted: u.value.natural } : await readWav(await local(u.files['utterance.wav']!));
-          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit, pace, ...(slowest !== undefined ? { slowest } : {}) }, synthCtx);
+          const fitted = await fitSegment(await getEngine(), text, natural, fitSeconds, p.seconds, { locale: job.locale, voice, stretcher, media, tmpDir: out.dir, speedLimit, pace, ...(slowest !== undefined ? { slowest } : {}), ...(response ? { response } : {}) }, synthCtx);
           const file = path.join(out.dir, 'speech.wav');
           await writeWav(file, fitted.audio, { format: 'float32' });
           out.addFile('speech.wav', file);
@@ -513,14 +515,16 @@ async function speakerRates(
 }
 
 /**
- * A line's lengths for placement: at its pace (its default-rate length / the rate input) and, when
+ * A line's lengths for placement: at its pace (its default-rate length x the engine's response at
+ * the rate input, `response`; without one, / the rate input) and, when
  * both rates are measured, at its speaker's rate (its default-rate length x its rate / the
  * speaker's): placement counts speeds from the latter, so a line is given the time it needs to be
  * spoken at its speaker's rate, also where the engine's range held its pace short of that rate
  * (clamped) or the pace's 0.05 steps rounded it.
  */
-export function lineLength(defaultSeconds: number, lp: LinePace | undefined, speakerRate: number | null): LineLength {
-  const natural = defaultSeconds / (lp?.pace ?? 1);
+export function lineLength(defaultSeconds: number, lp: LinePace | undefined, speakerRate: number | null, response: SpeedResponse = INVERSE_SPEED): LineLength {
+  const pace = lp?.pace ?? 1;
+  const natural = pace === 1 ? defaultSeconds : defaultSeconds * response.lengthRatio(pace);
   if (!lp || lp.reason || !lp.voiceRate || !speakerRate || !(speakerRate > 0)) return { natural };
   return { natural, atSpeakerRate: (defaultSeconds * lp.voiceRate) / speakerRate };
 }

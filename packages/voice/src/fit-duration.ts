@@ -12,6 +12,7 @@ import { toMono } from './analysis/voice-profile.js';
 import { trimSilence } from './analysis/activity.js';
 import { detectStretchers, timeStretch, type Stretcher } from './stretch.js';
 import { ValidationError } from '@dub/core';
+import { INVERSE_SPEED, type SpeedResponse } from './speed-response.js';
 
 export interface FitDurationOptions {
   /** Seconds of silence after the slot that the speech may run into (default 0). */
@@ -32,6 +33,8 @@ export interface FitDurationOptions {
   /** Bounds of the re-synthesis speed (default 0.6..1.8). */
   minSpeed?: number;
   maxSpeed?: number;
+  /** How the engine's length answers its speed (default INVERSE_SPEED: 1/speed); the re-synthesis speed for a wanted length is read from it. */
+  response?: SpeedResponse;
   /** Stretch engine; default: rubberband when ffmpeg has it, else atempo. */
   stretcher?: Stretcher;
   media?: MediaToolOptions;
@@ -47,6 +50,7 @@ interface ResolvedFitOptions {
   resynthesizeAbove: number;
   minSpeed: number;
   maxSpeed: number;
+  response: SpeedResponse;
   stretcher: Stretcher | undefined;
   media: MediaToolOptions;
   tmpDir: string | undefined;
@@ -62,6 +66,7 @@ export function resolveFitOptions(o: FitDurationOptions = {}): ResolvedFitOption
     resynthesizeAbove: o.resynthesizeAbove ?? 0.05,
     minSpeed: o.minSpeed ?? 0.6,
     maxSpeed: o.maxSpeed ?? 1.8,
+    response: o.response ?? INVERSE_SPEED,
     stretcher: o.stretcher,
     media: o.media ?? {},
     tmpDir: o.tmpDir,
@@ -131,9 +136,12 @@ export async function fitDuration(audio: PlanarAudio, targetSeconds: number, opt
   return stretchTo(speech, sr, targetSeconds, { sourceSeconds, speed }, o, ctx);
 }
 
-/** The speed that brings a line `ratio` times its target's length to it, within the speed bounds (a minSpeed above 1 re-synthesizes a line that needs no more speed). */
+/**
+ * The speed that brings a line `ratio` times its target's length (at speed 1) to it, by the
+ * engine's response, within the speed bounds (a minSpeed above 1 re-synthesizes a line that needs no more speed).
+ */
 function speedFor(ratio: number, o: ResolvedFitOptions): number {
-  return Math.min(o.maxSpeed, Math.max(o.minSpeed, ratio));
+  return Math.min(o.maxSpeed, Math.max(o.minSpeed, o.response.speedFor(1 / ratio)));
 }
 
 /**
@@ -157,8 +165,8 @@ export interface PredictedFitResult extends FitResult {
  * Fit a line not yet spoken to `targetSeconds` from its predicted length at speed 1: it is spoken
  * once at the speed the prediction asks for (the speed fitDuration would re-synthesize at, 1 when
  * within `resynthesizeAbove`); when that misses the target by more than `missAbove` (default
- * PREDICTED_MISS: the speed its real length asks for, the length taken as inversely proportional
- * to the speed, differs that much, within the bounds) it is spoken again at that speed; the rest
+ * PREDICTED_MISS: the speed its real length asks for, by the engine's response (`response`;
+ * 1/speed by default), differs that much, within the bounds) it is spoken again at that speed; the rest
  * is time-stretched as in fitDuration. `speak` is the engine at a speed.
  */
 export async function fitPredicted(
@@ -181,8 +189,9 @@ export async function fitPredicted(
   let speed = first;
   let passes = 1;
   if (speech.length > 0) {
-    // the speed that would have reached the target (the engine's length taken as inversely proportional to its speed)
-    const again = speedFor((first * speech.length) / sr / targetSeconds, o);
+    // the speed that would have reached the target: the length at speed 1 that the first pass
+    // measured (by the engine's response), then the speed for it
+    const again = speedFor(speech.length / sr / o.response.lengthRatio(first) / targetSeconds, o);
     if (Math.abs(again / first - 1) > (options.missAbove ?? PREDICTED_MISS)) {
       const b = await speak(again);
       if (b.sampleRate !== sr) throw new ValidationError(`re-synthesis changed the sample rate (${sr} -> ${b.sampleRate})`);

@@ -25,6 +25,7 @@ export {
 } from './matching/voice-matcher.js';
 export { anonymizedTarget, checkAnonymization, MAX_SHIFT_SEMITONES, type AnonymizedTarget } from './matching/anonymize.js';
 export { listLibraryVoices, getLibraryVoice, libraryVoiceSettings, LIBRARY_FILE, type LibraryVoice } from './library.js';
+export { INVERSE_SPEED, KOKORO_SPEED_RESPONSE, speedResponseOf, tableSpeedResponse, type SpeedResponse } from './speed-response.js';
 export { fitDuration, fitPredicted, PREDICTED_MISS, resolveFitOptions, type FitDurationOptions, type FitResult, type PredictedFitResult } from './fit-duration.js';
 export { timeStretch, detectStretchers, type Stretcher, type StretchOptions } from './stretch.js';
 export { TIMBRE_BANDS, spectralEnvelope, timbreCorrection, applyTimbre, type TimbreOptions } from './matching/timbre.js';
