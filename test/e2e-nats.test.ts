@@ -4,6 +4,11 @@
  * the real @dub/pipeline handlers (threads, warmup, NATS object store for blobs), and the API
  * follows the worker's events. auto_generate=no_lips takes the version to Completed without a
  * further call. A private nats-server keeps this run apart from anything else on the machine.
+ *
+ * This checks the transport (queue, worker, object store, events), not the engines: the worker
+ * runs without separation and speaks with espeak-ng (DUB_SEPARATION_ENGINE=none,
+ * DUB_TTS_ENGINE=espeak-ng, as an operator would choose them). e2e-serve.test.ts dubs the same
+ * sample on the defaults.
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -30,7 +35,7 @@ describe('dub serve --nats + dub worker', () => {
     metricsPort = await freePort();
     base = `http://127.0.0.1:${port}`;
     api = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'api'), '--nats', nats.url], { DUB_API_KEYS: `${KEY}:org1` });
-    worker = spawnDub(['worker', '--nats', nats.url, '--data-dir', path.join(dir, 'worker'), '--concurrency', '1', '--metrics-port', String(metricsPort)], {});
+    worker = spawnDub(['worker', '--nats', nats.url, '--data-dir', path.join(dir, 'worker'), '--concurrency', '1', '--metrics-port', String(metricsPort)], { DUB_SEPARATION_ENGINE: 'none', DUB_TTS_ENGINE: 'espeak-ng' });
     await waitHealthy(base, api, 150_000); // a loaded 2-core machine took 44-75 s to start dub serve
   }, 180_000);
 

@@ -167,8 +167,9 @@ describe('dub serve --nats and dub worker --nats on one S3 bucket', () => {
     const aws = { AWS_ENDPOINT_URL: endpoint, AWS_ACCESS_KEY_ID: CREDS.accessKeyId, AWS_SECRET_ACCESS_KEY: CREDS.secretAccessKey, AWS_REGION: 'us-east-1' };
     const blobs = `s3://${BUCKET}/e2e`;
     api = spawnDub(['serve', '--port', String(port), '--host', '127.0.0.1', '--data-dir', path.join(dir, 'api'), '--nats', nats.url, '--blobs', blobs], { ...aws, DUB_API_KEYS: `${KEY}:org1` });
-    // espeak-ng chosen: this test is about where the blobs live, not about the voice
-    worker = spawnDub(['worker', '--nats', nats.url, '--blobs', blobs, '--data-dir', path.join(dir, 'worker'), '--concurrency', '1'], { ...aws, DUB_TTS_ENGINE: 'espeak-ng' });
+    // espeak-ng and no separation chosen: this test is about where the blobs live, not about the
+    // voice or the background (e2e-serve.test.ts dubs the same sample on the defaults)
+    worker = spawnDub(['worker', '--nats', nats.url, '--blobs', blobs, '--data-dir', path.join(dir, 'worker'), '--concurrency', '1'], { ...aws, DUB_TTS_ENGINE: 'espeak-ng', DUB_SEPARATION_ENGINE: 'none' });
     await waitHealthy(base, api, 150_000);
   }, 180_000);
 
