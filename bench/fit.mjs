@@ -11,7 +11,10 @@
 // with rate_ratio <= 1.25, lines above 1.6, share ending within their turn plus the silence after
 // it (`in_turn`: the line ends by the next other speaker's line's start or the end of the video;
 // turns are a speaker's lines less than 0.3 s apart, the report's own when it has them), and the
-// issue's target: share with both (`ok`), and lines placed over another speaker's speech.
+// issue's target: share with both (`ok`), and lines placed over another speaker's speech; from
+// the per-line `synthesis`: engine calls for the lines (passes, plus the speed-1 pass of a measured
+// line; shortening's candidates not counted), second passes, predicted lines, |tempo - 1| p50/p90/max.
+// Settings old,once,response: speaking each line once, and Kokoro's speed response (below).
 //
 // Usage (after `npm run build`): node bench/fit.mjs [--media DIR] [--only a,b] [--work DIR]
 //   [--settings before,pace,turns,condensed] [--recordings FILE,...]
@@ -32,6 +35,12 @@ const SETTINGS = {
   pace: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'off', DUB_SHORTEN_CONDENSE: 'off' },
   turns: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'off' },
   condensed: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'on' },
+  // speaking each line once (generate-predict.ts), as condensed: old = every line at speed 1 then at
+  // its fitted speed; once = one pass a line, lengths to speeds as 1/speed (as at 31109aa);
+  // response = one pass, Kokoro's measured response to its speed (KOKORO_SPEED_RESPONSE, the default)
+  old: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'on', DUB_SYNTH_PREDICT: 'off', DUB_SPEED_RESPONSE: 'off' },
+  once: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'on', DUB_SYNTH_PREDICT: 'on', DUB_SPEED_RESPONSE: 'off' },
+  response: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'on', DUB_SHORTEN_CONDENSE: 'on', DUB_SYNTH_PREDICT: 'on', DUB_SPEED_RESPONSE: 'on' },
   // the names of the earlier table (before/after the speaker's pace)
   after: { DUB_SPEAKER_PACE: 'on', DUB_PLACEMENT_TURNS: 'off', DUB_SHORTEN_CONDENSE: 'off' },
 };
@@ -113,6 +122,9 @@ for (const file of recordings) {
     const segs = report.segments;
     const ratios = segs.map((s) => s.rate_ratio).filter((x) => typeof x === 'number');
     const facts = turnFacts(report);
+    // per line how it was spoken (absent in older reports): its engine calls are its passes, and one at speed 1 when measured
+    const syn = segs.map((s) => s.synthesis).filter(Boolean);
+    const stretch = syn.map((x) => Math.abs(x.tempo - 1));
     rows.push({
       recording: name,
       setting,
@@ -129,6 +141,12 @@ for (const file of recordings) {
       ratio_max: f2(ratios.length ? Math.max(...ratios) : NaN),
       'ratio<=1.25': pct(ratios.filter((x) => x <= 1.25).length, ratios.length),
       'ratio>1.6': ratios.filter((x) => x > 1.6).length,
+      line_calls: syn.length ? syn.reduce((a, x) => a + x.passes + (x.natural === 'measured' ? 1 : 0), 0) : '-',
+      second_passes: syn.filter((x) => x.passes === 2).length,
+      predicted: syn.filter((x) => x.natural === 'predicted').length,
+      stretch_p50: syn.length ? q(stretch, 0.5).toFixed(3) : '-',
+      stretch_p90: syn.length ? q(stretch, 0.9).toFixed(3) : '-',
+      stretch_max: syn.length ? Math.max(...stretch).toFixed(3) : '-',
       in_turn: pct(segs.filter((s) => facts.get(s.id).inTurn).length, segs.length),
       ok: `${segs.filter((s) => facts.get(s.id).inTurn && typeof s.rate_ratio === 'number' && s.rate_ratio <= 1.25).length}/${segs.length}`,
       over_other: segs.filter((s) => facts.get(s.id).overOther).length,

@@ -4,8 +4,10 @@
 // sampled from /proc every 100 ms):
 //   before: DUB_SYNTH_PREDICT=off, every line spoken at speed 1, placed, then spoken again at the
 //           speed its time asks for;
-//   after:  the default, each voice's first lines at speed 1, the others' lengths predicted
-//           (packages/pipeline/src/generate-predict.ts), each spoken once unless it missed.
+//   after:  each voice's first lines at speed 1, the others' lengths predicted
+//           (packages/pipeline/src/generate-predict.ts), each spoken once unless it missed;
+//           both with lengths converted to speeds as 1/speed (DUB_SPEED_RESPONSE=off);
+//   response: as after, with Kokoro's measured response to its speed (the default).
 // Prints per setting: wall and CPU seconds of the whole run, the synthesis CPU seconds (the tree's
 // CPU from the `voices` stage done to the last `synthesis` stage done), Kokoro calls (its
 // "kokoro: line synthesized" debug lines, warm-up included), and the fit from the report: lines,
@@ -15,7 +17,7 @@
 // before and after each run.
 //
 // Usage (after `npm run build`): flock /tmp/bench.lock nice -n 5 node bench/synth-once.mjs
-//   [--work DIR] (clips and runs; default a new temporary folder) [--settings before,after]
+//   [--work DIR] (clips and runs; default a new temporary folder) [--settings before,after,response]
 //   [--minutes 1] [--variant clean]
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,8 +28,10 @@ import { parseArgs } from 'node:util';
 import { clip, clipsDir } from './lib/clips.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const { values } = parseArgs({ options: { work: { type: 'string' }, settings: { type: 'string', default: 'before,after' }, minutes: { type: 'string', default: '1' }, variant: { type: 'string', default: 'clean' } } });
-const SETTINGS = { before: { DUB_SYNTH_PREDICT: 'off' }, after: { DUB_SYNTH_PREDICT: 'on' } };
+const { values } = parseArgs({ options: { work: { type: 'string' }, settings: { type: 'string', default: 'before,after,response' }, minutes: { type: 'string', default: '1' }, variant: { type: 'string', default: 'clean' } } });
+// before and after as measured at 31109aa (lengths to speeds as 1/speed); response: after, with
+// Kokoro's measured length response (KOKORO_SPEED_RESPONSE, bench/kokoro-speed.mjs)
+const SETTINGS = { before: { DUB_SYNTH_PREDICT: 'off', DUB_SPEED_RESPONSE: 'off' }, after: { DUB_SYNTH_PREDICT: 'on', DUB_SPEED_RESPONSE: 'off' }, response: { DUB_SYNTH_PREDICT: 'on', DUB_SPEED_RESPONSE: 'on' } };
 const dir = clipsDir('synth-once', values.work);
 const input = clip(dir, Number(values.minutes), values.variant);
 
