@@ -24,8 +24,12 @@
 //   [--variants clean,music,talking-head] [--repeat N] [--serve cold,warm [--serve-only]]
 //   [--lips] (adds with_lips runs of the clean variant) [--keep DIR] (reuse prepared clips there)
 //   [--prepare-only] (write the clips into --keep and stop)
+//   [--before-env K=V[,K=V]] (each `dub run` twice, the first with these variables set: a
+//   before/after table of peak memory, CPU s and wall, and whether the outputs are the same; e.g.
+//   DUB_ONNX_GRAPH_OUTPUTS=all, the models as shipped, before Whisper's encoder lost its unread outputs)
 // Defaults: --minutes 1,8 --variants clean,music. The 30-minute clip takes long on 2 cores.
 import { spawn, spawnSync } from 'node:child_process';
+import crypto from 'node:crypto';
 import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
@@ -52,6 +56,7 @@ const { values } = parseArgs({
     lips: { type: 'boolean', default: false },
     keep: { type: 'string' },
     'prepare-only': { type: 'boolean', default: false },
+    'before-env': { type: 'string' },
   },
 });
 if (values.minutes && values.seconds) throw new Error('--minutes or --seconds, not both');
@@ -64,6 +69,8 @@ const variants = values.variants.split(',');
 for (const v of variants) if (!['clean', 'music', 'talking-head'].includes(v)) throw new Error(`unknown variant ${v} (clean, music, talking-head)`);
 const repeat = Number(values.repeat);
 if (!(Number.isInteger(repeat) && repeat >= 1)) throw new Error(`--repeat must be a whole number >= 1, got ${values.repeat}`);
+/** --before-env: the variables of the "before" runs. */
+const beforeEnv = values['before-env'] ? Object.fromEntries(values['before-env'].split(',').map((kv) => { const i = kv.indexOf('='); if (i <= 0) throw new Error(`--before-env takes K=V pairs, got ${kv}`); return [kv.slice(0, i), kv.slice(i + 1)]; })) : undefined;
 const clips = clipsDir('e2e', values.keep);
 const f2 = (x) => (x === undefined || x === null ? '—' : Number(x).toFixed(2));
 const load = () => os.loadavg()[0].toFixed(1);
@@ -81,12 +88,18 @@ function floor(input, dir) {
 }
 
 
-async function dubRun(input, dir, mode) {
+/** sha256 (16 hex) of a file's bytes, or of the PCM ffmpeg decodes from it (`decoded`: containers carry their own time stamps). */
+function digest(file, decoded) {
+  const bytes = decoded ? spawnSync('ffmpeg', ['-v', 'error', '-i', file, '-f', 's16le', '-'], { maxBuffer: 2 ** 31 }).stdout : fs.readFileSync(file);
+  return crypto.createHash('sha256').update(bytes).digest('hex').slice(0, 16);
+}
+
+async function dubRun(input, dir, mode, extraEnv = {}) {
   const out = path.join(dir, 'out');
   const t0 = performance.now();
   // Run as users run it (the bin's shebang sets the allocator; see packages/cli/bin/dub.js).
   const child = spawn(DUB, ['run', '--input', input, '--from', 'en-US', '--to', 'es-ES', '--out', out, '--mode', mode, '--log-format', 'json'], {
-    env: { ...process.env, DUB_LOG_LEVEL: 'info', DUB_TMP_DIR: dir },
+    env: { ...process.env, DUB_LOG_LEVEL: 'info', DUB_TMP_DIR: dir, ...extraEnv },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let peak = 0;
@@ -110,7 +123,8 @@ async function dubRun(input, dir, mode) {
   const transcript = JSON.parse(await fsp.readFile(path.join(out, 'transcript.json'), 'utf8'));
   const report = JSON.parse(await fsp.readFile(path.join(out, 'es-ES', 'report.json'), 'utf8'));
   const quality = report.stages.find((x) => x.stage === 'quality')?.seconds;
-  return { wall, peak, cpu, load: load(), stages, separation: transcript.separation ?? {}, generation: { seconds: (gen.to - gen.from) / 1000, quality, linesSeconds: gen.linesSeconds, asr: report.engines?.asr?.label ?? report.engines?.asr?.id ?? 'none' } };
+  const outputs = { transcript: digest(path.join(out, 'transcript.json')), audio: digest(path.join(out, 'es-ES', 'dubbed.m4a'), true) };
+  return { wall, peak, cpu, load: load(), stages, outputs, separation: transcript.separation ?? {}, generation: { seconds: (gen.to - gen.from) / 1000, quality, linesSeconds: gen.linesSeconds, asr: report.engines?.asr?.label ?? report.engines?.asr?.id ?? 'none' } };
 }
 
 if (values['prepare-only']) {
@@ -125,23 +139,24 @@ for (const variant of values['serve-only'] ? [] : variants) {
   for (const d of durations) {
     for (const mode of variant === 'clean' && values.lips ? ['no_lips', 'with_lips'] : ['no_lips']) {
       const input = clip(d, variant);
-      for (let k = 0; k < repeat; k++) {
+      for (let k = 0; k < repeat; k++) for (const side of beforeEnv ? ['before', 'after'] : [undefined]) {
         const dir = await fsp.mkdtemp(path.join(clips, `run-${d}-${variant}-${mode}-`));
         try {
           const floorSeconds = floor(input, dir);
           const loadAtStart = load();
-          process.stderr.write(`e2e: ${label(d, variant)} ${mode}${repeat > 1 ? ` (${k + 1}/${repeat})` : ''} ...\n`);
+          const sideMode = side ? `${mode} (${side})` : mode;
+          process.stderr.write(`e2e: ${label(d, variant)} ${sideMode}${repeat > 1 ? ` (${k + 1}/${repeat})` : ''} ...\n`);
           let r;
           try {
-            r = await dubRun(input, dir, mode);
+            r = await dubRun(input, dir, mode, side === 'before' ? beforeEnv : {});
           } catch (e) {
             // a failed run is reported and left out of the tables; the others still run
             process.stderr.write(`e2e: ${label(d, variant)} ${mode}: FAILED ${e.message.split('\n')[0]}\n${e.message.slice(-1500)}\n`);
             failures.push(`${label(d, variant)} ${mode}: ${e.message.split('\n')[0]}`);
             continue;
           }
-          runs.push({ d, m: d / 60, variant, mode, floorSeconds, loadAtStart, ...r });
-          process.stderr.write(`e2e: ${label(d, variant)} ${mode}: ${f2(r.wall)} s, ${f2(r.cpu)} CPU s, peak ${(r.peak / 2 ** 20).toFixed(0)} MiB, load ${loadAtStart} -> ${r.load}\n`);
+          runs.push({ d, m: d / 60, variant, mode: sideMode, plainMode: mode, side, floorSeconds, loadAtStart, ...r });
+          process.stderr.write(`e2e: ${label(d, variant)} ${sideMode}: ${f2(r.wall)} s, ${f2(r.cpu)} CPU s, peak ${(r.peak / 2 ** 20).toFixed(0)} MiB, load ${loadAtStart} -> ${r.load}\n`);
         } finally {
           await fsp.rm(dir, { recursive: true, force: true });
         }
@@ -310,9 +325,20 @@ for (const r of runs) console.log(`| ${label(r.d, r.variant)} | ${r.mode} | ${r.
 console.log('');
 for (const variant of variants) {
   for (const mode of ['no_lips', 'with_lips']) {
-    const one = runs.find((r) => r.m === 1 && r.variant === variant && r.mode === mode);
-    const eight = runs.find((r) => r.m === 8 && r.variant === variant && r.mode === mode);
+    const one = runs.find((r) => r.m === 1 && r.variant === variant && r.plainMode === mode && r.side !== 'before');
+    const eight = runs.find((r) => r.m === 8 && r.variant === variant && r.plainMode === mode && r.side !== 'before');
     if (one && eight) console.log(`time ratio 8 min / 1 min, ${variant} ${mode}: ${f2(eight.wall / one.wall)}`);
+  }
+}
+if (beforeEnv) {
+  console.log(`\nbefore (${Object.entries(beforeEnv).map(([k, v]) => `${k}=${v}`).join(' ')}) / after (the environment as it is), each clip's two runs one after the other; peak: sum of Pss over the tree, 100 ms samples:\n`);
+  console.log('| clip | mode | peak MiB before | peak MiB after | change | CPU s before | CPU s after | wall s before | wall s after | load before, after | same transcript | same dubbed audio (decoded) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+  for (const a of runs.filter((r) => r.side === 'after')) {
+    const b = runs.find((r) => r.side === 'before' && r.d === a.d && r.variant === a.variant && r.plainMode === a.plainMode);
+    if (!b) continue;
+    const mib = (x) => (x / 2 ** 20).toFixed(0);
+    console.log(`| ${label(a.d, a.variant)} | ${a.plainMode} | ${mib(b.peak)} | ${mib(a.peak)} | ${(((a.peak - b.peak) / b.peak) * 100).toFixed(1)} % | ${f2(b.cpu)} | ${f2(a.cpu)} | ${f2(b.wall)} | ${f2(a.wall)} | ${b.loadAtStart} -> ${b.load}, ${a.loadAtStart} -> ${a.load} | ${a.outputs.transcript === b.outputs.transcript ? 'yes' : 'no'} | ${a.outputs.audio === b.outputs.audio ? 'yes' : 'no'} |`);
   }
 }
 if (failures.length) console.log(`\nfailed runs (not in the tables):\n${failures.map((f) => `- ${f}`).join('\n')}`);
