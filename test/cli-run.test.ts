@@ -1,6 +1,11 @@
 /**
  * The README's main job: `dub run` dubs a video on this machine with the embedded defaults. Also
  * the CLI's answers to bad input (a clear message and a non-zero exit, nothing written).
+ *
+ * The first run on the sample dubs on the defaults; the later runs reuse its work folder
+ * (--data-dir resumes the finished stages). 'several inputs' checks the layout of several
+ * outputs, not the engines: it runs without separation and speaks with espeak-ng, chosen as a
+ * user would (DUB_SEPARATION_ENGINE=none, DUB_TTS_ENGINE=espeak-ng).
  */
 import { execFileSync, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -306,7 +311,10 @@ describe('dub CLI', () => {
       const work = path.join(dir, 'multi-work');
       fs.mkdirSync(work);
       fs.symlinkSync(path.join(out, '.work'), path.join(work, 'sample'));
-      const r = dub(['run', video, second, '--from', 'en-US', '--to', 'es-ES', '-o', multi, '--data-dir', work, '--quiet']);
+      // This checks the layout of several inputs, not the engines (the first test dubs on the
+      // defaults): both run without separation and speak with espeak-ng, chosen the way a user
+      // would (DUB_SEPARATION_ENGINE, DUB_TTS_ENGINE).
+      const r = dub(['run', video, second, '--from', 'en-US', '--to', 'es-ES', '-o', multi, '--data-dir', work, '--quiet'], { DUB_SEPARATION_ENGINE: 'none', DUB_TTS_ENGINE: 'espeak-ng' });
       expect(r.status, r.stderr.slice(-2000)).toBe(0);
       expect(r.stdout).toBe(`es-ES: ${path.join(multi, 'sample', 'es-ES', 'dubbed.mp4')}\nes-ES: ${path.join(multi, 'second', 'es-ES', 'dubbed.mp4')}\n`);
       for (const name of ['sample', 'second']) expect(fs.existsSync(path.join(multi, name, 'es-ES', 'dubbed.m4a')), name).toBe(true);
