@@ -165,8 +165,8 @@ export interface PredictedFitResult extends FitResult {
  * Fit a line not yet spoken to `targetSeconds` from its predicted length at speed 1: it is spoken
  * once at the speed the prediction asks for (the speed fitDuration would re-synthesize at, 1 when
  * within `resynthesizeAbove`); when that misses the target by more than `missAbove` (default
- * PREDICTED_MISS: the speed its real length asks for, by the engine's response (`response`;
- * 1/speed by default), differs that much, within the bounds) it is spoken again at that speed; the rest
+ * PREDICTED_MISS: its length is that far off the target, and the speed its real length asks
+ * for, by the engine's response (`response`; 1/speed by default), within the bounds, is another) it is spoken again at that speed; the rest
  * is time-stretched as in fitDuration. `speak` is the engine at a speed.
  */
 export async function fitPredicted(
@@ -192,7 +192,9 @@ export async function fitPredicted(
     // the speed that would have reached the target: the length at speed 1 that the first pass
     // measured (by the engine's response), then the speed for it
     const again = speedFor(speech.length / sr / o.response.lengthRatio(first) / targetSeconds, o);
-    if (Math.abs(again / first - 1) > (options.missAbove ?? PREDICTED_MISS)) {
+    // a miss is counted in length (what is left to the stretch), not in speed: by Kokoro's
+    // response a 10 % speed difference is up to ~18 % of length; a line already at its bound is not spoken again
+    if (Math.abs(firstSeconds / targetSeconds - 1) > (options.missAbove ?? PREDICTED_MISS) && Math.abs(again / first - 1) > 1e-3) {
       const b = await speak(again);
       if (b.sampleRate !== sr) throw new ValidationError(`re-synthesis changed the sample rate (${sr} -> ${b.sampleRate})`);
       const trimmed = trimSilence(toMono(b), sr);
