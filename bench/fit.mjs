@@ -26,6 +26,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { printMarkdownTable } from './lib/table.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const { values } = parseArgs({ options: { media: { type: 'string', default: path.resolve(root, '../shared/media') }, only: { type: 'string' }, work: { type: 'string', default: path.join(os.tmpdir(), 'dub-bench-fit') }, settings: { type: 'string', default: 'turns,condensed' }, recordings: { type: 'string' } } });
@@ -158,8 +159,4 @@ for (const file of recordings) {
     console.log(JSON.stringify(rows.at(-1)));
   }
 }
-console.log('');
-const cols = Object.keys(rows[0] ?? {});
-console.log(`| ${cols.join(' | ')} |`);
-console.log(`|${cols.map(() => '---').join('|')}|`);
-for (const r of rows) console.log(`| ${cols.map((c) => r[c]).join(' | ')} |`);
+printMarkdownTable(rows);

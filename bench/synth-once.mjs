@@ -26,6 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { clip, clipsDir } from './lib/clips.mjs';
+import { printMarkdownTable } from './lib/table.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const { values } = parseArgs({ options: { work: { type: 'string' }, settings: { type: 'string', default: 'before,after,response' }, minutes: { type: 'string', default: '1' }, variant: { type: 'string', default: 'clean' } } });
@@ -103,8 +104,4 @@ for (const setting of values.settings.split(',')) {
   });
   console.log(JSON.stringify(rows.at(-1)));
 }
-console.log('');
-const cols = Object.keys(rows[0] ?? {});
-console.log(`| ${cols.join(' | ')} |`);
-console.log(`|${cols.map(() => '---').join('|')}|`);
-for (const r of rows) console.log(`| ${cols.map((c) => r[c]).join(' | ')} |`);
+printMarkdownTable(rows);

@@ -31,11 +31,8 @@
  * buffer holds the file, the rewritten copy and ONNX Runtime's copy at once: ~350 MB more at the
  * peak for Kokoro).
  */
-import crypto from 'node:crypto';
 import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
+import { derivedModelFile } from './derived-model.js';
 
 /** A protobuf field: number, wire type and where its value lies in the buffer. */
 export interface Field {
@@ -475,11 +472,7 @@ export function int8GemmExact(): boolean {
 /** Bump when the rewrite's output changes: cached files of an older version are not used. */
 export const CONV_INTEGER_REWRITE_VERSION = 1;
 
-/** Where rewritten models are kept: `$XDG_CACHE_HOME/dub/derived` (default `~/.cache/dub/derived`). */
-export function derivedModelsDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CACHE_HOME && path.isAbsolute(env.XDG_CACHE_HOME) ? env.XDG_CACHE_HOME : path.join(os.homedir(), '.cache');
-  return path.join(base, 'dub', 'derived');
-}
+export { derivedModelsDir } from './derived-model.js';
 
 export interface ConvIntegerModel {
   /** The file to load: the cached rewrite, or the model itself when it has nothing to rewrite. */
@@ -499,32 +492,18 @@ export interface ConvIntegerModel {
  * the folder cannot be written, the rewritten bytes are returned instead.
  */
 export async function convIntegerModelFile(file: string, opts: { dir?: string; int8Weights?: boolean } = {}): Promise<ConvIntegerModel> {
-  const st = await fsp.stat(file);
-  const dir = opts.dir ?? derivedModelsDir();
   const int8 = opts.int8Weights ?? int8GemmExact();
-  const id = crypto.createHash('sha256').update(`${path.resolve(file)}|${st.size}|${st.mtimeMs}|v${CONV_INTEGER_REWRITE_VERSION}`).digest('hex').slice(0, 16);
-  const stem = path.basename(file).replace(/\.onnx$/i, '');
-  const target = path.join(dir, `${stem}.${id}.conv-as-matmul-${int8 ? 's8' : 'u8'}.onnx`);
-  const record = `${target}.json`;
-  try {
-    const r = JSON.parse(await fsp.readFile(record, 'utf8')) as { rewritten: number; kept: number };
-    if (r.rewritten === 0) return { file, rewritten: 0, kept: r.kept, made: false };
-    if (fs.existsSync(target)) return { file: target, rewritten: r.rewritten, kept: r.kept, made: false };
-  } catch {
-    // not made yet
-  }
-  const r = convIntegerAsMatMul(new Uint8Array(await fsp.readFile(file)), { int8Weights: int8 });
-  try {
-    await fsp.mkdir(dir, { recursive: true });
-    const part = `${target}.${process.pid}.part`;
-    if (r.rewritten > 0) {
-      await fsp.writeFile(part, r.bytes);
-      await fsp.rename(part, target);
-    }
-    await fsp.writeFile(`${record}.${process.pid}.part`, JSON.stringify({ source: path.resolve(file), size: st.size, mtimeMs: st.mtimeMs, version: CONV_INTEGER_REWRITE_VERSION, int8Weights: int8, rewritten: r.rewritten, kept: r.kept }));
-    await fsp.rename(`${record}.${process.pid}.part`, record);
-  } catch {
-    return r.rewritten > 0 ? { bytes: r.bytes, rewritten: r.rewritten, kept: r.kept, made: true } : { file, rewritten: 0, kept: r.kept, made: true };
-  }
-  return { file: r.rewritten > 0 ? target : file, rewritten: r.rewritten, kept: r.kept, made: true };
+  return derivedModelFile(
+    file,
+    {
+      suffix: `conv-as-matmul-${int8 ? 's8' : 'u8'}`,
+      key: `v${CONV_INTEGER_REWRITE_VERSION}`,
+      record: { version: CONV_INTEGER_REWRITE_VERSION, int8Weights: int8 },
+      derive: (model) => {
+        const r = convIntegerAsMatMul(model, { int8Weights: int8 });
+        return { bytes: r.bytes, changed: r.rewritten > 0, facts: { rewritten: r.rewritten, kept: r.kept } };
+      },
+    },
+    opts.dir,
+  );
 }

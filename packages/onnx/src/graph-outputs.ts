@@ -12,12 +12,9 @@
  * kept outputs compute does not change. `graphOutputsModelFile` keeps the result in the derived-models folder,
  * made once per model file.
  */
-import crypto from 'node:crypto';
-import fs from 'node:fs';
-import fsp from 'node:fs/promises';
-import path from 'node:path';
 import { ModelError } from '@dub/core';
-import { derivedModelsDir, fields, str, Writer } from './conv-integer.js';
+import { fields, str, Writer } from './conv-integer.js';
+import { derivedModelFile } from './derived-model.js';
 
 const MODEL_GRAPH = 7;
 const GRAPH_OUTPUT = 12;
@@ -100,31 +97,17 @@ export interface GraphOutputsModel {
  * record of what was dropped. Where the folder cannot be written, the trimmed bytes are returned.
  */
 export async function graphOutputsModelFile(file: string, keep: readonly string[], opts: { dir?: string } = {}): Promise<GraphOutputsModel> {
-  const st = await fsp.stat(file);
-  const dir = opts.dir ?? derivedModelsDir();
-  const id = crypto.createHash('sha256').update(`${path.resolve(file)}|${st.size}|${st.mtimeMs}|${keep.join('\n')}|v${GRAPH_OUTPUTS_VERSION}`).digest('hex').slice(0, 16);
-  const stem = path.basename(file).replace(/\.onnx$/i, '');
-  const target = path.join(dir, `${stem}.${id}.outputs-${keep.length}.onnx`);
-  const record = `${target}.json`;
-  try {
-    const r = JSON.parse(await fsp.readFile(record, 'utf8')) as { dropped: string[] };
-    if (r.dropped.length === 0) return { file, dropped: [], made: false };
-    if (fs.existsSync(target)) return { file: target, dropped: r.dropped, made: false };
-  } catch {
-    // not made yet
-  }
-  const r = keepGraphOutputs(new Uint8Array(await fsp.readFile(file)), keep);
-  try {
-    await fsp.mkdir(dir, { recursive: true });
-    if (r.dropped.length) {
-      const part = `${target}.${process.pid}.part`;
-      await fsp.writeFile(part, r.bytes);
-      await fsp.rename(part, target);
-    }
-    await fsp.writeFile(`${record}.${process.pid}.part`, JSON.stringify({ source: path.resolve(file), size: st.size, mtimeMs: st.mtimeMs, version: GRAPH_OUTPUTS_VERSION, kept: keep, dropped: r.dropped }));
-    await fsp.rename(`${record}.${process.pid}.part`, record);
-  } catch {
-    return r.dropped.length ? { bytes: r.bytes, dropped: r.dropped, made: true } : { file, dropped: [], made: true };
-  }
-  return { file: r.dropped.length ? target : file, dropped: r.dropped, made: true };
+  return derivedModelFile(
+    file,
+    {
+      suffix: `outputs-${keep.length}`,
+      key: `${keep.join('\n')}|v${GRAPH_OUTPUTS_VERSION}`,
+      record: { version: GRAPH_OUTPUTS_VERSION, kept: keep },
+      derive: (model) => {
+        const r = keepGraphOutputs(model, keep);
+        return { bytes: r.bytes, changed: r.dropped.length > 0, facts: { dropped: r.dropped } };
+      },
+    },
+    opts.dir,
+  );
 }

@@ -101,6 +101,11 @@ function exactLength(x: Float32Array, frames: number): Float32Array {
   return out;
 }
 
+/** A line with no speech: `frames` of silence, nothing sped or stretched. */
+function silentFit(sr: number, frames: number, sourceSeconds: number): FitResult {
+  return { audio: { sampleRate: sr, channels: [new Float32Array(frames)] }, sourceSeconds, speed: 1, tempo: 1, durationSeconds: frames / sr, overrunSeconds: 0, paddedSeconds: frames / sr, exceeded: false };
+}
+
 /** Fit `audio` (any channel count; mixed to mono) to `targetSeconds`. */
 export async function fitDuration(audio: PlanarAudio, targetSeconds: number, options: FitDurationOptions = {}, context: PartialContext = {}): Promise<FitResult> {
   if (!(targetSeconds > 0)) throw new ValidationError(`target duration must be positive, got ${targetSeconds}`);
@@ -110,17 +115,7 @@ export async function fitDuration(audio: PlanarAudio, targetSeconds: number, opt
   const targetFrames = Math.round(targetSeconds * sr);
   let speech = trimSilence(toMono(audio), sr);
   const sourceSeconds = speech.length / sr;
-  const silent = (frames: number): FitResult => ({
-    audio: { sampleRate: sr, channels: [new Float32Array(frames)] },
-    sourceSeconds,
-    speed: 1,
-    tempo: 1,
-    durationSeconds: frames / sr,
-    overrunSeconds: 0,
-    paddedSeconds: frames / sr,
-    exceeded: false,
-  });
-  if (speech.length === 0) return silent(targetFrames);
+  if (speech.length === 0) return silentFit(sr, targetFrames, sourceSeconds);
 
   let speed = 1;
   const bounded = speedFor(sourceSeconds / targetSeconds, o);
@@ -208,10 +203,7 @@ export async function fitPredicted(
   const measured = first === 1 ? firstSeconds : speed === 1 ? speech.length / sr : undefined;
   const sourceSeconds = measured ?? predictedSeconds;
   const natural = measured !== undefined ? 'measured' : 'predicted';
-  if (speech.length === 0) {
-    const frames = Math.round(targetSeconds * sr);
-    return { audio: { sampleRate: sr, channels: [new Float32Array(frames)] }, sourceSeconds, speed: 1, tempo: 1, durationSeconds: frames / sr, overrunSeconds: 0, paddedSeconds: frames / sr, exceeded: false, passes, firstSpeed: first, natural };
-  }
+  if (speech.length === 0) return { ...silentFit(sr, Math.round(targetSeconds * sr), sourceSeconds), passes, firstSpeed: first, natural };
   return { ...(await stretchTo(speech, sr, targetSeconds, { sourceSeconds, speed }, o, ctx)), passes, firstSpeed: first, natural };
 }
 

@@ -129,7 +129,7 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
   readonly label = 'Kokoro-82M v1.0 int8';
   readonly capabilities: TtsCapabilities = { rateControl: true, pitchControl: false, sampleRate: KOKORO_SAMPLE_RATE, voiceChoice: true };
   private readonly voiceData = new Map<string, Promise<Float32Array>>();
-  private tokenizerOnly: Promise<KokoroTokenizer> | undefined;
+  private tokenizerRead: Promise<KokoroTokenizer> | undefined;
 
   constructor(private readonly opts: KokoroEngineOptions = {}) {
     super(opts);
@@ -183,9 +183,20 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
     return chooseKokoroVoice({ medianF0: family === 'male' ? 120 : 210, gender: family }, { locale: request.locale }, (id) => this.hasVoice(id)).voice.id;
   }
 
+  /** tokenizer.json, read once per engine (a failed read is tried again on the next call): lengthUnits needs it without the model. */
+  private tokenizer(): Promise<KokoroTokenizer> {
+    return (this.tokenizerRead ??= fsp
+      .readFile(this.file(KOKORO_TOKENIZER_FILE), 'utf8')
+      .then((t) => new KokoroTokenizer(JSON.parse(t)))
+      .catch((e: unknown) => {
+        this.tokenizerRead = undefined;
+        throw e;
+      }));
+  }
+
   protected async load(ctx: StageContext): Promise<Loaded> {
     const modelPath = this.file(KOKORO_MODEL_FILE);
-    const tokenizer = new KokoroTokenizer(JSON.parse(await fsp.readFile(this.file(KOKORO_TOKENIZER_FILE), 'utf8')));
+    const tokenizer = await this.tokenizer();
     // ConvInteger as MatMulInteger (@dub/onnx conv-integer.ts): bit-identical output in about
     // 40% of the CPU time (ONNX Runtime's ConvInteger was 77% of Kokoro's time)
     const model = await this.sessions.get(modelPath, { logger: ctx.logger, convIntegerAsMatMul: true });
@@ -219,7 +230,7 @@ export class KokoroEngine extends OnnxModelsEngine<Loaded> implements TtsEngine 
     const text = request.text.trim();
     if (text === '') return 0;
     // the tokenizer alone: counting does not load the model (a generation found in the cache speaks nothing)
-    const tokenizer = await (this.tokenizerOnly ??= fsp.readFile(this.file(KOKORO_TOKENIZER_FILE), 'utf8').then((t) => new KokoroTokenizer(JSON.parse(t))));
+    const tokenizer = await this.tokenizer();
     const clauses = await kokoroPhonemes(text, request.locale, ctx, this.opts.espeakPath);
     return kokoroChunks(clauses, tokenizer).reduce((n, c) => n + tokenizer.withPads(c.ids).length, 0);
   }
