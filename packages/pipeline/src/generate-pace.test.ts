@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { resolveContext, type ScriptSegment } from '@dub/core';
-import { articulationRate, countSyllables, createEspeakEngine, DEFAULT_VOICE, speechSecondsOfAudio } from '@dub/voice';
-import { linePace, planPace, sourceSpeechSeconds, withLinePaces } from './generate-pace.js';
+import { articulationRate, countSyllables, createEspeakEngine, DEFAULT_VOICE, KOKORO_SPEED_RESPONSE, speechSecondsOfAudio } from '@dub/voice';
+import { linePace, linePaceOf, planPace, sourceSpeechSeconds, withLinePaces } from './generate-pace.js';
 
 const ctx = resolveContext();
 const engine = createEspeakEngine();
@@ -76,5 +76,13 @@ describe('the speaker pace plan', () => {
     expect(off.voiceRate).toBeGreaterThan(2);
     const cb = await linePace('chatterbox', 'Sí, vale entonces', 'es-ES', audio, 6, true, ctx);
     expect(cb).toMatchObject({ pace: 1, reason: expect.stringMatching(/Chatterbox takes no rate input/) });
+  });
+
+  it("a Kokoro line's input comes from its measured length response", async () => {
+    // 6 syllables in 1.2 s: 5 a second; the speaker speaks 6 a second, so the line must last 5/6 as long
+    const inverse = await linePaceOf('kokoro', 'Sí, vale entonces', 'es-ES', 1.2, 6, true, ctx);
+    const measured = await linePaceOf('kokoro', 'Sí, vale entonces', 'es-ES', 1.2, 6, true, ctx, KOKORO_SPEED_RESPONSE);
+    expect(inverse).toMatchObject({ syllables: 6, voiceRate: 5, pace: 1.2 });
+    expect(measured).toMatchObject({ syllables: 6, voiceRate: 5, pace: 1.25 });
   });
 });

@@ -15,7 +15,7 @@
  */
 import type { ScriptSegment, StageContext, Word } from '@dub/core';
 import type { PlanarAudio } from '@dub/media';
-import { articulationRate, countSyllables, paceFor, speechSecondsOfAudio, speechSecondsOfSpans, toMono } from '@dub/voice';
+import { articulationRate, countSyllables, paceFor, speechSecondsOfAudio, speechSecondsOfSpans, toMono, type SpeedResponse } from '@dub/voice';
 import { mapConcurrent } from './concurrent.js';
 
 export const PACE_VERSION = 3;
@@ -121,17 +121,22 @@ export async function planPace(input: PaceInput, ctx: StageContext): Promise<Pac
  * rate over its own, inside the engine's range; 1 with the reason when off or not measurable
  * (`speakerRate` null: the speaker's rate is unknown, or only from spans with their pauses).
  */
-export async function linePace(engineId: string, text: string, locale: string, audio: PlanarAudio, speakerRate: number | null, enabled: boolean, ctx: StageContext): Promise<LinePace> {
-  return linePaceOf(engineId, text, locale, speechSecondsOfAudio(toMono(audio), audio.sampleRate), speakerRate, enabled, ctx);
+export async function linePace(engineId: string, text: string, locale: string, audio: PlanarAudio, speakerRate: number | null, enabled: boolean, ctx: StageContext, response?: SpeedResponse): Promise<LinePace> {
+  return linePaceOf(engineId, text, locale, speechSecondsOfAudio(toMono(audio), audio.sampleRate), speakerRate, enabled, ctx, response);
 }
 
-/** linePace from the line's seconds of speech at the default rate, pauses excluded (measured, or predicted: generate-predict.ts). */
-export async function linePaceOf(engineId: string, text: string, locale: string, speechSeconds: number, speakerRate: number | null, enabled: boolean, ctx: StageContext): Promise<LinePace> {
+/**
+ * linePace from the line's seconds of speech at the default rate, pauses excluded (measured, or
+ * predicted: generate-predict.ts). `response`: the engine's measured length response to its rate
+ * input (Kokoro's), which turns the length the speaker's rate asks for into the input; 1/speed
+ * without it.
+ */
+export async function linePaceOf(engineId: string, text: string, locale: string, speechSeconds: number, speakerRate: number | null, enabled: boolean, ctx: StageContext, response?: SpeedResponse): Promise<LinePace> {
   const syllables = await countSyllables(text, locale, ctx.signal ? { signal: ctx.signal } : {}).catch(() => null);
   const voiceSeconds = r4(speechSeconds);
   const voiceRate = syllables === null ? null : nullable(articulationRate(syllables, voiceSeconds));
   if (!enabled) return { syllables, voiceSeconds, voiceRate, pace: 1, clamped: false, reason: PACE_OFF_REASON };
-  const p = paceFor(engineId, speakerRate, voiceRate);
+  const p = paceFor(engineId, speakerRate, voiceRate, response);
   return { syllables, voiceSeconds, voiceRate, pace: p.pace, clamped: p.clamped, ...(p.reason ? { reason: p.reason } : {}) };
 }
 

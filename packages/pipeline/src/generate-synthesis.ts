@@ -300,8 +300,8 @@ export async function synthesizeLines(job: ResolvedGenerateJob, rt: JobRuntime, 
     const linePaces = new Map<string, { speaker: string; pace: LinePace }>();
     const paceOfLine = async (slot: SegmentSlot, text: string, u: StageResult<UtteranceArtifact>): Promise<LinePace> =>
       u.value.predicted
-        ? linePaceOf(engineId, text, job.locale, u.value.predicted.speechSeconds, rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx)
-        : linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx);
+        ? linePaceOf(engineId, text, job.locale, u.value.predicted.speechSeconds, rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx, response)
+        : linePace(engineId, text, job.locale, await readWav(await local(u.files['utterance.wav']!)), rateToMatch(plan.speakers[slot.segment.speaker]), enabled, synthCtx, response);
     const paceOf = (slot: SegmentSlot): LinePace | undefined => linePaces.get(slot.segment.id)?.pace;
     const utterances = new Map<string, StageResult<UtteranceArtifact>>();
     const spokenText = new Map<string, string>();

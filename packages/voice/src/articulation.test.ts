@@ -6,6 +6,7 @@ import { resolveContext } from '@dub/core';
 import { articulationRate, countIpaSyllables, countSyllables, paceFor, speechSecondsOfAudio, speechSecondsOfSpans, ENGINE_PACE_RANGE, PAUSE_SECONDS } from './analysis/articulation.js';
 import { createEspeakEngine } from './engines/espeak-engine.js';
 import { DEFAULT_VOICE } from './types.js';
+import { KOKORO_SPEED_RESPONSE } from './speed-response.js';
 
 /** Sentences with their syllables counted by hand (as spoken: French mute e unspoken, "día" two, diphthongs one). */
 const HAND_COUNTED: [string, string, number][] = [
@@ -123,5 +124,18 @@ describe('the engine rate input for a speaker', () => {
     expect(c.reason).toMatch(/no rate input/);
     expect(articulationRate(0, 1)).toBeNull();
     expect(articulationRate(5, 0)).toBeNull();
+  });
+
+  it("reads the input from the engine's measured length response where it has one", () => {
+    // a speaker at 6 syllables a second, the voice at 5: the speech must last 5/6 of its default length;
+    // Kokoro answers speed 1.2 with 0.868 of it, so it needs more than 1.2 (1.228, in steps of 0.05: 1.25)
+    expect(paceFor('kokoro', 6, 5, KOKORO_SPEED_RESPONSE)).toEqual({ pace: 1.25, clamped: false });
+    expect(KOKORO_SPEED_RESPONSE.lengthRatio(1.25)).toBeCloseTo(5 / 6, 1);
+    // a slower speaker: 5 / 4.4 = 1.136 times as long; 1/speed says 0.88 (0.9 in steps), Kokoro's response 0.869 (0.85)
+    expect(paceFor('kokoro', 4.4, 5).pace).toBe(0.9);
+    expect(paceFor('kokoro', 4.4, 5, KOKORO_SPEED_RESPONSE).pace).toBe(0.85);
+    expect(paceFor('kokoro', 4.1, 5, KOKORO_SPEED_RESPONSE)).toEqual({ pace: 0.8, clamped: false });
+    // the range bounds the input, not the rate ratio
+    expect(paceFor('kokoro', 8, 5, KOKORO_SPEED_RESPONSE)).toEqual({ pace: ENGINE_PACE_RANGE.kokoro!.max, clamped: true });
   });
 });

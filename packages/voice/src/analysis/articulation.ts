@@ -17,6 +17,7 @@
 import { getLocale, ValidationError } from '@dub/core';
 import { runProcess } from '@dub/media';
 import { frameLevels } from './activity.js';
+import { INVERSE_SPEED, type SpeedResponse } from '../speed-response.js';
 
 /** Silences this long or longer are pauses: left out of the speech time. */
 export const PAUSE_SECONDS = 0.25;
@@ -166,13 +167,15 @@ export const PACE_STEP = 0.05;
  * The rate input that brings an engine speaking at `engineRate` (syllables per second at its
  * default rate) to a speaker's `speakerRate`, within the engine's natural range, in steps of
  * PACE_STEP; 1 when either
- * rate is unknown or the engine takes no rate input.
+ * rate is unknown or the engine takes no rate input. The speech must last engineRate/speakerRate
+ * times its length at the default rate; `response` turns that length ratio into the rate input
+ * (the engine's measured response, e.g. Kokoro's; default 1/speed: the rate ratio itself).
  */
-export function paceFor(engineId: string, speakerRate: number | null, engineRate: number | null): { pace: number; clamped: boolean; reason?: string } {
+export function paceFor(engineId: string, speakerRate: number | null, engineRate: number | null, response: SpeedResponse = INVERSE_SPEED): { pace: number; clamped: boolean; reason?: string } {
   const range = ENGINE_PACE_RANGE[engineId];
   if (!range || range.min === null) return { pace: 1, clamped: false, reason: range && 'reason' in range ? range.reason : `${engineId}: no known rate input` };
   if (!(speakerRate !== null && speakerRate > 0 && engineRate !== null && engineRate > 0)) return { pace: 1, clamped: false, reason: 'no articulation rate measured for the speaker or the voice' };
-  const wanted = speakerRate / engineRate;
+  const wanted = response.speedFor(engineRate / speakerRate);
   const pace = Math.min(range.max, Math.max(range.min, wanted));
   // in steps of PACE_STEP: an edited line seldom moves the pace (and so the synthesis) of its speaker's other lines
   return { pace: Math.round(Math.round(pace / PACE_STEP) * PACE_STEP * 1000) / 1000, clamped: pace !== wanted };
