@@ -1,6 +1,9 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import sharp from 'sharp';
 import { encodeAudio, extractAudio, mux, probe, readWav, startsOnKeyframe, thumbnail, trim, writeWav } from './index.js';
+import { copiesAudio } from './trim.js';
 import { ffmpeg, ffprobeJson, makeSpeech, makeVideo, tempDir } from '../test-support/media-fixtures.js';
 
 let tmp: Awaited<ReturnType<typeof tempDir>>;
@@ -46,6 +49,32 @@ describe('trim', () => {
     // 55 frames start in [1.3, 3.5); the muxer may repeat the first one to start at 0.
     expect(info.video?.frames).toBeGreaterThanOrEqual(55);
     expect(info.video?.frames).toBeLessThanOrEqual(56);
+  });
+
+  it('copies AAC audio when the window cuts nothing, and encodes it otherwise', async () => {
+    /** md5 of a file's first audio stream's packets (what a copy keeps and an encode changes). */
+    const audioPackets = async (file: string): Promise<string> => (await promisify(execFile)('ffmpeg', ['-v', 'error', '-i', file, '-map', '0:a:0', '-c', 'copy', '-f', 'md5', '-'])).stdout.trim();
+    const info = await probe(tmp.file('src.mp4'));
+    const whole = await trim(tmp.file('src.mp4'), tmp.file('whole.mp4'), { start: 0, end: info.duration, info });
+    expect(whole.audioCopied).toBe(true);
+    expect(await audioPackets(tmp.file('whole.mp4'))).toBe(await audioPackets(tmp.file('src.mp4')));
+    const encoded = await trim(tmp.file('src.mp4'), tmp.file('whole-enc.mp4'), { start: 0, end: info.duration, info, audio: 'encode' });
+    expect(encoded.audioCopied).toBe(false);
+    expect(await audioPackets(tmp.file('whole-enc.mp4'))).not.toBe(await audioPackets(tmp.file('src.mp4')));
+    // a cut window encodes (sample-accurate end)
+    expect((await trim(tmp.file('src.mp4'), tmp.file('head.mp4'), { start: 0, end: 3, info })).audioCopied).toBe(false);
+  });
+
+  it('copiesAudio: only an uncut window over AAC in MP4/MOV', () => {
+    const aac = { index: 1, codec: 'aac', channels: 2, sampleRate: 44100, channelLayout: 'stereo', duration: 6, language: undefined };
+    const mp4 = { format: 'mov,mp4,m4a,3gp,3g2,mj2', duration: 6, audio: [aac] };
+    expect(copiesAudio(mp4, 0, 6)).toBe(true);
+    expect(copiesAudio(mp4, 0, 7)).toBe(true);
+    expect(copiesAudio(mp4, 0, 5.9)).toBe(false);
+    expect(copiesAudio(mp4, 0.5, 6)).toBe(false);
+    expect(copiesAudio({ ...mp4, audio: [aac, { ...aac, index: 2, codec: 'opus' }] }, 0, 6)).toBe(false);
+    expect(copiesAudio({ ...mp4, audio: [] }, 0, 6)).toBe(false);
+    expect(copiesAudio({ ...mp4, format: 'matroska,webm' }, 0, 6)).toBe(false);
   });
 });
 

@@ -1,6 +1,6 @@
 /**
  * trim: the source video of the trim window, stored as the asset's source video blob. Only the
- * versions read it, so it is made beside the audio stages (the trim's AAC encode beside the ASR):
+ * versions read it, so it is made beside the audio stages (a cut window's AAC encode beside the ASR; an uncut MP4 with AAC is copied):
  * the stage starts it and hands on the pending work (`trimmed`); `thumbnail` follows it and
  * `transcript` awaits both. A failed trim fails the job with its error once they are done.
  */
