@@ -29,6 +29,7 @@ if (values.child) {
   const { SessionCache } = await import('@dub/onnx');
   const { transcribe } = await import('@dub/asr');
   const { createKokoroEngine } = await import('@dub/voice');
+  const { silentLogger } = await import('@dub/core');
   const sessions = new SessionCache();
   const cpu = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1e6; };
   const part = async (fn) => { const c0 = cpu(); const t0 = performance.now(); await fn(); return { wall: (performance.now() - t0) / 1000, cpu: cpu() - c0 }; };
@@ -37,7 +38,7 @@ if (values.child) {
   await transcribe(path.join(MEDIA, WARM), { locale: 'en-US', sessions, models: {} });
   const kokoro = createKokoroEngine({ sessions });
   const voice = { model: 'ef_dora' };
-  const ctx = {};
+  const ctx = { logger: silentLogger };
   await kokoro.synthesize({ text: 'Hola.', locale: 'es-ES', speed: 1, voice }, ctx);
   out.whisper = await part(async () => { for (const f of FILES) await transcribe(path.join(MEDIA, f), { locale: 'en-US', sessions, models: {} }); });
   out.kokoro = await part(async () => { for (const speed of [1, 1.15]) for (const text of LINES) await kokoro.synthesize({ text, locale: 'es-ES', speed, voice }, ctx); });
