@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pruneDerivedModels } from './prune-derived.js';
 
 /** Where derived models are kept: `$XDG_CACHE_HOME/dub/derived` (default `~/.cache/dub/derived`). */
 export function derivedModelsDir(env: NodeJS.ProcessEnv = process.env): string {
@@ -63,5 +64,7 @@ export async function derivedModelFile<F extends object>(file: string, d: Deriva
   } catch {
     return r.changed ? { ...r.facts, bytes: r.bytes, made: true } : { ...r.facts, file, made: true };
   }
+  // a new file: those of changed or removed models go (prune-derived.ts)
+  await pruneDerivedModels(dir);
   return { ...r.facts, file: r.changed ? target : file, made: true };
 }

@@ -8,3 +8,4 @@ export * from './onnx.js';
 export { convIntegerAsMatMul, convIntegerModelFile, derivedModelsDir, int8GemmExact, CONV_INTEGER_REWRITE_VERSION, type ConvIntegerRewrite, type ConvIntegerModel } from './conv-integer.js';
 export { keepGraphOutputs, graphOutputsModelFile, graphOutputsTrimmed, GRAPH_OUTPUTS_VERSION, type GraphOutputsTrim, type GraphOutputsModel } from './graph-outputs.js';
 export { optimizedGraphsOn, optimizedGraphFile, createThroughOptimizedGraph, cpuIdentity, OPTIMIZED_GRAPH_VERSION, OPTIMIZED_GRAPH_MIN_BYTES, type OptimizedGraph } from './optimized-graph.js';
+export { pruneDerivedModels, PART_FILE_MAX_AGE_MS, type PruneResult, type DerivedSourceRecord } from './prune-derived.js';

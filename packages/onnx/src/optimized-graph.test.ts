@@ -61,6 +61,26 @@ describe('optimized graphs kept per model, onnxruntime and CPU', () => {
     expect(calls.length).toBe(n + 2);
     await small.session.release();
   });
+  it("records the graph's model, and a new graph of an updated model removes the old one", async () => {
+    const dir = path.join(tmp, 'd');
+    const model = path.join(tmp, 'model-d.onnx');
+    fs.copyFileSync(tiny, model);
+    const first = await createThroughOptimizedGraph(model, '1.0.0', dir, create, 0);
+    const stat = fs.statSync(model);
+    expect(JSON.parse(fs.readFileSync(`${first.wrote!}.json`, 'utf8'))).toEqual({ source: model, size: stat.size, mtimeMs: stat.mtimeMs, ort: '1.0.0' });
+    // a graph kept without a record (as before records) gets one when it is loaded
+    fs.rmSync(`${first.wrote!}.json`);
+    const again = await createThroughOptimizedGraph(model, '1.0.0', dir, create, 0);
+    expect(again.loadedFrom).toBe(first.wrote);
+    expect(fs.existsSync(`${first.wrote!}.json`)).toBe(true);
+    // the model is updated: its new graph is written, the old one and its record go
+    const later = (stat.mtimeMs + 5000) / 1000;
+    fs.utimesSync(model, later, later);
+    const updated = await createThroughOptimizedGraph(model, '1.0.0', dir, create, 0);
+    expect(updated.wrote).not.toBe(first.wrote);
+    expect(fs.readdirSync(dir).sort()).toEqual([path.basename(updated.wrote!), `${path.basename(updated.wrote!)}.json`].sort());
+    for (const s of [first.session, again.session, updated.session]) await s.release();
+  });
   it('DUB_ONNX_OPTIMIZED_GRAPHS turns it off, and refuses what it does not know', () => {
     expect(optimizedGraphsOn({})).toBe(true);
     expect(optimizedGraphsOn({ DUB_ONNX_OPTIMIZED_GRAPHS: 'off' })).toBe(false);

@@ -16,6 +16,7 @@ import fs from 'node:fs';
 import fsp from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { pruneDerivedModels, type DerivedSourceRecord } from './prune-derived.js';
 
 /** Bumped when what is written changes; older files are then not read. */
 export const OPTIMIZED_GRAPH_VERSION = 1;
@@ -87,7 +88,10 @@ export async function createThroughOptimizedGraph<S>(
   }
   if (g.cached) {
     try {
-      return { session: await create(g.target, { graphOptimizationLevel: 'disabled' }), loadedFrom: g.target };
+      const session = await create(g.target, { graphOptimizationLevel: 'disabled' });
+      // a graph kept before records were written gets one now (its name matches the source as it is)
+      if (!fs.existsSync(`${g.target}.json`)) await writeRecord(file, g.target, ortVersion).catch(() => undefined);
+      return { session, loadedFrom: g.target };
     } catch {
       // unreadable or damaged: optimized again below, and replaced
     }
@@ -107,9 +111,25 @@ export async function createThroughOptimizedGraph<S>(
   }
   try {
     await fsp.rename(part, g.target);
-    return { session, wrote: g.target };
   } catch {
     await fsp.rm(part, { force: true }).catch(() => undefined);
     return { session };
   }
+  // its record (the source's identity), then the files of changed or removed models go (prune-derived.ts)
+  try {
+    await writeRecord(file, g.target, ortVersion);
+    await pruneDerivedModels(dir);
+  } catch {
+    // no record: the graph is used, and left when its model changes
+  }
+  return { session, wrote: g.target };
+}
+
+/** `<target>.json`: the identity of the model file `target` was optimized from, for pruneDerivedModels. */
+async function writeRecord(file: string, target: string, ortVersion: string): Promise<void> {
+  const st = await fsp.stat(file);
+  const record: DerivedSourceRecord & { ort: string } = { source: path.resolve(file), size: st.size, mtimeMs: st.mtimeMs, ort: ortVersion };
+  const part = `${target}.json.${process.pid}.part`;
+  await fsp.writeFile(part, JSON.stringify(record));
+  await fsp.rename(part, `${target}.json`);
 }
