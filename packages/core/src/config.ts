@@ -34,6 +34,14 @@ export interface DubConfig {
    * unless --no-warmup), so the execution provider of each model is logged before the first job.
    */
   warmup: boolean;
+  /**
+   * Whether the ONNX sessions a job loads stay loaded for the jobs after it (DUB_KEEP_MODELS=1) or
+   * are released as soon as the job is done with them (DUB_KEEP_MODELS=0: the TTS model after the
+   * speech timeline, every other one when its job ends), which lowers peak memory and costs a
+   * model load per job. Unset: the command's default, `dub serve` and `dub worker` keeping them
+   * warm across jobs, `dub run` releasing them.
+   */
+  keepModels?: boolean;
 }
 
 type Env = Record<string, string | undefined>;
@@ -73,5 +81,6 @@ export function loadConfig(env: Env = process.env): DubConfig {
     ffprobePath: env.FFPROBE_PATH || 'ffprobe',
     tmpDir: env.DUB_TMP_DIR ? path.resolve(env.DUB_TMP_DIR) : os.tmpdir(),
     warmup: boolFlag(env, 'DUB_WARMUP'),
+    ...(env.DUB_KEEP_MODELS?.trim() ? { keepModels: boolFlag(env, 'DUB_KEEP_MODELS') } : {}),
   };
 }

@@ -41,6 +41,7 @@ import { runStages, stageWeights } from './pipeline-stage.js';
 import type { GenerateHeld, GenerateStage, GenerateState } from './generate-stages/state.js';
 import { synthesisStage } from './generate-stages/synthesis.js';
 import { timelineStage } from './generate-stages/timeline.js';
+import { releaseTtsStage } from './generate-stages/release-tts.js';
 import { qualityPlanStage, qualityStage } from './generate-stages/quality.js';
 import { backgroundStage } from './generate-stages/background.js';
 import { mixStage } from './generate-stages/mix.js';
@@ -76,6 +77,7 @@ export interface GenerateVersionResult {
 export const GENERATE_STAGES: readonly GenerateStage[] = [
   synthesisStage, // source, voices, synthesis: every line at speed 1, placed, fitted (generate-synthesis.ts)
   timelineStage, // the speech timeline
+  releaseTtsStage, // DUB_KEEP_MODELS=0 (`dub run`): the TTS engine and its sessions released
   qualityPlanStage, // the quality measurements' engines and references
   backgroundStage, // replace: the separated background
   mixStage, // replace or voice-over, loudness-normalised; a re-dub updates the previous mix

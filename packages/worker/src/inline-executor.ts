@@ -33,7 +33,12 @@ export class InlineExecutor implements JobExecutor {
       hooks,
       withLimit: (name, fn) => this.o.limiter.run(name, fn, signal),
     });
-    await callHandler(this.o.handlers, await readJobTextFromBlobs(job, this.o.store), rt);
+    try {
+      await callHandler(this.o.handlers, await readJobTextFromBlobs(job, this.o.store), rt);
+    } finally {
+      // DUB_KEEP_MODELS=0 (`dub run`'s default): the job's models go with it; the next job loads what it needs
+      if (this.o.config.keepModels === false) await this.sessions.disposeAll();
+    }
   }
 
   providers(): Record<string, string> {

@@ -59,13 +59,22 @@ async function runJob(runId: number, job: Job, attempt: number): Promise<void> {
       },
     });
     await callHandler(mod.handlers, await readJobTextFromBlobs(job, opened.store), rt);
-    post({ t: 'done', runId, providers: Object.fromEntries(sessions.providers) });
+    const providers = Object.fromEntries(sessions.providers);
+    await releaseUnlessKept();
+    post({ t: 'done', runId, providers });
   } catch (e) {
     const err = ac.signal.aborted && !(e instanceof AbortedError) ? toJobError(new AbortedError(String(ac.signal.reason ?? 'aborted'), { cause: e })) : toJobError(e);
-    post({ t: 'done', runId, error: err, providers: Object.fromEntries(sessions.providers) });
+    const providers = Object.fromEntries(sessions.providers);
+    await releaseUnlessKept();
+    post({ t: 'done', runId, error: err, providers });
   } finally {
     runs.delete(runId);
   }
+}
+
+/** DUB_KEEP_MODELS=0: the job's models go with it (a thread runs one job at a time), before the next job can start. */
+async function releaseUnlessKept(): Promise<void> {
+  if (data.config.keepModels === false) await sessions.disposeAll();
 }
 
 port.on('message', (m: ToThread) => {

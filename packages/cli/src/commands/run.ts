@@ -262,7 +262,10 @@ export async function run(argv: string[]): Promise<number> {
 
 async function dubOne(input: string, out: string, dataDir: string, s: RunSettings, logger: Logger, progress: ProgressDisplay, engineLines: string[], qualityLines: string[], licenceLines: Map<string, string[]>, warnings: string[]): Promise<{ files: OutputFile[]; failure?: string }> {
   await fsp.mkdir(out, { recursive: true });
-  const config = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
+  const env = loadConfig({ ...process.env, DUB_DATA_DIR: dataDir });
+  // one pass over one input: a model goes as soon as its job is done with it (the TTS model once the
+  // lines are spoken), for a lower peak, unless DUB_KEEP_MODELS=1 keeps them for the jobs after
+  const config: DubConfig = { ...env, keepModels: env.keepModels ?? false };
   const opened = s.blobs ? await openBlobStore(parseBlobsOption(s.blobs, [])) : undefined;
   try {
     return await dubWith(opened?.store ?? new FsBlobStore(path.join(dataDir, 'blobs')), input, out, dataDir, config, s, logger, progress, engineLines, qualityLines, licenceLines, warnings);

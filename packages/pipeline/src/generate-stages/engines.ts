@@ -7,9 +7,10 @@ import { modelEngineRecord, type EngineRecord, type EngineRecords, type JobRunti
 import { stretchRecord, type SynthesisResult } from '../generate-synthesis.js';
 import { translationLabel } from '../prepare-version.js';
 
-export async function generationEngines(rt: JobRuntime, synth: SynthesisResult, lips: EngineRecord | undefined): Promise<EngineRecords> {
+export async function generationEngines(rt: JobRuntime, synth: SynthesisResult, lips: EngineRecord | undefined, released?: ReadonlyMap<string, 'cpu' | 'cuda'>): Promise<EngineRecords> {
   const { ttsChoice, engineId, ttsModel, ttsLabel, conversion, conversionLabel } = synth;
-  const provider = (file: string) => rt.sessions.providers.get(file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined);
+  // `released`: the sessions the generation released once the lines were spoken (release-tts.ts), with the provider each had
+  const provider = (file: string) => rt.sessions.providers.get(file) ?? released?.get(file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined);
   const engines: EngineRecords = {
     ...scriptEngines(synth.transcript, synth.script),
     tts: ttsModel

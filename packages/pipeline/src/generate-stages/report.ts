@@ -18,7 +18,7 @@ export const reportStage: GenerateStage = unweightedStage({
     const synth = s.synth!;
     const { script, transcript, segments, utterances, shortener } = synth;
     const quality = s.quality!;
-    const engines = await generationEngines(s.rt, synth, s.lipsRecord);
+    const engines = await generationEngines(s.rt, synth, s.lipsRecord, s.releasedSessions);
     const report = validate<QualityReport>(
       QualityReportSchema,
       withTurns(withRates(buildQualityReport({

@@ -22,7 +22,7 @@ describe('GENERATE_STAGES', () => {
   });
 
   it('runs the stages in the order of the pipeline, each after the stages that set its inputs', () => {
-    expect(GENERATE_STAGES.map((s) => s.name)).toEqual(['synthesis', 'timeline', 'quality-plan', 'background', 'mix', 'audio', 'lips', 'video', 'quality', 'publish', 'report', 'redub-state', 'event']);
+    expect(GENERATE_STAGES.map((s) => s.name)).toEqual(['synthesis', 'timeline', 'release-tts', 'quality-plan', 'background', 'mix', 'audio', 'lips', 'video', 'quality', 'publish', 'report', 'redub-state', 'event']);
     // what each stage adds (read from the stage modules' returns would need a run; the state's fields by the stage that sets them)
     const setBy: Record<string, string> = {
       synth: 'synthesis', voiced: 'synthesis', speechKey: 'timeline', qualityPlan: 'quality-plan', mixed: 'mix', normalization: 'mix',

@@ -78,8 +78,12 @@ export interface GenerateState {
   // synthesis
   synth?: SynthesisResult;
   voiced?: VoicedSegment[];
+  /** The model files whose sessions the synthesis loaded (the TTS engine's, voice conversion's), with the provider each got. */
+  synthSessions?: ReadonlyMap<string, 'cpu' | 'cuda'>;
   // timeline
   speechKey?: string;
+  // release-tts (DUB_KEEP_MODELS=0): the sessions released, with their providers (the engine records still name them)
+  releasedSessions?: ReadonlyMap<string, 'cpu' | 'cuda'>;
   // quality-plan
   qualityPlan?: QualityPlan;
   // background (replace mixes only)

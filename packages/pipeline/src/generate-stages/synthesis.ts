@@ -5,6 +5,7 @@
  */
 import type { GenerateStage, VoicedSegment } from './state.js';
 import { synthesizeLines } from '../generate-synthesis.js';
+import { sessionsLoadedBy } from './release-tts.js';
 
 export const synthesisStage: GenerateStage = {
   name: 'synthesis',
@@ -12,10 +13,11 @@ export const synthesisStage: GenerateStage = {
   progress: { source: 0.3, voices: 1, synthesis: 6 },
   inputs: [],
   async run(s) {
-    const synth = await synthesizeLines(s.job, s.rt, s.opts, { runner: s.runner, cache: s.cache, local: s.local, media: s.media });
+    // the sessions it loads: release-tts releases them where models are not kept
+    const { value: synth, loaded } = await sessionsLoadedBy(s.rt.sessions, () => synthesizeLines(s.job, s.rt, s.opts, { runner: s.runner, cache: s.cache, local: s.local, media: s.media }));
     // the teardown releases the engine whatever happens next
     s.held.synth = synth;
     const voiced = synth.segments.filter((seg): seg is VoicedSegment => seg.result !== undefined);
-    return { synth, voiced };
+    return { synth, voiced, synthSessions: loaded };
   },
 };
