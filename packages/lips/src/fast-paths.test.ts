@@ -8,7 +8,7 @@ import { WARP, warpMouth, warpMouthYuv } from './engines/mouth-warp.js';
 import { frameOf } from './face/mouth-region.js';
 import type { FaceFrame } from './face/mouth-region.js';
 import { featherWeight, smoothstep } from './image/feather.js';
-import { clipRect, cloneImage, createImage, cropResize, sampleBilinear, type Rect, type RgbImage } from './image/rgb-image.js';
+import { clipRect, cloneImage, createImage, cropResize, letterboxTensor, sampleBilinear, type Rect, type RgbImage } from './image/rgb-image.js';
 
 /** A deterministic noise image with smooth structure (gradients + noise). */
 function image(width: number, height: number, seed: number): RgbImage {
@@ -122,6 +122,21 @@ describe('fast paths give the bytes of the reference implementations', () => {
     for (const r of rects) {
       for (const [w, h] of [[256, 256], [128, 128], [96, 96], [31, 17], [300, 200]] as const) {
         expect(Buffer.from(cropResize(img, r, w, h).data).equals(Buffer.from(cropResizeReference(img, r, w, h).data))).toBe(true);
+      }
+    }
+  });
+
+  it('letterboxTensor: every value the crop byte / 127.5 - 1 in float32 (a table of the 256 bytes)', () => {
+    const img = image(200, 150, 3);
+    for (const r of [{ x: 0, y: 0, w: 200, h: 150 }, { x: -30.5, y: 40.25, w: 120, h: 90 }, { x: 150, y: 100, w: 300, h: 300 }]) {
+      for (const size of [128, 256]) {
+        const { tensor, box } = letterboxTensor(img, r, size);
+        const side = Math.max(r.w, r.h);
+        const crop = cropResizeReference(img, { x: r.x + r.w / 2 - side / 2, y: r.y + r.h / 2 - side / 2, w: side, h: side }, size, size);
+        const want = new Float32Array(crop.data.length);
+        for (let i = 0; i < want.length; i++) want[i] = crop.data[i]! / 127.5 - 1;
+        expect(Buffer.from(tensor.buffer).equals(Buffer.from(want.buffer))).toBe(true);
+        expect(box.scale).toBe(side / size);
       }
     }
   });

@@ -166,22 +166,27 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
     gapHalf[i] = (gapBottom - gapTop) / 2;
   }
   const darkness = WARP.darken * open;
-  // the patch (sampled from the unchanged samples) and its weights, then the composite
-  const patch = new Uint8Array(box.w * box.h * channels);
-  const alpha = new Float32Array(box.w * box.h);
+  // One pass: each pixel's new value is its patch sample (two rows of its own column, above it
+  // when the mouth opens, below when it closes) blended over it. Rows are visited away from the
+  // rows they sample (bottom-up when opening, top-down when closing), so every sample still reads
+  // unchanged values, the same as a patch taken from a copy; a row on the other side is only ever
+  // read with a zero weight. No patch or weight arrays.
+  const up = drop > 0;
+  const inner0 = inner[0]!;
   const lastRow = ph - 1;
-  for (let j = 0; j < box.h; j++) {
+  let changed = false;
+  for (let jj = 0; jj < box.h; jj++) {
+    const j = up ? box.h - 1 - jj : jj;
     const y = (box.y + j + 0.5) * scale;
     const g = y < yChin ? smoothstep(y0, y1, y) : 1 - smoothstep(yChin, yEnd, y);
     const dyc = (y - hy) / (m.h / 2);
     const dy2 = dyc * dyc;
+    const row = offset + ((box.y + j) * pw + box.x) * channels;
     for (let i = 0; i < box.w; i++) {
-      const k = j * box.w + i;
       const r2 = dx2[i]! + dy2;
       // outside the ellipse (r >= 1) the weight is 0 and inside 0.65 of it 1, without the square root
       if (r2 >= 1) continue; // alpha 0: never composited
       const a = r2 < 0.42 ? 1 : 1 - smoothstep(1 - 0.35, 1, Math.sqrt(r2));
-      alpha[k] = a;
       if (a <= 0) continue;
       const sy = y - dropX[i]! * g;
       let dark = 0;
@@ -193,36 +198,17 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
       let fy = sy / scale - 0.5;
       if (fy < 0) fy = 0;
       if (fy > lastRow) fy = lastRow;
-      const r0 = Math.floor(fy);
+      const r0 = fy | 0; // fy >= 0: Math.floor
       const r1 = r0 + 1 < ph ? r0 + 1 : r0;
       const ay = fy - r0;
       const o0 = offset + (r0 * pw + box.x + i) * channels;
       const o1 = offset + (r1 * pw + box.x + i) * channels;
-      if (channels === 1) {
-        const p = data[o0]!;
-        const v = p * (1 - ay) + data[o1]! * ay; // sampleBilinear's blend with a zero horizontal weight
-        patch[k] = v + (inner[0]! - v) * dark + 0.5;
-        continue;
-      }
-      for (let c = 0; c < channels; c++) {
-        const p = data[o0 + c]!;
-        const q = data[o1 + c]!;
-        const v = p * (1 - ay) + q * ay; // sampleBilinear's blend with a zero horizontal weight
-        patch[k * channels + c] = v + (inner[c]! - v) * dark + 0.5;
-      }
-    }
-  }
-  let changed = false;
-  for (let j = 0; j < box.h; j++) {
-    const row = offset + ((box.y + j) * pw + box.x) * channels;
-    for (let i = 0; i < box.w; i++) {
-      const k = j * box.w + i;
-      const a = alpha[k]!;
-      if (a <= 0) continue;
       const o = row + i * channels;
       if (channels === 1) {
+        const v = data[o0]! * (1 - ay) + data[o1]! * ay;
+        const p = (v + (inner0 - v) * dark + 0.5) | 0;
         const src = data[o]!;
-        const nv = a === 1 ? patch[k]! : Math.round(src + (patch[k]! - src) * a);
+        const nv = a === 1 ? p : Math.round(src + (p - src) * a);
         if (nv !== src) {
           data[o] = nv;
           changed = true;
@@ -230,8 +216,10 @@ function warpSamples(data: Uint8Array, offset: number, pw: number, ph: number, c
         continue;
       }
       for (let c = 0; c < channels; c++) {
+        const v = data[o0 + c]! * (1 - ay) + data[o1 + c]! * ay; // sampleBilinear's blend with a zero horizontal weight
+        const p = (v + (inner[c]! - v) * dark + 0.5) | 0; // the patch's byte (a Uint8Array store truncates the same way)
         const src = data[o + c]!;
-        const nv = Math.round(src + (patch[k * channels + c]! - src) * a);
+        const nv = Math.round(src + (p - src) * a);
         if (nv !== src) {
           data[o + c] = nv;
           changed = true;

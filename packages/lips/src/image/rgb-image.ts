@@ -178,6 +178,9 @@ export interface Letterbox {
   offsetY: number;
 }
 
+/** byte / 127.5 - 1 for every byte, as float32 (a tensor holds the same float32 the division rounds to). */
+const UNIT_OF_BYTE = Float32Array.from({ length: 256 }, (_, b) => b / 127.5 - 1);
+
 /**
  * The square region `rect` (any aspect: padded to a square around its centre) resized into a
  * `size` x `size` float tensor, NHWC, values mapped from [0, 255] to [-1, 1]. Outside the image
@@ -190,6 +193,7 @@ export function letterboxTensor(img: RgbImage, rect: Rect, size: number): { tens
   const scale = side / size;
   const crop = cropResize(img, { x: x0, y: y0, w: side, h: side }, size, size);
   const tensor = new Float32Array(size * size * 3);
-  for (let i = 0; i < tensor.length; i++) tensor[i] = crop.data[i] / 127.5 - 1;
+  const data = crop.data;
+  for (let i = 0; i < tensor.length; i++) tensor[i] = UNIT_OF_BYTE[data[i]!]!;
   return { tensor, box: { size, scale, offsetX: x0, offsetY: y0 } };
 }
