@@ -70,7 +70,11 @@ export function createEmbeddedRuntime(opts: EmbeddedRuntimeOptions): EmbeddedRun
   const limiter = new NamedLimiter(options.limits);
   let executor: JobExecutor;
   if (opts.handlers) {
-    executor = new InlineExecutor({ handlers: opts.handlers, store: opts.store, config, logger, limiter });
+    // Inline jobs share one session cache: with more than one at a time, a job that ends (or ends its
+    // synthesis) would release models another job is running, so DUB_KEEP_MODELS=0 needs one job at a time.
+    const shared = options.concurrency > 1 && config.keepModels === false;
+    if (shared) logger.warn({ concurrency: options.concurrency }, 'DUB_KEEP_MODELS=0 is ignored: inline jobs run several at a time over one session cache, so their models are kept');
+    executor = new InlineExecutor({ handlers: opts.handlers, store: opts.store, config: shared ? { ...config, keepModels: true } : config, logger, limiter });
   } else {
     const spec = describeStore(opts.store);
     if (!spec) throw new ValidationError('handlersModule needs a blob store that worker threads can reopen (FsBlobStore or NatsObjectBlobStore); pass handlers to run inline', { field: 'store' });

@@ -23,7 +23,7 @@ afterEach(async () => {
 const job = (asset: string): Job => ({ v: 1, type: 'prepare-asset', job_id: `job-${asset}`, asset_id: asset, locale: 'en-US', media: { blob: 'x' }, versions: [] });
 
 /** Runs three jobs, each loading the model (the second failing after it); the sessions each job found loaded when it started. */
-async function sessionsAtStart(env: Record<string, string>): Promise<number[]> {
+async function sessionsAtStart(env: Record<string, string>, concurrency = 1): Promise<number[]> {
   const d = fs.mkdtempSync(path.join(os.tmpdir(), 'dub-keep-models-'));
   dirs.push(d);
   const seen: number[] = [];
@@ -35,7 +35,7 @@ async function sessionsAtStart(env: Record<string, string>): Promise<number[]> {
       await rt.emit({ type: 'asset_prepared', duration: 1, source_video_key: `assets/${j.asset_id}/source.mp4`, transcript_key: `assets/${j.asset_id}/transcript.json` });
     },
   } as JobHandlers;
-  const rt = createEmbeddedRuntime({ dataDir: d, store: new FsBlobStore(path.join(d, 'blobs')), config: loadConfig(env), handlers, concurrency: 1, maxDeliver: 1 });
+  const rt = createEmbeddedRuntime({ dataDir: d, store: new FsBlobStore(path.join(d, 'blobs')), config: loadConfig(env), handlers, concurrency, maxDeliver: 1 });
   runtimes.push(rt);
   const events: string[] = [];
   await rt.events.subscribe(async (e) => void events.push(e.type));
@@ -59,5 +59,9 @@ describe('DUB_KEEP_MODELS', () => {
     expect(await sessionsAtStart({ DUB_KEEP_MODELS: '0' })).toEqual([0, 0, 0]);
     expect(await sessionsAtStart({})).toEqual([0, 1, 1]);
     expect(await sessionsAtStart({ DUB_KEEP_MODELS: '1' })).toEqual([0, 1, 1]);
+  });
+
+  it('0 with inline jobs several at a time: kept (one job must not release what another runs)', async () => {
+    expect(await sessionsAtStart({ DUB_KEEP_MODELS: '0' }, 2)).toEqual([0, 1, 1]);
   });
 });
