@@ -1,9 +1,25 @@
+import fsp from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { resolveContext, type ScriptSegment } from '@dub/core';
+import { WavReader, writeWav, type AudioSource } from '@dub/media';
 import { articulationRate, countSyllables, createEspeakEngine, DEFAULT_VOICE, KOKORO_SPEED_RESPONSE, speechSecondsOfAudio } from '@dub/voice';
 import { linePace, linePaceOf, planPace, sourceSpeechSeconds, withLinePaces } from './generate-pace.js';
 
 const ctx = resolveContext();
+/** Audio in memory as an AudioSource, counting the frames read. */
+const inMemory = (channels: Float32Array[], sampleRate: number): AudioSource & { framesRead: number } => ({
+  sampleRate,
+  channelCount: channels.length,
+  frames: channels[0]!.length,
+  framesRead: 0,
+  async read(start: number, count: number) {
+    const n = Math.max(0, Math.min(count, this.frames - start));
+    this.framesRead += n;
+    return channels.map((c) => c.slice(start, start + n));
+  },
+});
 const engine = createEspeakEngine();
 const seg = (id: string, speaker: string, start: number, end: number, en: string, es: string, words: [number, number][]): ScriptSegment => ({
   id, start, end, speaker, source_text: en, target_text: es,
@@ -62,11 +78,41 @@ describe('the speaker pace plan', () => {
     track.set(p1, 0);
     track.set(p2, p1.length + pause);
     const line = seg('a', 'S1', 0, track.length / sr, SEGMENTS[0]!.source_text, SEGMENTS[0]!.target_text, []);
-    const plan = await planPace({ sourceLocale: 'en-US', segments: [line], transcriptWords: new Map(), speakers: ['S1'], sourceSpeech: { samples: track, sampleRate: sr } }, ctx);
+    const plan = await planPace({ sourceLocale: 'en-US', segments: [line], transcriptWords: new Map(), speakers: ['S1'], sourceSpeech: inMemory([track], sr) }, ctx);
     const spoken = speechSecondsOfAudio(p1, sr) + speechSecondsOfAudio(p2, sr);
     expect(Math.abs(plan.lines.a!.sourceSeconds - spoken)).toBeLessThan(0.15); // the frames at the joins
     expect(plan.speakers.S1!.basis).toBe('speech_track');
     expect(plan.lines.a!.sourceSeconds).toBeLessThan(track.length / sr - 0.6);
+  });
+
+  it('reads only the lines\' spans of the track, from a stereo WAV on disk as from memory', async () => {
+    const sr = 22050;
+    const p = await engine.synthesize({ text: 'I think we should probably leave', locale: 'en-US', voice: DEFAULT_VOICE, speed: 1 }, ctx);
+    const voice = p.channels[0]!;
+    // 20 s of track, one line at 2 s and one at 12 s; the right channel at half the level
+    const left = new Float32Array(20 * sr);
+    left.set(voice, 2 * sr);
+    left.set(voice, 12 * sr);
+    const right = left.map((x) => x / 2);
+    const dur = voice.length / sr;
+    const lines = [seg('a', 'S1', 2, 2 + dur, 'I think we should probably leave', 'x', []), seg('b', 'S1', 12, 12 + dur, 'I think we should probably leave', 'x', [])];
+    const mem = inMemory([left, right], sr);
+    const fromMemory = await planPace({ sourceLocale: 'en-US', segments: lines, transcriptWords: new Map(), speakers: ['S1'], sourceSpeech: mem }, ctx);
+    expect(mem.framesRead).toBeLessThanOrEqual(2 * voice.length + 2); // the spans, not the 20 s
+    const dir = await fsp.mkdtemp(path.join(os.tmpdir(), 'pace-'));
+    try {
+      const file = path.join(dir, 'speech.wav');
+      await writeWav(file, { channels: [left, right], sampleRate: sr }, { format: 'float32' });
+      const reader = await WavReader.open(file);
+      const fromDisk = await planPace({ sourceLocale: 'en-US', segments: lines, transcriptWords: new Map(), speakers: ['S1'], sourceSpeech: reader }, ctx).finally(() => reader.close());
+      expect(fromDisk).toEqual(fromMemory);
+      // the span's speech, measured on the channels' mean
+      const mono = voice.map((x) => (x + x / 2) / 2);
+      expect(fromDisk.lines.b!.sourceSeconds).toBeCloseTo(speechSecondsOfAudio(mono, sr), 3);
+      expect(fromDisk.speakers.S1!.basis).toBe('speech_track');
+    } finally {
+      await fsp.rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('off: the default rate, said; Chatterbox: no rate input, said', async () => {

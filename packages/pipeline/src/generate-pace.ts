@@ -14,7 +14,7 @@
  * engine's default rate (pace 1), as before: for measuring what matching the pace changes.
  */
 import type { ScriptSegment, StageContext, Word } from '@dub/core';
-import type { PlanarAudio } from '@dub/media';
+import type { AudioSource, PlanarAudio } from '@dub/media';
 import { articulationRate, countSyllables, paceFor, speechSecondsOfAudio, speechSecondsOfSpans, toMono, type SpeedResponse } from '@dub/voice';
 import { mapConcurrent } from './concurrent.js';
 
@@ -71,8 +71,12 @@ export interface PaceInput {
   transcriptWords: ReadonlyMap<string, readonly Word[]>;
   /** The speakers to plan (those with voices). */
   speakers: readonly string[];
-  /** The source's speech track (mono): a line's speech time is measured in it over the line's span. */
-  sourceSpeech?: { samples: Float32Array; sampleRate: number };
+  /**
+   * The source's speech track: a line's speech time is measured in it over the line's span. Only
+   * the lines' spans are read (a WavReader reads them from disk), so an hour's track is never
+   * held whole; its channels are averaged span by span.
+   */
+  sourceSpeech?: AudioSource;
   concurrency?: number;
 }
 
@@ -84,6 +88,13 @@ export function sourceSpeechSeconds(segment: Pick<ScriptSegment, 'start' | 'end'
   return inside.length ? speechSecondsOfSpans(inside) : Math.max(0, segment.end - segment.start);
 }
 
+/** The mono samples of `a` from `start` to `end` seconds (clipped to the track). */
+async function monoSpan(a: AudioSource, start: number, end: number): Promise<Float32Array> {
+  const from = Math.min(a.frames, Math.max(0, Math.round(start * a.sampleRate)));
+  const to = Math.min(a.frames, Math.max(from, Math.round(end * a.sampleRate)));
+  return toMono({ channels: await a.read(from, to - from), sampleRate: a.sampleRate });
+}
+
 /** Every speaker's articulation rate and every source line's. */
 export async function planPace(input: PaceInput, ctx: StageContext): Promise<PacePlan> {
   const conc = input.concurrency ?? 4;
@@ -93,9 +104,7 @@ export async function planPace(input: PaceInput, ctx: StageContext): Promise<Pac
     const syllables = await countSyllables(s.source_text, input.sourceLocale, opts);
     const a = input.sourceSpeech;
     const words = s.source_words?.length ? s.source_words : input.transcriptWords.get(s.id);
-    const seconds = a
-      ? speechSecondsOfAudio(a.samples.subarray(Math.max(0, Math.round(s.start * a.sampleRate)), Math.max(0, Math.round(s.end * a.sampleRate))), a.sampleRate)
-      : sourceSpeechSeconds(s, words);
+    const seconds = a ? speechSecondsOfAudio(await monoSpan(a, s.start, s.end), a.sampleRate) : sourceSpeechSeconds(s, words);
     const basis: SourceBasis = a ? 'speech_track' : words?.some((w) => w.end > w.start) ? 'words' : 'span';
     return [s.id, { sourceSyllables: syllables, sourceSeconds: r4(seconds), sourceRate: nullable(articulationRate(syllables, seconds)), basis }] as const;
   });

@@ -29,8 +29,8 @@ import {
   type Word,
 } from '@dub/core';
 import { sessionCacheOf } from '@dub/onnx';
-import { probe, readWav, writeWav, type MediaToolOptions } from '@dub/media';
-import { chatterboxTextStepNote, detectStretchers, toMono, espeakPoorNote, kokoroLocaleNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings, speedResponseOf, INVERSE_SPEED, type SpeedResponse } from '@dub/voice';
+import { probe, readWav, WavReader, writeWav, type MediaToolOptions } from '@dub/media';
+import { chatterboxTextStepNote, detectStretchers, espeakPoorNote, kokoroLocaleNote, TTS_ENGINES, type Stretcher, VOICE_CONVERSION_ENGINES, ToneColorConverter, withToneConversion, type TtsEngine, type TtsEngineConfig, type TtsEngineId, type VoiceSettings, speedResponseOf, INVERSE_SPEED, type SpeedResponse } from '@dub/voice';
 import { inputsHash, type ArtifactCache, type StageResult } from './artifacts.js';
 import type { StageRunner } from './stage-runner.js';
 import { loadScript, loadTranscript } from './generate-inputs.js';
@@ -498,19 +498,25 @@ async function speakerRates(
     speakers: s.speakers,
     lines: segments.map((g) => [g.id, g.speaker, g.start, g.end, g.source_text, g.source_words.map((w) => [w.start, w.end])]),
   };
-  const r = await s.cache.run<PacePlan>('pace', inputs, s.ctx, async () =>
-    planPace(
-      {
-        ...(s.transcript.tracks?.speech ? { sourceSpeech: await monoOf(await s.local(s.transcript.tracks.speech)) } : {}),
-        sourceLocale: s.script.source_locale,
-        segments,
-        transcriptWords: new Map(),
-        speakers: s.speakers,
-        concurrency: s.concurrency,
-      },
-      s.ctx,
-    ),
-  );
+  const r = await s.cache.run<PacePlan>('pace', inputs, s.ctx, async () => {
+    // the track is read span by span from disk: an hour of it is over a gigabyte of float samples
+    const speech = s.transcript.tracks?.speech ? await WavReader.open(await s.local(s.transcript.tracks.speech)) : undefined;
+    try {
+      return await planPace(
+        {
+          ...(speech ? { sourceSpeech: speech } : {}),
+          sourceLocale: s.script.source_locale,
+          segments,
+          transcriptWords: new Map(),
+          speakers: s.speakers,
+          concurrency: s.concurrency,
+        },
+        s.ctx,
+      );
+    } finally {
+      await speech?.close();
+    }
+  });
   return r.value;
 }
 
@@ -532,11 +538,6 @@ export function lineLength(defaultSeconds: number, lp: LinePace | undefined, spe
 /** The speaker's rate a line's pace is matched to: none when it was measured over spans with their pauses (no speech track, no words). */
 function rateToMatch(sp: SpeakerPace | undefined): number | null {
   return sp && sp.basis !== 'span' ? sp.rate : null;
-}
-
-async function monoOf(file: string): Promise<{ samples: Float32Array; sampleRate: number }> {
-  const a = await readWav(file);
-  return { samples: toMono(a), sampleRate: a.sampleRate };
 }
 
 /**
