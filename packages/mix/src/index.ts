@@ -5,7 +5,7 @@
  *   import { mixReplace } from '@dub/mix';
  */
 export { mixReplace, type MixReplaceOptions } from './mix-replace.js';
-export { updateMixReplace, changedStretches, RESAMPLER_REACH, METER_SETTLE_SECONDS, type MixPrevious, type MixUpdateOptions, type MixUpdateResult } from './mix-update.js';
+export { updateMixReplace, changedStretches, changedStretchesOfFiles, RESAMPLER_REACH, METER_SETTLE_SECONDS, type MixPrevious, type MixUpdateOptions, type MixUpdateResult } from './mix-update.js';
 export { mixUpdateDecision, type MixUpdateDecision, type PreviousMixState } from './mix-update-decision.js';
 export { mixVoiceOver, VOICE_OVER_DEFAULTS, type MixVoiceOverOptions } from './mix-voice-over.js';
 export type { MixResult } from './mix-result.js';

@@ -18,7 +18,7 @@
 import fsp from 'node:fs/promises';
 import path from 'node:path';
 import { resolveContext, subContext, type PartialContext } from '@dub/core';
-import { encodeFrames, readWav, renderTimelineBuffer, runFfmpeg, WavReader, type MediaToolOptions } from '@dub/media';
+import { encodeFrames, renderTimelineBuffer, runFfmpeg, WavReader, type MediaToolOptions } from '@dub/media';
 import type { StageContext } from '@dub/core';
 import { integratedFromHops, LoudnessMeter, meterHopFrames } from './bs1770.js';
 import { limiterHoldFrames, limiterReachFrames, PeakLimiter } from './limiter.js';
@@ -53,33 +53,63 @@ export type MixUpdateResult = (MixResult & { hops: Float64Array; updated: { star
 
 /** Stretches [start, end) of frames where two planar signals differ, merged when closer than `gap`. */
 export function changedStretches(a: readonly Float32Array[], b: readonly Float32Array[], gap: number): { start: number; end: number }[] {
-  const n = a[0]?.length ?? 0;
   const out: { start: number; end: number }[] = [];
-  let i = 0;
-  while (i < n) {
+  addChanged(out, a, b, 0, a[0]?.length ?? 0, gap);
+  return out;
+}
+
+/** Seconds of audio in each window changedStretchesOfFiles reads by default. */
+const COMPARE_WINDOW_SECONDS = 4;
+
+/**
+ * changedStretches of two WAV files, read in windows of `windowFrames` frames (default 4 s of
+ * the first file's rate) so that memory stays bounded whatever their length: the same stretches
+ * as changedStretches over both files decoded whole, merged across window boundaries.
+ */
+export async function changedStretchesOfFiles(a: string, b: string, gap: number, windowFrames?: number): Promise<{ start: number; end: number }[]> {
+  const ra = await WavReader.open(a);
+  try {
+    const rb = await WavReader.open(b);
+    try {
+      const w = windowFrames ?? Math.max(1, Math.round(COMPARE_WINDOW_SECONDS * ra.sampleRate));
+      if (!Number.isInteger(w) || w < 1) throw new RangeError(`windowFrames must be a positive integer, got ${windowFrames}`);
+      const out: { start: number; end: number }[] = [];
+      for (let s = 0; s < ra.frames; s += w) {
+        const n = Math.min(w, ra.frames - s);
+        addChanged(out, await ra.read(s, n), await rb.read(s, n), s, n, gap);
+      }
+      return out;
+    } finally {
+      await rb.close();
+    }
+  } finally {
+    await ra.close();
+  }
+}
+
+/** Adds to `out` the frames [offset, offset + n) where the windows `a` and `b` (starting at frame `offset`) differ; NaN equals NaN. */
+function addChanged(out: { start: number; end: number }[], a: readonly Float32Array[], b: readonly Float32Array[], offset: number, n: number, gap: number): void {
+  for (let i = 0; i < n; i++) {
     let differs = false;
     for (let c = 0; c < a.length; c++) if (a[c]![i] !== b[c]![i] && !(Number.isNaN(a[c]![i]) && Number.isNaN(b[c]![i]))) differs = true;
-    if (!differs) {
-      i++;
-      continue;
-    }
+    if (!differs) continue;
+    const f = offset + i;
     const last = out[out.length - 1];
-    if (last && i - last.end < gap) last.end = i + 1;
-    else out.push({ start: i, end: i + 1 });
-    i++;
+    if (last && f - last.end < gap) last.end = f + 1;
+    else out.push({ start: f, end: f + 1 });
   }
-  return out;
 }
 
 export async function updateMixReplace(options: MixUpdateOptions, context: PartialContext = {}): Promise<MixUpdateResult> {
   const ctx = resolveContext(context);
   const o = resolveMixOutput(options);
   const prev = options.previous;
-  const [now, before] = [await readWav(options.speech), await readWav(prev.speech)];
-  if (now.sampleRate !== before.sampleRate || now.channels.length !== before.channels.length || now.channels[0]!.length !== before.channels[0]!.length) {
+  // only the headers here; the comparison below reads both timelines in windows
+  const [now, before] = [await speechHeader(options.speech), await speechHeader(prev.speech)];
+  if (now.sampleRate !== before.sampleRate || now.channelCount !== before.channelCount || now.frames !== before.frames) {
     return { fallback: 'the speech timeline changed its length, rate or channels' };
   }
-  const frames = Math.round((o.durationSeconds ?? now.channels[0]!.length / now.sampleRate) * o.sampleRate);
+  const frames = Math.round((o.durationSeconds ?? now.frames / now.sampleRate) * o.sampleRate);
   const old = await WavReader.open(prev.output);
   try {
     const wantFormat = o.format === 'float32' ? 'float32' : 'pcm16';
@@ -92,7 +122,7 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
   if (prev.hops.length !== Math.floor(frames / meterHopFrames(o.sampleRate))) return { fallback: 'the previous loudness hops do not match the mix length' };
 
   const ratio = o.sampleRate / now.sampleRate;
-  const speechChanged = changedStretches(now.channels, before.channels, Math.round(MERGE_SECONDS * now.sampleRate));
+  const speechChanged = await changedStretchesOfFiles(options.speech, prev.speech, Math.round(MERGE_SECONDS * now.sampleRate));
   // premix frames that can differ
   const premixChanged = speechChanged
     .map((s) => ({ start: Math.max(0, Math.floor((s.start - RESAMPLER_REACH) * ratio)), end: Math.min(frames, Math.ceil((s.end + RESAMPLER_REACH) * ratio)) }))
@@ -114,7 +144,7 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
     }));
     let sp: SpeechWindows | undefined;
     try {
-      sp = await SpeechWindows.open(options.speech, now.sampleRate, now.channels[0]!.length, needed, fmt, dir, subContext(ctx, 'mix_prepare', 0.3, 0.6));
+      sp = await SpeechWindows.open(options.speech, now.sampleRate, now.frames, needed, fmt, dir, subContext(ctx, 'mix_prepare', 0.3, 0.6));
       const speech = sp;
       const gains = { bg: dbToGain(options.backgroundGainDb ?? 0), speech: dbToGain(o.speechGainDb) };
       /** The premix over [from, to), as mixReplace's renderTimeline sums it (background first, then speech). */
@@ -177,6 +207,14 @@ export async function updateMixReplace(options: MixUpdateOptions, context: Parti
   } finally {
     await fsp.rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Rate, channel count and length of a WAV from its header. */
+async function speechHeader(file: string): Promise<{ sampleRate: number; channelCount: number; frames: number }> {
+  const r = await WavReader.open(file);
+  const { sampleRate, channelCount, frames } = r;
+  await r.close();
+  return { sampleRate, channelCount, frames };
 }
 
 const gcd = (a: number, b: number): number => (b === 0 ? a : gcd(b, a % b));
