@@ -9,3 +9,4 @@ export { convIntegerAsMatMul, convIntegerModelFile, derivedModelsDir, int8GemmEx
 export { keepGraphOutputs, graphOutputsModelFile, graphOutputsTrimmed, GRAPH_OUTPUTS_VERSION, type GraphOutputsTrim, type GraphOutputsModel } from './graph-outputs.js';
 export { optimizedGraphsOn, optimizedGraphFile, createThroughOptimizedGraph, cpuIdentity, OPTIMIZED_GRAPH_VERSION, OPTIMIZED_GRAPH_MIN_BYTES, type OptimizedGraph } from './optimized-graph.js';
 export { pruneDerivedModels, PART_FILE_MAX_AGE_MS, type PruneResult, type DerivedSourceRecord } from './prune-derived.js';
+export { dequantizedMatMulAsDynamic, dequantizedMatMulModelFile, dequantizedMatMulDynamic, DEQUANT_MATMUL_VERSION, type DequantizedMatMulRewrite } from './dequant-matmul.js';

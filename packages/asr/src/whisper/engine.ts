@@ -126,7 +126,10 @@ export async function loadWhisper(o: ResolvedWhisperOptions, env: EngineEnv): Pr
   // graph-outputs.ts; a window's peak 698 -> 286 MB, the same hidden state bit for bit).
   const [encoder, decoder] = await Promise.all([
     env.sessions.get(files.encoder, { ...sessionOpts, cpuMemArena: false, outputs: [WHISPER_ENCODER_OUTPUT] }),
-    env.sessions.get(files.decoder, sessionOpts),
+    // and the decoder with its output projection (the token embedding table, tied, kept as uint8
+    // and dequantized whole on every step by the q8 exports) as DynamicQuantizeMatMul (@dub/onnx
+    // dequant-matmul.ts): a step 13-15 ms -> 6 ms on 2 cores; DUB_ONNX_DEQUANT_MATMUL=float as shipped
+    env.sessions.get(files.decoder, { ...sessionOpts, dequantizedMatMul: true }),
   ]);
   const tokenizer = tokenizerOf(files.tokenizer);
   const nMels = resolveWhisperMels(o, files, encoder, whisperModelOf(o, env.models));
