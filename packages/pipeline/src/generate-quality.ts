@@ -177,6 +177,14 @@ export function speechRmsDbfs(x: Float32Array, sampleRate: number): number | nul
   return ms > 0 ? r1(10 * Math.log10(ms)) : null;
 }
 
+/** A fitted line's speech (mono, leading and trailing silence cut) and its RMS level. */
+async function lineSpeech(file: string): Promise<{ x: Float32Array; sampleRate: number; rms: number | null }> {
+  const a = await readWav(file);
+  const x = toMono(a);
+  const ext = speechExtent(x, a.sampleRate);
+  return { x: ext.end > ext.start ? x.slice(ext.start, ext.end) : new Float32Array(0), sampleRate: a.sampleRate, rms: speechRmsDbfs(x, a.sampleRate) };
+}
+
 /** Lines that one ASR call decodes together, and the span of the speech timeline it reads for them. */
 interface DecodeUnit {
   lines: QualityLine[];
@@ -385,7 +393,7 @@ async function backTranscribe(input: QualityLinesInput, env: Omit<QualityEnv, 'm
 
 async function similarities(
   input: QualityLinesInput,
-  samples: Map<string, { x: Float32Array; sampleRate: number }>,
+  voiced: ReadonlySet<string>,
   env: Omit<QualityEnv, 'media'>,
   ctx: StageContext,
 ): Promise<Map<string, QualitySegment['speaker_similarity']>> {
@@ -398,7 +406,7 @@ async function similarities(
   for (const l of input.lines) {
     const na = input.similarity.notApplicable[l.segment.speaker];
     const base = { engine: input.similarity.id, kind, threshold: na ? null : threshold };
-    const s = samples.get(l.segment.id);
+    const s = voiced.has(l.segment.id);
     if (s && input.references[l.segment.speaker]) toEmbed.push(l);
     else byLine.set(l.segment.id, { ...base, cosine: null, closest_speaker: null, reason: !s ? 'no speech of the line was placed' : `speaker ${l.segment.speaker} has no reference clip` });
   }
@@ -415,7 +423,7 @@ async function similarities(
       const na = input.similarity.notApplicable[l.segment.speaker];
       const base = { engine: input.similarity.id, kind: embedder.kind, threshold: na ? null : embedder.threshold };
       const note = na ?? noThreshold;
-      const s = samples.get(l.segment.id)!;
+      const s = await lineSpeech(l.fitted!.file);
       const v = await embedder.embed({ samples: s.x, sampleRate: s.sampleRate }, ctx);
       const scores = [...refs.entries()].map(([id, r]) => [id, cosineSimilarity(v, r)] as const);
       const own = scores.find(([id]) => id === l.segment.speaker)![1];
@@ -436,22 +444,24 @@ function namedProgress(ctx: StageContext, stage: string): StageContext {
 
 /** Measure `input.lines` (every one): loudness of its speech, back-transcription, speaker similarity. */
 async function measureLines(input: QualityLinesInput, env: Omit<QualityEnv, 'media'>, ctx: StageContext): Promise<{ lines: Map<string, LineMeasurement>; failed: Set<string> }> {
-  // Each line's speech as placed: loudness here, and the vector for similarity.
-  const samples = new Map<string, { x: Float32Array; sampleRate: number }>();
+  // Each line's speech as placed: loudness here, and the vector for similarity
+  // (read again for its vector, not kept: a long video's lines are hundreds of MB of samples)
   const rms = new Map<string, number | null>();
+  const voiced = new Set<string>();
   for (const l of input.lines) {
     if (!l.fitted) continue;
-    const a = await readWav(l.fitted.file);
-    const x = toMono(a);
-    const ext = speechExtent(x, a.sampleRate);
-    rms.set(l.segment.id, speechRmsDbfs(x, a.sampleRate));
-    if (ext.end > ext.start) samples.set(l.segment.id, { x: x.slice(ext.start, ext.end), sampleRate: a.sampleRate });
+    const s = await lineSpeech(l.fitted.file);
+    rms.set(l.segment.id, s.rms);
+    if (s.x.length) voiced.add(l.segment.id);
   }
   reportProgress(ctx, 'quality', 0.1);
+  const t0 = performance.now();
   const asr = await backTranscribe(input, env, subContext(ctx, 'quality', 0.1, 0.6));
   reportProgress(ctx, 'quality', 0.6);
-  const sim = await similarities(input, samples, env, subContext(ctx, 'quality', 0.6, 0.8));
+  const t1 = performance.now();
+  const sim = await similarities(input, voiced, env, subContext(ctx, 'quality', 0.6, 0.8));
   reportProgress(ctx, 'quality', 0.8);
+  ctx.logger.debug({ lines: input.lines.length, asrSeconds: Number(((t1 - t0) / 1000).toFixed(3)), similaritySeconds: Number(((performance.now() - t1) / 1000).toFixed(3)) }, 'quality: lines\' steps');
   const lines = new Map<string, LineMeasurement>();
   for (const l of input.lines) {
     lines.set(l.segment.id, { rms_dbfs: rms.get(l.segment.id) ?? null, back_transcription: asr.byLine.get(l.segment.id)!, speaker_similarity: sim.get(l.segment.id)! });
