@@ -57,8 +57,15 @@ const { values } = parseArgs({
     keep: { type: 'string' },
     'prepare-only': { type: 'boolean', default: false },
     'before-env': { type: 'string' },
+    help: { type: 'boolean', short: 'h', default: false },
   },
 });
+if (values.help) {
+  // the usage is this file's opening comment
+  const head = fs.readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\n');
+  console.log(head.slice(0, head.findIndex((l) => !l.startsWith('//'))).map((l) => l.replace(/^\/\/ ?/, '')).join('\n'));
+  process.exit(0);
+}
 if (values.minutes && values.seconds) throw new Error('--minutes or --seconds, not both');
 const short = values.seconds !== undefined;
 const lengths = (values.seconds ?? values.minutes ?? '1,8').split(',').map(Number);
