@@ -1,9 +1,10 @@
 /**
  * The quality stage of a generation (generate.ts): what it measures with (planQuality: the
  * back-transcription and speaker engines, the references, the lines' cache), the lines'
- * measurements started beside the encode and mux (startQualityLines), and the cached stage that
+ * measurements started with the plan, beside the mix, encode and mux (startQualityLines), and the cached stage that
  * joins them with the outputs' measurements (qualityStage). The measurements are generate-quality.ts.
  */
+import os from 'node:os';
 import {
   reportProgress,
   type JobRuntime,
@@ -122,15 +123,27 @@ export async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'jo
       lineCache: { store: artifactLineCache(lineCache, ctx), referenceKeys: references, sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0 },
     };
   };
-  const env = { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: rt.config.onnxThreads, models: modelsDir ? { modelsDir } : {}, tmpDir: q.work };
+  const env = { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: linesThreads(rt.config.onnxThreads), models: modelsDir ? { modelsDir } : {}, tmpDir: q.work };
   return { asr, asrModel, speaker, notApplicable, references, linesInput, env };
 }
 
 /**
- * The lines' measurements (back-transcription, speaker similarity, RMS), started once the mix is
- * made: they read nothing of the mix, the dubbed track or the video, so they run while the track is
- * encoded and muxed. No progress of their own (the stages they run beside
- * report theirs); the quality stage takes the result, and reports it while it is still running.
+ * The intra-op threads of the quality measurements' models (Whisper's back-transcription): the
+ * operator's `DUB_ONNX_THREADS` when set, else half the cores. They run beside the mix, the
+ * encode and the mux, each of which keeps a core busy: with as many threads as cores, onnxruntime's
+ * pool waits at every operator for a thread the other stage holds (on 2 cores, an 8-minute dub's
+ * lines took 44 s beside the encode against 26 s alone, and the mix beside them 11x its time).
+ */
+export function linesThreads(configured: number, cores = os.availableParallelism()): number {
+  return configured > 0 ? configured : Math.max(1, Math.floor(cores / 2));
+}
+
+/**
+ * The lines' measurements (back-transcription, speaker similarity, RMS), started with the plan,
+ * once the speech timeline is made: they read nothing of the mix, the dubbed track or the video,
+ * so they run while the background and the mix are made and the track is encoded and muxed. No
+ * progress of their own (the stages they run beside report theirs); the quality stage takes the
+ * result, and reports it while it is still running.
  */
 export function startQualityLines(rt: JobRuntime, plan: QualityPlan, logger: StageContext['logger'], signal: AbortSignal): Promise<MeasuredLines> {
   const ctx: StageContext = { logger, signal: rt.ctx.signal ? AbortSignal.any([rt.ctx.signal, signal]) : signal };

@@ -3,27 +3,20 @@
  * so a re-dub encodes only the chunks whose mix changed (a mix updated in place differs from the
  * previous generation's only within the update's spans: the chunks away from them keep their
  * identities unread). The lines' quality measurements (Whisper's back-transcription above all)
- * start here and run while the track is encoded (ffmpeg's AAC encoder, one core) and muxed: they
- * read the speech timeline and the lines only. Not beside the mix: both are CPU-bound, and beside
- * it the mix took 11x longer on 2 cores, so the pair gained nothing.
+ * run beside it, started with the quality plan (quality.ts).
  */
 import path from 'node:path';
 import { encodeAudioChunked } from '@dub/media';
 import { keyedFiles } from '../artifacts.js';
-import { startQualityLines } from '../generate-quality-stage.js';
 import { STAGE_VERSION } from '../generate-synthesis.js';
 import type { AudioStageValue, GenerateStage } from './state.js';
 
 export const audioStage: GenerateStage = {
   name: 'audio',
   weight: 0.5,
-  inputs: ['qualityPlan', 'mixed'],
+  inputs: ['mixed'],
   async run(s) {
     const { rt, local, media, previous } = s;
-    const linesMeasured = startQualityLines(rt, s.qualityPlan!, s.runner.context('quality').logger, s.earlyLines.signal);
-    linesMeasured.catch(() => undefined);
-    // the teardown stops them when a stage fails before the quality stage takes them
-    s.held.linesMeasured = linesMeasured;
     const mixKey = s.mixed!.files['mix.wav']!;
     const chunking = s.opts.audio.chunking;
     const update = s.mixed!.value.update;
@@ -35,6 +28,6 @@ export const audioStage: GenerateStage = {
       out.addFile('result.m4a', file);
       return { chunks: r.chunks, encode: r.encode, ...(r.fallback ? { fallback: r.fallback } : {}), identities: { settings: r.settings, frames: r.frames, hashes: r.hashes }, hashesReused: r.hashesReused };
     });
-    return { linesMeasured, audio, audioKey: audio.files['result.m4a']! };
+    return { audio, audioKey: audio.files['result.m4a']! };
   },
 };

@@ -1,12 +1,14 @@
 /**
  * The quality of a generation (generate-quality-stage.ts: the plan and the cached stage;
  * generate-quality.ts: the measurements), as two steps of the list: the plan, once the lines are
- * placed and the speech timeline made (no progress of its own), and the quality stage after the
- * mux, which joins the lines' measurements (started beside the encode: audio.ts) and the dubbed
- * track's loudness (beside the mux: video.ts) with the outputs' measurements, then stops whatever
- * of those a cached quality stage did not need.
+ * placed and the speech timeline made (no progress of its own), which also starts the lines'
+ * measurements (Whisper's back-transcription above all: they read the speech timeline and the
+ * lines only, so they run beside the background, the mix, the encode, the lips and the mux, on
+ * half the cores: planQuality's `linesThreads`), and the quality stage after the mux, which joins
+ * them and the dubbed track's loudness (beside the mux: video.ts) with the outputs' measurements,
+ * then stops whatever of those a cached quality stage did not need.
  */
-import { planQuality, qualityStage as runQualityStage } from '../generate-quality-stage.js';
+import { planQuality, qualityStage as runQualityStage, startQualityLines } from '../generate-quality-stage.js';
 import { unweightedStage } from '../pipeline-stage.js';
 import type { GenerateStage } from './state.js';
 
@@ -15,7 +17,12 @@ export const qualityPlanStage: GenerateStage = unweightedStage({
   inputs: ['synth', 'speechKey'],
   async run(s) {
     const { transcript, speakers, segments } = s.synth!;
-    return { qualityPlan: await planQuality(s.rt, { job: s.job, transcript, speakers, segments, speechKey: s.speechKey!, local: s.local, engines: s.opts.quality, work: s.work }) };
+    const qualityPlan = await planQuality(s.rt, { job: s.job, transcript, speakers, segments, speechKey: s.speechKey!, local: s.local, engines: s.opts.quality, work: s.work });
+    const linesMeasured = startQualityLines(s.rt, qualityPlan, s.runner.context('quality').logger, s.earlyLines.signal);
+    linesMeasured.catch(() => undefined);
+    // the teardown stops them when a stage fails before the quality stage takes them
+    s.held.linesMeasured = linesMeasured;
+    return { qualityPlan, linesMeasured };
   },
 });
 

@@ -26,7 +26,7 @@ describe('GENERATE_STAGES', () => {
     // what each stage adds (read from the stage modules' returns would need a run; the state's fields by the stage that sets them)
     const setBy: Record<string, string> = {
       synth: 'synthesis', voiced: 'synthesis', speechKey: 'timeline', qualityPlan: 'quality-plan', mixed: 'mix', normalization: 'mix',
-      linesMeasured: 'audio', audio: 'audio', audioKey: 'audio', resultMp4: 'video', trackLoudness: 'video', stopTrackLoudness: 'video',
+      linesMeasured: 'quality-plan', audio: 'audio', audioKey: 'audio', resultMp4: 'video', trackLoudness: 'video', stopTrackLoudness: 'video',
       quality: 'quality', resultVideoKey: 'publish', resultAudioKey: 'publish', engines: 'report', report: 'report', reportKey: 'report',
     };
     const order = GENERATE_STAGES.map((s) => s.name);
