@@ -123,19 +123,27 @@ export async function planQuality(rt: JobRuntime, q: Pick<QualityStageInput, 'jo
       lineCache: { store: artifactLineCache(lineCache, ctx), referenceKeys: references, sampleRate: voicedRates.length ? timelineSampleRate(voicedRates, 0) : 0 },
     };
   };
-  const env = { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: linesThreads(rt.config.onnxThreads), models: modelsDir ? { modelsDir } : {}, tmpDir: q.work };
+  const env = { sessions: sessionCacheOf(rt.sessions), device: rt.config.device, threads: qualityThreads(rt.config), models: modelsDir ? { modelsDir } : {}, tmpDir: q.work };
   return { asr, asrModel, speaker, notApplicable, references, linesInput, env };
 }
 
 /**
- * The intra-op threads of the quality measurements' models (Whisper's back-transcription): the
- * operator's `DUB_ONNX_THREADS` when set, else half the cores. They run beside the mix, the
- * encode and the mux, each of which keeps a core busy: with as many threads as cores, onnxruntime's
- * pool waits at every operator for a thread the other stage holds (on 2 cores, an 8-minute dub's
- * lines took 44 s beside the encode against 26 s alone, and the mix beside them 11x its time).
+ * The intra-op threads of the quality measurements' models (Whisper's back-transcription) where a
+ * job releases its models when done (`DUB_KEEP_MODELS=0`, `dub run`'s default): the operator's
+ * `DUB_ONNX_THREADS` when set, else half the cores. They run beside the mix, the encode and the
+ * mux, each of which keeps a core busy: with as many threads as cores, onnxruntime's pool waits
+ * at every operator for a thread the other stage holds (on 2 cores, an 8-minute dub's lines took
+ * 44 s beside the encode against 26 s alone). Where models stay loaded across jobs (`dub serve`,
+ * `dub worker`), the lines take the configured threads and so the source transcription's Whisper
+ * session, rather than keep a second one loaded.
  */
 export function linesThreads(configured: number, cores = os.availableParallelism()): number {
   return configured > 0 ? configured : Math.max(1, Math.floor(cores / 2));
+}
+
+/** The quality measurements' intra-op threads for a job run under `config` (linesThreads). */
+export function qualityThreads(config: Pick<JobRuntime['config'], 'keepModels' | 'onnxThreads'>, cores = os.availableParallelism()): number {
+  return config.keepModels === false ? linesThreads(config.onnxThreads, cores) : config.onnxThreads;
 }
 
 /**

@@ -3,8 +3,8 @@
  * generate-quality.ts: the measurements), as two steps of the list: the plan, once the lines are
  * placed and the speech timeline made (no progress of its own), which also starts the lines'
  * measurements (Whisper's back-transcription above all: they read the speech timeline and the
- * lines only, so they run beside the background, the mix, the encode, the lips and the mux, on
- * half the cores: planQuality's `linesThreads`), and the quality stage after the mux, which joins
+ * lines only, so they run beside the background, the mix, the encode, the lips and the mux; on
+ * half the cores where the job releases its models: planQuality's `linesThreads`), and the quality stage after the mux, which joins
  * them and the dubbed track's loudness (beside the mux: video.ts) with the outputs' measurements,
  * then stops whatever of those a cached quality stage did not need.
  */
