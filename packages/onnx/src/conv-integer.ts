@@ -93,7 +93,7 @@ const utf8 = new TextDecoder();
 export const str = (buf: Uint8Array, f: Field): string => utf8.decode(buf.subarray(f.from, f.to));
 
 /** Repeated varints, packed (wire 2) or not (wire 0). */
-function varints(buf: Uint8Array, f: Field): number[] {
+export function varints(buf: Uint8Array, f: Field): number[] {
   if (f.wire === 0) return [f.value];
   const out: number[] = [];
   let pos = f.from;
@@ -153,17 +153,17 @@ export class Writer {
 }
 
 // onnx.proto field numbers
-const MODEL_GRAPH = 7;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
+export const MODEL_GRAPH = 7;
+export const GRAPH_NODE = 1;
+export const GRAPH_INITIALIZER = 5;
 const GRAPH_INPUT = 11;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_NAME = 3;
-const NODE_OP = 4;
-const NODE_ATTRIBUTE = 5;
-const NODE_DOMAIN = 7;
-const ATTR_NAME = 1;
+export const NODE_INPUT = 1;
+export const NODE_OUTPUT = 2;
+export const NODE_NAME = 3;
+export const NODE_OP = 4;
+export const NODE_ATTRIBUTE = 5;
+export const NODE_DOMAIN = 7;
+export const ATTR_NAME = 1;
 const ATTR_I = 3;
 const ATTR_S = 4;
 const ATTR_INTS = 8;
@@ -172,14 +172,14 @@ const ATTR_TYPE_INT = 2;
 const ATTR_TYPE_INTS = 7;
 const ATTR_TYPE_GRAPH = 5;
 const ATTR_TYPE_GRAPHS = 10;
-const TENSOR_DIMS = 1;
-const TENSOR_TYPE = 2;
+export const TENSOR_DIMS = 1;
+export const TENSOR_TYPE = 2;
 const TENSOR_INT32_DATA = 5;
-const TENSOR_NAME = 8;
+export const TENSOR_NAME = 8;
 const TENSOR_RAW = 9;
 const TENSOR_DATA_LOCATION = 14;
-const UINT8 = 2;
-const INT8 = 3;
+export const UINT8 = 2;
+export const INT8 = 3;
 const INT64 = 7;
 /** The largest int64: a Slice end "to the end of the axis". */
 const INT64_MAX = 9223372036854775807n;

@@ -16,31 +16,36 @@
  * reader, and copies every other byte of the model as it is.
  */
 import { ModelError } from '@dub/core';
-import { fields, str, Writer, type Field } from './conv-integer.js';
+import {
+  fields,
+  GRAPH_INITIALIZER,
+  GRAPH_NODE,
+  INT8,
+  MODEL_GRAPH,
+  NODE_ATTRIBUTE,
+  NODE_DOMAIN,
+  NODE_INPUT,
+  NODE_NAME,
+  NODE_OP,
+  NODE_OUTPUT,
+  str,
+  TENSOR_DIMS,
+  TENSOR_NAME,
+  TENSOR_TYPE,
+  UINT8,
+  varints,
+  Writer,
+  type Field,
+} from './conv-integer.js';
 import { derivedModelFile } from './derived-model.js';
 
-// onnx.proto field numbers
-const MODEL_GRAPH = 7;
+// onnx.proto field numbers (the others: conv-integer.ts)
 const MODEL_OPSET_IMPORT = 8;
 const OPSET_DOMAIN = 1;
 const OPSET_VERSION = 2;
-const GRAPH_NODE = 1;
-const GRAPH_INITIALIZER = 5;
-const NODE_INPUT = 1;
-const NODE_OUTPUT = 2;
-const NODE_NAME = 3;
-const NODE_OP = 4;
-const NODE_ATTRIBUTE = 5;
-const NODE_DOMAIN = 7;
-const ATTR_NAME = 1;
 const ATTR_G = 6;
 const ATTR_GRAPHS = 11;
-const TENSOR_DIMS = 1;
-const TENSOR_TYPE = 2;
-const TENSOR_NAME = 8;
 const FLOAT = 1;
-const UINT8 = 2;
-const INT8 = 3;
 
 const MS_DOMAIN = 'com.microsoft';
 
@@ -51,13 +56,12 @@ interface Node {
   domain: string;
   inputs: string[];
   outputs: string[];
-  attrs: string[];
   /** Subgraphs in its attributes (If, Loop, Scan). */
   graphs: Field[];
 }
 
 function parseNode(buf: Uint8Array, f: Field): Node {
-  const n: Node = { field: f, name: '', op: '', domain: '', inputs: [], outputs: [], attrs: [], graphs: [] };
+  const n: Node = { field: f, name: '', op: '', domain: '', inputs: [], outputs: [], graphs: [] };
   for (const g of fields(buf, f.from, f.to)) {
     if (g.no === NODE_INPUT) n.inputs.push(str(buf, g));
     else if (g.no === NODE_OUTPUT) n.outputs.push(str(buf, g));
@@ -65,10 +69,7 @@ function parseNode(buf: Uint8Array, f: Field): Node {
     else if (g.no === NODE_OP) n.op = str(buf, g);
     else if (g.no === NODE_DOMAIN) n.domain = str(buf, g);
     else if (g.no === NODE_ATTRIBUTE) {
-      for (const a of fields(buf, g.from, g.to)) {
-        if (a.no === ATTR_NAME) n.attrs.push(str(buf, a));
-        else if ((a.no === ATTR_G || a.no === ATTR_GRAPHS) && a.wire === 2) n.graphs.push(a);
-      }
+      for (const a of fields(buf, g.from, g.to)) if ((a.no === ATTR_G || a.no === ATTR_GRAPHS) && a.wire === 2) n.graphs.push(a);
     }
   }
   return n;
@@ -87,30 +88,9 @@ function parseInit(buf: Uint8Array, f: Field): [string, Init] {
   for (const g of fields(buf, f.from, f.to)) {
     if (g.no === TENSOR_NAME) name = str(buf, g);
     else if (g.no === TENSOR_TYPE) type = g.value;
-    else if (g.no === TENSOR_DIMS) {
-      if (g.wire === 0) elements *= g.value;
-      else for (const d of packed(buf, g)) elements *= d;
-    }
+    else if (g.no === TENSOR_DIMS) for (const d of varints(buf, g)) elements *= d;
   }
   return [name, { type, elements }];
-}
-
-/** Packed repeated varints. */
-function packed(buf: Uint8Array, f: Field): number[] {
-  const out: number[] = [];
-  let pos = f.from;
-  while (pos < f.to) {
-    let v = 0;
-    let mul = 1;
-    for (;;) {
-      const b = buf[pos++]!;
-      v += (b & 0x7f) * mul;
-      mul *= 128;
-      if (b < 0x80) break;
-    }
-    out.push(v);
-  }
-  return out;
 }
 
 /** Every node input read in the graph at `f` and in its subgraphs, counted. */
@@ -158,13 +138,14 @@ function rewriteGraph(buf: Uint8Array, f: Field, outer: ReadonlyMap<string, Init
     replaced.set(m, newNode(m, [m.inputs[0]!, d.inputs[0]!, d.inputs[1]!, d.inputs[2]!]));
     done.push(m.name || m.outputs[0]!);
   }
+  const byStart = new Map(nodes.map((n) => [n.field.start, n]));
   const w = new Writer();
   for (const g of fields(buf, f.from, f.to)) {
     if (g.no !== GRAPH_NODE) {
       w.raw(buf.subarray(g.start, g.end));
       continue;
     }
-    const n = nodes.find((x) => x.field.start === g.start)!;
+    const n = byStart.get(g.start)!;
     if (dropped.has(n)) continue;
     const r = replaced.get(n);
     if (r) w.message(GRAPH_NODE, r);
