@@ -4,9 +4,9 @@
  * resolved; a throwing handler gets the same event again after a short backoff (the message is
  * kept alive with `working()` meanwhile), so later events never overtake it.
  */
-import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
+import { jetstream, type Consumer, type ConsumerMessages, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
-import { ConflictError, parseWorkerEvent, silentLogger, type EventFeed, type Logger, type Subscription, type WorkerEvent, type WorkerEventHandler } from '@dub/core';
+import { ConflictError, parseWorkerEvent, settlesWithin, silentLogger, type EventFeed, type Logger, type Subscription, type WorkerEvent, type WorkerEventHandler } from '@dub/core';
 import { linkNew, linkOver, StreamsClient, type StreamsClientOptions, type StreamsLink } from './nats-client.js';
 
 export interface NatsEventFeedOptions extends StreamsClientOptions {
@@ -19,6 +19,18 @@ export interface NatsEventFeedOptions extends StreamsClientOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+/** A subscriber's loop: whether it was told to stop, the pull in progress, and its end. */
+interface FeedLoop {
+  stopped: boolean;
+  pull: ConsumerMessages | undefined;
+  done: Promise<void>;
+}
+
+/** How long a subscriber's stop waits for the event in hand. */
+const STOP_WAIT_MS = 5000;
+/** How long a pull waits for events on the server. */
+const PULL_EXPIRES_MS = 1000;
+
 /** An event whose ack or nak was sent while the server was unreachable (lost: it is delivered again). */
 export interface UnacknowledgedEvent {
   type: string;
@@ -28,7 +40,7 @@ export interface UnacknowledgedEvent {
 }
 
 export class NatsEventFeed extends StreamsClient implements EventFeed {
-  private active: { stopped: boolean; done: Promise<void> } | undefined;
+  private active: FeedLoop | undefined;
   private readonly logger: Logger;
   /** Events acked, naked or termed while NATS was unreachable, since it was last reachable. */
   readonly notAcknowledged: UnacknowledgedEvent[] = [];
@@ -61,22 +73,34 @@ export class NatsEventFeed extends StreamsClient implements EventFeed {
   async subscribe(handler: WorkerEventHandler): Promise<Subscription> {
     if (this.active && !this.active.stopped) throw new ConflictError('this event feed has a subscriber already');
     const consumer = await jetstream(this.nc).consumers.get(this.topology.names.eventsStream, this.topology.names.eventsConsumer);
-    const state = { stopped: false, done: Promise.resolve() };
+    const state: FeedLoop = { stopped: false, pull: undefined, done: Promise.resolve() };
     state.done = this.loop(consumer, handler, state);
     this.active = state;
-    return {
-      stop: async () => {
-        state.stopped = true;
-        await state.done;
-      },
-    };
+    return { stop: () => this.stopLoop(state, STOP_WAIT_MS) };
   }
 
-  private async loop(consumer: Consumer, handler: WorkerEventHandler, state: { stopped: boolean }): Promise<void> {
+  /**
+   * Stop a subscriber: no more pulls; the event in hand gets `timeoutMs`. The pull in progress is
+   * ended here when NATS is unreachable, else once it has had time to expire (events it brings
+   * are naked, so the next subscriber gets them at once). A pull whose connection dropped as it
+   * started never ends by itself (the client cancels its heartbeat check while disconnected, and
+   * the server's expiry never comes): waiting for it kept `dub serve --nats` from stopping.
+   */
+  private async stopLoop(state: FeedLoop, timeoutMs: number): Promise<void> {
+    state.stopped = true;
+    const t0 = Date.now();
+    if (this.connected) await settlesWithin(state.done, Math.min(timeoutMs, PULL_EXPIRES_MS + 1000));
+    state.pull?.stop();
+    if (!(await settlesWithin(state.done, Math.max(0, timeoutMs - (Date.now() - t0))))) this.logger.warn({ wait_ms: timeoutMs }, 'event subscriber still handling an event; stopped without it');
+  }
+
+  private async loop(consumer: Consumer, handler: WorkerEventHandler, state: FeedLoop): Promise<void> {
     const batch = this.o.batch ?? 64;
     while (!state.stopped) {
       try {
-        const iter = await consumer.fetch({ max_messages: batch, expires: 1000 });
+        const iter = await consumer.fetch({ max_messages: batch, expires: PULL_EXPIRES_MS });
+        state.pull = iter;
+        if (state.stopped) iter.stop();
         for await (const m of iter) {
           if (state.stopped) {
             this.settle(m, undefined, 'nak');
@@ -92,7 +116,7 @@ export class NatsEventFeed extends StreamsClient implements EventFeed {
     }
   }
 
-  private async handle(m: JsMsg, handler: WorkerEventHandler, state: { stopped: boolean }): Promise<void> {
+  private async handle(m: JsMsg, handler: WorkerEventHandler, state: FeedLoop): Promise<void> {
     let event: WorkerEvent;
     try {
       event = parseWorkerEvent(JSON.parse(m.string()));
@@ -127,13 +151,8 @@ export class NatsEventFeed extends StreamsClient implements EventFeed {
    * progress), then drain the connection when this feed opened it (closed without the drain when
    * the server does not answer: NATS unreachable).
    */
-  async close(timeoutMs = 5000): Promise<void> {
-    if (this.active) {
-      this.active.stopped = true;
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([this.active.done, new Promise((r) => (timer = setTimeout(r, timeoutMs)))]);
-      clearTimeout(timer);
-    }
+  async close(timeoutMs = STOP_WAIT_MS): Promise<void> {
+    if (this.active) await this.stopLoop(this.active, timeoutMs);
     await this.closeConnection();
   }
 }

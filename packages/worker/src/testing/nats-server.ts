@@ -38,6 +38,8 @@ export interface TestNatsServer {
   port: number;
   /** Stop gracefully (SIGTERM) and wait for the exit. */
   stop(): Promise<void>;
+  /** Kill (SIGKILL: a crash or a cut link; clients are told nothing) and wait for the exit. */
+  kill(): Promise<void>;
   /** Start again on the same port and store. */
   restart(): Promise<void>;
   /** Stop and delete the store. */
@@ -76,20 +78,21 @@ export async function startNatsServer(opts: { bin?: string; maxPayload?: number 
       clearTimeout(timer);
     }
   };
-  const stop = async () => {
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM') => {
     const c = child;
     child = undefined;
-    if (!c || c.exitCode !== null) return;
+    if (!c || c.exitCode !== null || c.signalCode !== null) return;
     await new Promise<void>((resolve) => {
       c.once('exit', () => resolve());
-      c.kill('SIGTERM');
+      c.kill(signal);
     });
   };
   await start();
   return {
     url: `nats://127.0.0.1:${port}`,
     port,
-    stop,
+    stop: () => stop(),
+    kill: () => stop('SIGKILL'),
     restart: start,
     dispose: async () => {
       await stop();
