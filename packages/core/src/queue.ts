@@ -46,6 +46,8 @@ export type EmittedEvent = DistOmit<WorkerEvent, 'v' | 'job_id' | 'asset_id' | '
  */
 export interface SessionStore {
   readonly providers: ReadonlyMap<string, 'cpu' | 'cuda'>;
+  /** How a model file runs other than as shipped, where that changes its numbers (one line each), for its engine record. */
+  readonly runAs?: ReadonlyMap<string, readonly string[]>;
   readonly size: number;
   release(file: string): Promise<void>;
   disposeAll(): Promise<void>;

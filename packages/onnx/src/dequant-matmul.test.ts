@@ -37,6 +37,11 @@ describe('MatMul on dequantized weights as DynamicQuantizeMatMul', () => {
       const a = await plain.get(fixture);
       const b = await dq.get(fixture, { dequantizedMatMul: true });
       expect(fs.readdirSync(path.join(tmp, 'dub', 'derived')).some((f) => f.endsWith('.dqmm.onnx'))).toBe(true);
+      // the rewrite is said (for the engine record); the model as shipped says nothing
+      expect(b.runAs).toEqual([expect.stringMatching(/^1 MatMul on dequantized weights run as DynamicQuantizeMatMul .*not bit for bit.*DUB_ONNX_DEQUANT_MATMUL=float/)]);
+      expect(dq.runAs.get(fixture)).toEqual(b.runAs);
+      expect(a.runAs).toBeUndefined();
+      expect(plain.runAs.has(fixture)).toBe(false);
       const [ya, yb] = [await a.run(feeds(true)), await b.run(feeds(true))];
       for (const name of ['row_f', 'table_f', 'per_column']) expect(data(yb[name]), name).toEqual(data(ya[name]));
       // the logits: `a` quantized to 8 bits per run, so within a few steps of its scale of the float product
@@ -64,6 +69,14 @@ describe('MatMul on dequantized weights as DynamicQuantizeMatMul', () => {
     expect(await dequantizedMatMulModelFile(fixture, { dir })).toMatchObject({ file: first.file, made: false });
     const tiny = path.resolve(here, '..', 'fixtures', 'tiny.onnx');
     expect(await dequantizedMatMulModelFile(tiny, { dir })).toMatchObject({ file: tiny, rewritten: [] });
+    // asked for, nothing rewritten: it runs as shipped and says nothing
+    const cache = new SessionCache({ threads: 1 });
+    try {
+      expect((await cache.get(tiny, { dequantizedMatMul: true })).runAs).toBeUndefined();
+      expect(cache.runAs.size).toBe(0);
+    } finally {
+      await cache.disposeAll();
+    }
   });
 
   it('DUB_ONNX_DEQUANT_MATMUL: dynamic by default, float as shipped, anything else an error', () => {

@@ -215,6 +215,11 @@ export function dequantizedMatMulDynamic(env: NodeJS.ProcessEnv = process.env): 
   throw new RangeError(`DUB_ONNX_DEQUANT_MATMUL must be dynamic or float, got "${env.DUB_ONNX_DEQUANT_MATMUL}"`);
 }
 
+/** What a model's engine record says of the rewrite (OnnxModel.runAs): it is not the float product bit for bit. */
+export function dequantizedMatMulNote(n: number): string {
+  return `${n} MatMul${n === 1 ? '' : 's'} on dequantized weights run as DynamicQuantizeMatMul (the activations quantized to 8 bits at each run: close to the float product, not bit for bit; DUB_ONNX_DEQUANT_MATMUL=float runs the model as shipped)`;
+}
+
 /** Bump when what dequantizedMatMulAsDynamic writes changes. */
 export const DEQUANT_MATMUL_VERSION = 1;
 

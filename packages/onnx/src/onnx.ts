@@ -11,7 +11,7 @@ import type * as ortTypes from 'onnxruntime-node';
 import { createRequire } from 'node:module';
 import { convIntegerModelFile, derivedModelsDir } from './conv-integer.js';
 import { graphOutputsModelFile, graphOutputsTrimmed } from './graph-outputs.js';
-import { dequantizedMatMulDynamic, dequantizedMatMulModelFile } from './dequant-matmul.js';
+import { dequantizedMatMulDynamic, dequantizedMatMulModelFile, dequantizedMatMulNote } from './dequant-matmul.js';
 import { createThroughOptimizedGraph, optimizedGraphsOn } from './optimized-graph.js';
 import { ModelError, retryingOnce, silentLogger, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
 
@@ -71,6 +71,11 @@ export interface OnnxModel {
   readonly outputNames: readonly string[];
   readonly session: ortTypes.InferenceSession;
   /**
+   * How the model runs other than as shipped, where that changes its numbers (a rewrite that is not
+   * bit for bit the same: SessionOptions.dequantizedMatMul), one line each; absent when it runs as shipped.
+   */
+  readonly runAs?: readonly string[];
+  /**
    * Run the model. `outputs`: the outputs to return (default every one). Exports that also output
    * what the caller never reads (Whisper's encoder: six [1, 8, 1500, 1500] attention maps, 432 MB
    * copied into JS per 30 s window; its decoder: the encoder keys and values on every step) should
@@ -123,7 +128,10 @@ function describeFeeds(feeds: Record<string, ortTypes.Tensor>): string {
 }
 
 class Model implements OnnxModel {
-  constructor(readonly path: string, readonly provider: Provider, readonly session: ortTypes.InferenceSession) {}
+  readonly runAs?: readonly string[];
+  constructor(readonly path: string, readonly provider: Provider, readonly session: ortTypes.InferenceSession, runAs: readonly string[] = []) {
+    if (runAs.length) this.runAs = runAs;
+  }
   get inputNames(): readonly string[] {
     return this.session.inputNames;
   }
@@ -181,6 +189,8 @@ export class SessionCache implements SessionStore {
   private readonly entries = new Map<string, Promise<OnnxModel>>();
   /** Provider each model got, for the worker's start-up log. */
   readonly providers = new Map<string, Provider>();
+  /** How each model runs other than as shipped, where it does (OnnxModel.runAs), for its engine record. */
+  readonly runAs = new Map<string, readonly string[]>();
 
   constructor(private readonly defaults: SessionOptions = {}) {}
 
@@ -205,7 +215,11 @@ export class SessionCache implements SessionStore {
       p = this.create(file, device, threads, logger, arena, pattern, convAsMatMul, outputs, dqmm);
       this.entries.set(k, p);
       p.then(
-        (m) => this.providers.set(file, m.provider),
+        (m) => {
+          this.providers.set(file, m.provider);
+          if (m.runAs) this.runAs.set(file, m.runAs);
+          else this.runAs.delete(file);
+        },
         () => {
           if (this.entries.get(k) === p) this.entries.delete(k);
         },
@@ -219,6 +233,7 @@ export class SessionCache implements SessionStore {
     // The model with only the outputs asked for (a derived file, else its bytes); `file` names the session all the same.
     let source: string | Uint8Array = file;
     let trim: Record<string, unknown> = {};
+    const runAs: string[] = [];
     if (outputs) {
       try {
         const t = await graphOutputsModelFile(file, outputs);
@@ -234,6 +249,7 @@ export class SessionCache implements SessionStore {
         const r = await dequantizedMatMulModelFile(source);
         source = r.file ?? r.bytes!;
         trim = { ...trim, dynamicQuantizeMatMul: r.rewritten.length };
+        if (r.rewritten.length) runAs.push(dequantizedMatMulNote(r.rewritten.length));
       } catch (e) {
         throw new ModelError(`cannot load ONNX model ${file}: ${(e as Error).message}`, { cause: e });
       }
@@ -269,17 +285,17 @@ export class SessionCache implements SessionStore {
         // a trim that could not be kept on disk: loaded from its bytes, as it is
         const s = await o.InferenceSession.create(source, cpu);
         logger.info({ model: file, provider: 'cpu', ...trim }, 'onnx session created');
-        return new Model(file, 'cpu', s);
+        return new Model(file, 'cpu', s, runAs);
       }
       if (convAsMatMul) {
         const r = await convIntegerModelFile(source);
         const { s, graph } = r.file ? await load(r.file) : { s: await o.InferenceSession.create(r.bytes!, cpu), graph: {} };
         logger.info({ model: file, provider: 'cpu', convIntegerAsMatMul: r.rewritten, convIntegerKept: r.kept, ...(r.file && r.file !== file ? { loadedFrom: r.file } : {}), ...trim, ...graph }, 'onnx session created');
-        return new Model(file, 'cpu', s);
+        return new Model(file, 'cpu', s, runAs);
       }
       const { s, graph } = await load(source);
       logger.info({ model: file, provider: 'cpu', ...trim, ...graph }, 'onnx session created');
-      return new Model(file, 'cpu', s);
+      return new Model(file, 'cpu', s, runAs);
     } catch (e) {
       throw new ModelError(`cannot load ONNX model ${file}: ${(e as Error).message}`, { cause: e });
     }
@@ -298,6 +314,7 @@ export class SessionCache implements SessionStore {
         const p = this.entries.get(k);
         this.entries.delete(k);
         this.providers.delete(file);
+        this.runAs.delete(file);
         const m = await p?.catch(() => undefined);
         await m?.session.release().catch(() => undefined);
       }),
@@ -308,6 +325,7 @@ export class SessionCache implements SessionStore {
     const all = [...this.entries.values()];
     this.entries.clear();
     this.providers.clear();
+    this.runAs.clear();
     await Promise.all(all.map(async (p) => (await p.catch(() => undefined))?.session.release().catch(() => undefined)));
   }
 }

@@ -36,7 +36,7 @@ export async function engineRecords(state: RecordsState, kept: KeptOutsideSpeech
       : { id: separated.value.engine, label: separated.value.engine === 'given_tracks' ? 'given clean tracks' : separated.value.engine === 'none' ? 'no separation' : separated.value.engine, selected: sepEngine?.selected ?? 'auto', reason: hasGiven(state) ? 'clean tracks were given with the asset' : `${plan?.reason ?? 'no model ran'}${keptWords}` },
     vad: vadRecord(state.vadEngine, state.vadEngine.models[0] ? providerOf(rt, state.vadEngine.models[0].file) : undefined),
     asr: asr.models[0]
-      ? { ...(await modelEngineRecord(recognition.value.engine, asr.models[0].file, { label: asrLabel, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.models.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })), ...whisperLanguageNotes(job.locale, recognition.value.engine, asrLabel, asr.models) }
+      ? { ...(await modelEngineRecord(recognition.value.engine, asr.models[0].file, { label: asrLabel, selected: asr.selected, reason: asr.reason, provider: recognition.value.provider, terms: recordTerms(asr.record) })), files: asr.models.map((m) => ({ name: m.model, sha256: m.sha256, size: m.size })), ...notesOf([...(whisperLanguageNotes(job.locale, recognition.value.engine, asrLabel, asr.models).notes ?? []), ...(recognition.value.runAs ?? [])]) }
       : { id: recognition.value.engine, label: asrLabel, selected: asr.selected, reason: asr.reason, ...sourceNotes(job.source_srt) },
     speakers: speakerRecord,
   };
@@ -52,6 +52,11 @@ export async function engineRecords(state: RecordsState, kept: KeptOutsideSpeech
 /** The record of the VAD that ran, with the provider its model ran on (none for the energy VAD). */
 function vadRecord(e: StageEngine, provider: Provider | undefined): EngineRecord {
   return e.models.length && provider ? { ...e.record, provider } : { ...e.record };
+}
+
+/** `notes` when there are any. */
+function notesOf(notes: string[]): { notes?: string[] } {
+  return notes.length ? { notes } : {};
 }
 
 /** What reading the source_srt as SRT normalised (readSrt's notes), for the transcript's asr record. */

@@ -72,7 +72,7 @@ export interface PrepareState {
   vad?: StageResult<SpeechRegions>;
   /** transcription: the engine (or source_srt) and its segments. */
   asr?: StageEngine;
-  recognition?: StageResult<Recognition & { provider?: Provider }>;
+  recognition?: StageResult<Recognition & { provider?: Provider; runAs?: string[] }>;
   /** speakers: the engine, the turns and each speaker's reference clip blob. */
   speakerEngine?: SpeakerEngine;
   speakers?: StageResult<SpeakerTurns & { provider?: Provider }>;
@@ -121,4 +121,9 @@ export class BesideWork {
  */
 export function providerOf(rt: Pick<JobRuntime, 'sessions' | 'config'>, file: string): Provider | undefined {
   return rt.sessions.providers.get(file) ?? (rt.config.device === 'cpu' ? 'cpu' : undefined);
+}
+
+/** How the sessions of these model files ran other than as shipped (SessionStore.runAs), "<model file>: <how>" each; read before they are released. */
+export function runAsOf(rt: Pick<JobRuntime, 'sessions'>, models: readonly { file: string; model: string }[]): string[] {
+  return models.flatMap((m) => (rt.sessions.runAs?.get(m.file) ?? []).map((line) => `${m.model}: ${line}`));
 }

@@ -8,7 +8,7 @@
 import { AssetError } from '@dub/core';
 import { asrEngineIdentity, type StageEngine } from '../engine-choice.js';
 import type { Recognition } from '../stages.js';
-import { prepareStage, providerOf, type Provider } from './state.js';
+import { prepareStage, providerOf, runAsOf, type Provider } from './state.js';
 
 /** The "engine" of a transcript read from the asset's source_srt. */
 const SOURCE_SRT: StageEngine = {
@@ -25,7 +25,7 @@ export const transcription = prepareStage({
   inputs: ['speechKey', 'vad'],
   async run({ speechKey, vad }, { job, rt, runner, stages, files, env, options }) {
     const asr = job.source_srt !== undefined ? SOURCE_SRT : await asrEngineIdentity(job.locale, rt.config.modelsDir, options.engines.asr);
-    const recognition = await runner.run<Recognition & { provider?: Provider }>(
+    const recognition = await runner.run<Recognition & { provider?: Provider; runAs?: string[] }>(
       'transcription',
       // v2: a repetition loop Whisper decoded at every temperature is cut to its first copy (removedRepeats)
       // v3: windows Whisper judged silent are listed, and kept when every window was (noSpeechFallback)
@@ -36,7 +36,8 @@ export const transcription = prepareStage({
         const r = rt.withLimit ? await rt.withLimit('gpu', run) : await run();
         if (!r.segments.some((s) => s.text.trim() !== '')) throw new AssetError('empty_transcript', 'no spoken content was found in the video');
         const provider = asr.models[0] ? providerOf(rt, asr.models[0].file) : undefined;
-        return { ...r, ...(provider ? { provider } : {}) };
+        const runAs = runAsOf(rt, asr.models);
+        return { ...r, ...(provider ? { provider } : {}), ...(runAs.length ? { runAs } : {}) };
       },
     );
     return { asr, recognition };
