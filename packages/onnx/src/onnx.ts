@@ -13,7 +13,7 @@ import { convIntegerModelFile, derivedModelsDir } from './conv-integer.js';
 import { graphOutputsModelFile, graphOutputsTrimmed } from './graph-outputs.js';
 import { dequantizedMatMulDynamic, dequantizedMatMulModelFile, dequantizedMatMulNote } from './dequant-matmul.js';
 import { createThroughOptimizedGraph, optimizedGraphsOn } from './optimized-graph.js';
-import { ModelError, retryingOnce, silentLogger, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
+import { ModelError, retryingOnce, silentLogger, ValidationError, type DeviceChoice, type Logger, type SessionStore, type StageContext } from '@dub/core';
 
 const require_ = createRequire(import.meta.url);
 type Ort = typeof ortTypes;
@@ -183,6 +183,28 @@ export function onnxSpinning(env: NodeJS.ProcessEnv = process.env): boolean {
   if (v === '1' || v === 'on' || v === 'true' || v === 'yes') return true;
   if (v === '0' || v === 'off' || v === 'false' || v === 'no') return false;
   throw new RangeError(`DUB_ONNX_SPINNING must be 1/on or 0/off, got "${env.DUB_ONNX_SPINNING}"`);
+}
+
+/**
+ * Check the DUB_ONNX_* settings read when a model loads (DUB_ONNX_SPINNING,
+ * DUB_ONNX_OPTIMIZED_GRAPHS, DUB_ONNX_GRAPH_OUTPUTS, DUB_ONNX_DEQUANT_MATMUL), so that a command
+ * refuses a bad value at start (ValidationError: `dub` exits 2 with one line) rather than fail
+ * each job at its first model. DUB_ONNX_THREADS is @dub/core's loadConfig's.
+ */
+export function checkOnnxEnv(env: NodeJS.ProcessEnv = process.env): void {
+  const checks: [string, (e: NodeJS.ProcessEnv) => unknown][] = [
+    ['DUB_ONNX_SPINNING', onnxSpinning],
+    ['DUB_ONNX_OPTIMIZED_GRAPHS', optimizedGraphsOn],
+    ['DUB_ONNX_GRAPH_OUTPUTS', graphOutputsTrimmed],
+    ['DUB_ONNX_DEQUANT_MATMUL', dequantizedMatMulDynamic],
+  ];
+  for (const [field, check] of checks) {
+    try {
+      check(env);
+    } catch (e) {
+      throw new ValidationError((e as Error).message, { field });
+    }
+  }
 }
 
 export class SessionCache implements SessionStore {

@@ -39,3 +39,5 @@ export { warmup, type WarmupRuntime } from './warmup.js';
 export { redubSegment, previewSpeakerVoice, REDUB_MAX_TEXT, type RedubSegmentRequest, type RedubSegmentResult, type PreviewVoiceRequest, type PreviewVoiceResult } from './redub.js';
 export { separationGraph } from './separation-graph.js';
 export { PairChecker, pairRefusalMessage, type PairCapabilities, type PairCheckOptions, type PairJob, type PairRefusal, type PairStage, type PairTarget } from './pair-support.js';
+// the DUB_ONNX_* settings, checked at a command's start (dub run, serve, worker, doctor)
+export { checkOnnxEnv } from '@dub/onnx';

@@ -8,6 +8,7 @@
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { createLogger, exitIfStillRunning, isDubError, loadConfig, parseDevice, ValidationError } from '@dub/core';
+import { checkOnnxEnv } from '@dub/onnx';
 import { WorkerDaemon } from './daemon.js';
 import { parseServers } from './nats-connection.js';
 import { parseBlobsOption } from './store-spec.js';
@@ -65,6 +66,7 @@ export async function runWorkerCommand(argv: string[], env: Record<string, strin
     return 0;
   }
   const config = loadConfig({ ...env, ...(values['data-dir'] ? { DUB_DATA_DIR: values['data-dir'] } : {}) });
+  checkOnnxEnv(env); // a bad DUB_ONNX_* value: exit 2 at start, not a failure of each job
   if (values.device) config.device = parseDevice(values.device);
   // The daemon warms up unless told not to (--no-warmup, or DUB_WARMUP=0 in the environment).
   if (values['no-warmup']) config.warmup = false;

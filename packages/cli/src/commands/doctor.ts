@@ -10,7 +10,7 @@
  * `dub doctor --pairs`: the coverage table of the contract's pairs on this host (../pair-table.ts).
  */
 import { isModelAvailable, isSourceLocale, isTargetLocale, loadConfig, loadManifest, ValidationError } from '@dub/core';
-import { asrEngineIdentity, engineChoiceFromEnv, engineHost, resolveEngine, separationGraph, speakerEngineOf } from '@dub/pipeline';
+import { asrEngineIdentity, checkOnnxEnv, engineChoiceFromEnv, engineHost, resolveEngine, separationGraph, speakerEngineOf } from '@dub/pipeline';
 import { licenseId, ModelPolicyError, policyAllows, termsOf, type EngineHost, type EngineRegistry } from '@dub/core';
 import { ENGINE_FLAGS_HELP, parseCommand, takeEngineFlags, UsageError } from '../cli-args.js';
 
@@ -62,6 +62,7 @@ export async function run(argv: string[]): Promise<number> {
   const mode = values.mode ?? 'no_lips';
   if (mode !== 'no_lips' && mode !== 'with_lips') throw new ValidationError('--mode must be no_lips or with_lips', { field: 'mode' });
   const config = loadConfig();
+  checkOnnxEnv();
   const choice = engineChoiceFromEnv(process.env);
   const dir = config.modelsDir;
   const device = config.device === 'cpu' ? 'cpu' : `${config.device} (CPU when its provider cannot load)`;

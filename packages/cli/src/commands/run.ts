@@ -144,6 +144,7 @@ export async function run(argv: string[]): Promise<number> {
   if (values.from !== undefined && !isSourceLocale(values.from)) throw new ValidationError(`--from ${values.from} is not a supported source locale (the contract's source locales: ${SOURCE_LOCALES.join(', ')})`, { field: 'from' });
   const { isWhisperModelInstalled, resolveWhisperOptions, whisperModelOf } = await import('@dub/asr');
   const modelsDir = loadConfig().modelsDir;
+  (await import('@dub/pipeline')).checkOnnxEnv(); // a bad DUB_ONNX_* value: exit 2 before any work
   const models = modelsDir ? { modelsDir } : {};
   const whisperInstalled = isWhisperModelInstalled(whisperModelOf(resolveWhisperOptions(), models), models);
   if (values.from === undefined && !whisperInstalled) {

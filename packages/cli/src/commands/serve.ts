@@ -50,6 +50,7 @@ export async function run(argv: string[]): Promise<number> {
   const drainTimeoutMs = Number(values['drain-timeout']);
   if (!Number.isInteger(drainTimeoutMs) || drainTimeoutMs < 0) throw new UsageError(`--drain-timeout must be an integer >= 0 (milliseconds), got "${values['drain-timeout']}"`);
   const config = loadConfig();
+  (await import('@dub/pipeline')).checkOnnxEnv(); // a bad DUB_ONNX_* value: exit 2 now, not a failure of each job
   const dataDir = path.resolve(values['data-dir'] ?? config.dataDir);
   const logger = createLogger({ level: config.logLevel, name: 'dub-api' });
   const natsUrl = values.nats ?? config.natsUrl;
