@@ -40,6 +40,7 @@ import { parseArgs } from 'node:util';
 import net from 'node:net';
 import { clipSeconds, clipsDir, ffmpeg } from './lib/clips.mjs';
 import { treeCpuSeconds, treeRss } from './lib/rss.mjs';
+import { cpuWords } from './lib/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -288,7 +289,7 @@ for (const kind of values.serve ? values.serve.split(',') : []) {
   }
 }
 
-console.log(`\n### e2e: dub run en-US -> es-ES, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? '?'}), load ${loadBefore} -> ${load()}\n`);
+console.log(`\n### e2e: dub run en-US -> es-ES, ${cpuWords()}, load ${loadBefore} -> ${load()}\n`);
 console.log('| clip | mode | wall s | real-time factor | CPU s (tree) | peak RSS MiB (tree) | load (1 min) | separation (model s) | media floor s | floor RTF | wall / floor |');
 console.log('|---|---|---|---|---|---|---|---|---|---|---|');
 for (const r of runs) {

@@ -17,6 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import { treeRss } from './lib/rss.mjs';
+import { cpuWords } from './lib/cpu.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ROOT = path.resolve(here, '..');
@@ -122,7 +123,7 @@ for (const c of levels) {
   console.error(`concurrency ${c}: ${N} jobs in ${r.wall.toFixed(1)} s`);
 }
 const floor = rows.find((r) => r.c === 1)?.first ?? rows[0].first;
-console.log(`\n### worker throughput: ${N} one-minute clean jobs (en-US -> es-ES, no_lips, auto engines) through dub serve --nats + dub worker, ${os.cpus().length} cores (${os.cpus()[0]?.model ?? 'cpu'}), ${new Date().toISOString().slice(0, 10)}\n`);
+console.log(`\n### worker throughput: ${N} one-minute clean jobs (en-US -> es-ES, no_lips, auto engines) through dub serve --nats + dub worker, ${cpuWords()}, ${new Date().toISOString().slice(0, 10)}\n`);
 console.log('| concurrency | jobs per hour | vs concurrency 1 | p50 latency s | p95 latency s | wall s | worker peak RSS MiB (tree) |');
 console.log('|---|---|---|---|---|---|---|');
 const base1 = rows.find((r) => r.c === 1)?.perHour ?? rows[0].perHour;
