@@ -103,27 +103,20 @@ describe('dub CLI', () => {
     // the spoken language", and serve and worker would have failed each job.
     const out = path.join(dir, 'onnx-env-out');
     const data = path.join(dir, 'onnx-env-data');
-    const bad: [Record<string, string>, RegExp][] = [
-      [{ DUB_ONNX_DEQUANT_MATMUL: 'int4' }, /DUB_ONNX_DEQUANT_MATMUL must be dynamic or float, got "int4"$/],
-      [{ DUB_ONNX_SPINNING: 'maybe' }, /DUB_ONNX_SPINNING must be 1\/on or 0\/off, got "maybe"$/],
-      [{ DUB_ONNX_GRAPH_OUTPUTS: 'some' }, /DUB_ONNX_GRAPH_OUTPUTS must be trim or all, got "some"$/],
-      [{ DUB_ONNX_OPTIMIZED_GRAPHS: '2' }, /DUB_ONNX_OPTIMIZED_GRAPHS must be 1\/on or 0\/off, got "2"$/],
-    ];
-    const commands: [string, string[]][] = [
-      ['run', [DUB, '--to', 'es-ES', '--out', out, '--data-dir', data]],
-      ['serve', ['--port', '0', '--data-dir', data]],
+    // each command with another variable (checkOnnxEnv's own test, packages/onnx, has every value)
+    const cases: [string, string[], Record<string, string>, RegExp][] = [
+      ['run', [DUB, '--to', 'es-ES', '--out', out, '--data-dir', data], { DUB_ONNX_DEQUANT_MATMUL: 'int4' }, /DUB_ONNX_DEQUANT_MATMUL must be dynamic or float, got "int4"$/],
+      ['serve', ['--port', '0', '--data-dir', data], { DUB_ONNX_SPINNING: 'maybe' }, /DUB_ONNX_SPINNING must be 1\/on or 0\/off, got "maybe"$/],
       // an address where no server listens: the check comes before any connection
-      ['worker', ['--nats', 'nats://127.0.0.1:9', '--data-dir', data]],
-      ['doctor', ['--from', 'en-US', '--to', 'es-ES']],
+      ['worker', ['--nats', 'nats://127.0.0.1:9', '--data-dir', data], { DUB_ONNX_GRAPH_OUTPUTS: 'some' }, /DUB_ONNX_GRAPH_OUTPUTS must be trim or all, got "some"$/],
+      ['doctor', ['--from', 'en-US', '--to', 'es-ES'], { DUB_ONNX_OPTIMIZED_GRAPHS: '2' }, /DUB_ONNX_OPTIMIZED_GRAPHS must be 1\/on or 0\/off, got "2"$/],
     ];
-    for (const [env, msg] of bad) {
-      for (const [c, args] of commands) {
-        const r = dub([c, ...args], env);
-        expect(r.status, `${c} ${JSON.stringify(env)}: ${r.stderr}`).toBe(2);
-        const lines = r.stderr.trimEnd().split('\n');
-        expect(lines, c).toHaveLength(1);
-        expect(lines[0], c).toMatch(new RegExp(`^dub ${c}: ${msg.source}`));
-      }
+    for (const [c, args, env, msg] of cases) {
+      const r = dub([c, ...args], env);
+      expect(r.status, `${c} ${JSON.stringify(env)}: ${r.stderr}`).toBe(2);
+      const lines = r.stderr.trimEnd().split('\n');
+      expect(lines, c).toHaveLength(1);
+      expect(lines[0], c).toMatch(new RegExp(`^dub ${c}: ${msg.source}`));
     }
     expect(fs.existsSync(out)).toBe(false);
     expect(fs.existsSync(data)).toBe(false);
