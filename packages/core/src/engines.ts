@@ -48,7 +48,7 @@ export const EngineRecordSchema = Type.Object({
    * as ffmpeg reads it ("decoded as windows-1252 (detected: ...)", "3 empty cues dropped (first at
    * line 12)", "coordinates (X1: X2: Y1: Y2:) ignored on 1 timing line (line 8)"); and how a model
    * ran other than as shipped where that changes its numbers ("decoder_model_merged_quantized.onnx:
-   * 1 MatMul on dequantized weights run as DynamicQuantizeMatMul (...)"). Absent when nothing was.
+   * 2 MatMuls on dequantized weights run as DynamicQuantizeMatMul (...)"). Absent when nothing was.
    */
   notes: Type.Optional(Type.Array(Type.String())),
 });
